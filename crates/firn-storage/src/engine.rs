@@ -1,0 +1,517 @@
+//! Opening RocksDB, the shared engine state, and the operations that act on
+//! the whole database (flush, swap, checkpoint, counters).
+//!
+//! Invariants kept here:
+//! - every write reaches RocksDB through the single group-commit writer, in
+//!   `seq` order; `committed_seq` only moves forward;
+//! - per-database key counts live in the `System` CF and are written in the
+//!   same batch as the keys they count, so DBSIZE is exact after a crash;
+//! - collection versions come from a persisted monotonic counter and are
+//!   never reused, so a member whose version differs from its key's live
+//!   metadata is garbage that the compaction filter may drop.
+
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex, RwLock};
+use rocksdb::checkpoint::Checkpoint;
+use rocksdb::compaction_filter::Decision;
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, DB,
+};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::error::{Result, StorageError};
+use crate::keys;
+use crate::locks::{KeyGuard, KeyLocks};
+use crate::meta::Meta;
+use crate::overlay::Overlay;
+use crate::txn::{ReadMode, Txn};
+use crate::writer::{self, CommitBatch};
+use crate::Cf;
+
+pub(crate) const VERSION_KEY: &[u8] = b"version";
+const DB_MAP_KEY: &[u8] = b"dbmap";
+pub const MAX_DATABASES: usize = 256;
+
+pub(crate) fn count_key(db: u8) -> Vec<u8> {
+    let mut k = b"count:".to_vec();
+    k.push(db);
+    k
+}
+
+pub(crate) fn encode_counts(keys: i64, expires: i64) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&keys.to_be_bytes());
+    out[8..].copy_from_slice(&expires.to_be_bytes());
+    out
+}
+
+/// When the write-ahead log is fsynced (Redis's `appendfsync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// fsync before every reply (group commit shares one fsync per batch).
+    Always,
+    /// WAL written before the reply, fsynced once a second.
+    EverySec,
+    /// WAL written before the reply; the OS decides when to flush.
+    No,
+}
+
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Directory of the RocksDB instance.
+    pub path: PathBuf,
+    pub databases: usize,
+    pub block_cache_bytes: usize,
+    pub write_buffer_bytes: usize,
+    pub sync: SyncPolicy,
+}
+
+#[derive(Default)]
+pub struct EngineStats {
+    pub commits: AtomicU64,
+    pub commit_groups: AtomicU64,
+    pub memory_reads: AtomicU64,
+    pub incomplete_reads: AtomicU64,
+    pub expired_keys: AtomicU64,
+    pub write_errors: AtomicU64,
+}
+
+pub(crate) struct Counts {
+    keys: Box<[AtomicI64]>,
+    expires: Box<[AtomicI64]>,
+}
+
+impl Counts {
+    fn new() -> Self {
+        Counts {
+            keys: (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect(),
+            expires: (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect(),
+        }
+    }
+    pub(crate) fn get(&self, db: u8) -> (i64, i64) {
+        (
+            self.keys[db as usize].load(Ordering::Acquire),
+            self.expires[db as usize].load(Ordering::Acquire),
+        )
+    }
+    pub(crate) fn set(&self, db: u8, keys: i64, expires: i64) {
+        self.keys[db as usize].store(keys, Ordering::Release);
+        self.expires[db as usize].store(expires, Ordering::Release);
+    }
+}
+
+struct CommitQueue {
+    next_seq: u64,
+    tx: Option<Sender<CommitBatch>>,
+}
+
+type CommitListener = Box<dyn Fn(u64) + Send + Sync>;
+
+pub(crate) struct Inner {
+    pub(crate) db: DB,
+    pub(crate) overlay: Overlay,
+    pub(crate) locks: KeyLocks,
+    pub(crate) next_version: AtomicU64,
+    pub(crate) counts: Counts,
+    pub(crate) sync: SyncPolicy,
+    pub(crate) stats: EngineStats,
+    pub(crate) databases: usize,
+    db_map: RwLock<Vec<u8>>,
+    queue: Mutex<CommitQueue>,
+    committed_seq: AtomicU64,
+    committed_lock: Mutex<()>,
+    committed_cv: Condvar,
+    listener: OnceLock<CommitListener>,
+    write_error: Mutex<Option<String>>,
+    has_write_error: AtomicBool,
+    shutting_down: AtomicBool,
+}
+
+impl Inner {
+    pub(crate) fn cf(&self, cf: Cf) -> Option<&ColumnFamily> {
+        self.db.cf_handle(cf.name())
+    }
+
+    pub(crate) fn physical(&self, db: u8) -> u8 {
+        self.db_map.read().get(db as usize).copied().unwrap_or(db)
+    }
+
+    pub(crate) fn set_write_error(&self, error: Option<String>) {
+        if error.is_some() {
+            self.stats.write_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.has_write_error.load(Ordering::Acquire) || error.is_some() {
+            self.has_write_error
+                .store(error.is_some(), Ordering::Release);
+            *self.write_error.lock() = error;
+        }
+    }
+
+    pub(crate) fn write_error_text(&self) -> Option<String> {
+        if self.has_write_error.load(Ordering::Acquire) {
+            self.write_error.lock().clone()
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn publish_committed(&self, seq: u64) {
+        {
+            let _guard = self.committed_lock.lock();
+            self.committed_seq.store(seq, Ordering::Release);
+        }
+        self.committed_cv.notify_all();
+        if let Some(listener) = self.listener.get() {
+            listener(seq);
+        }
+    }
+
+    /// Queues a batch; returns its sequence number.
+    pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<u64> {
+        let mut queue = self.queue.lock();
+        let queue = &mut *queue;
+        let tx = queue
+            .tx
+            .as_ref()
+            .ok_or_else(|| StorageError::WriteFailed("server is shutting down".into()))?;
+        queue.next_seq += 1;
+        batch.seq = queue.next_seq;
+        self.overlay.insert_all(batch.seq, &batch.writes);
+        tx.send(batch)
+            .map_err(|_| StorageError::WriteFailed("writer thread stopped".into()))?;
+        Ok(queue.next_seq)
+    }
+}
+
+/// A cheap handle to the storage engine.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+    threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+impl Engine {
+    pub fn open(config: &EngineConfig) -> Result<Engine> {
+        std::fs::create_dir_all(&config.path).map_err(|e| {
+            StorageError::Rocks(format!("cannot create {}: {e}", config.path.display()))
+        })?;
+        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(8 << 20));
+        let weak: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
+
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_open_files(-1);
+        db_opts.set_max_background_jobs(4);
+        db_opts.set_bytes_per_sync(1 << 20);
+        db_opts.set_keep_log_file_num(4);
+        let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
+            .iter()
+            .map(|&cf| {
+                ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, config, &cache, &weak))
+            })
+            .collect();
+        let db = DB::open_cf_descriptors(&db_opts, &config.path, descriptors)?;
+
+        let read_u64 = |key: &[u8]| -> Result<Option<u64>> {
+            let Some(cf) = db.cf_handle(Cf::System.name()) else {
+                return Ok(None);
+            };
+            Ok(db.get_cf(cf, key)?.and_then(|v| {
+                v.get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+            }))
+        };
+        let version = read_u64(VERSION_KEY)?.unwrap_or(0);
+        let counts = Counts::new();
+        let mut db_map: Vec<u8> = (0..MAX_DATABASES).map(|d| d as u8).collect();
+        if let Some(system) = db.cf_handle(Cf::System.name()) {
+            for pdb in 0..MAX_DATABASES {
+                if let Some(raw) = db.get_cf(system, count_key(pdb as u8))? {
+                    if raw.len() == 16 {
+                        let keys = i64::from_be_bytes(raw[..8].try_into().unwrap_or([0; 8]));
+                        let expires = i64::from_be_bytes(raw[8..].try_into().unwrap_or([0; 8]));
+                        counts.set(pdb as u8, keys, expires);
+                    }
+                }
+            }
+            if let Some(raw) = db.get_cf(system, DB_MAP_KEY)? {
+                if raw.len() == MAX_DATABASES {
+                    db_map = raw;
+                }
+            }
+        }
+
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let inner = Arc::new(Inner {
+            db,
+            overlay: Overlay::default(),
+            locks: KeyLocks::default(),
+            next_version: AtomicU64::new(version),
+            counts,
+            sync: config.sync,
+            stats: EngineStats::default(),
+            databases: config.databases.clamp(1, MAX_DATABASES),
+            db_map: RwLock::new(db_map),
+            queue: Mutex::new(CommitQueue {
+                next_seq: 0,
+                tx: Some(tx),
+            }),
+            committed_seq: AtomicU64::new(0),
+            committed_lock: Mutex::new(()),
+            committed_cv: Condvar::new(),
+            listener: OnceLock::new(),
+            write_error: Mutex::new(None),
+            has_write_error: AtomicBool::new(false),
+            shutting_down: AtomicBool::new(false),
+        });
+        let _ = weak.set(Arc::downgrade(&inner));
+
+        let mut threads = Vec::new();
+        let writer_inner = inner.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("firn-writer".into())
+                .spawn(move || writer::run(writer_inner, rx))
+                .map_err(|e| StorageError::Rocks(format!("cannot start writer thread: {e}")))?,
+        );
+        if config.sync == SyncPolicy::EverySec {
+            let sync_inner = inner.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name("firn-wal-sync".into())
+                    .spawn(move || {
+                        // fsync once a second; wake every 100 ms to notice shutdown.
+                        let mut ticks: u64 = 0;
+                        while !sync_inner.shutting_down.load(Ordering::Acquire) {
+                            std::thread::sleep(Duration::from_millis(100));
+                            ticks += 1;
+                            if ticks.is_multiple_of(10) {
+                                if let Err(e) = sync_inner.db.flush_wal(true) {
+                                    tracing::error!(error = %e, "WAL fsync failed");
+                                }
+                            }
+                        }
+                    })
+                    .map_err(|e| StorageError::Rocks(format!("cannot start sync thread: {e}")))?,
+            );
+        }
+        Ok(Engine {
+            inner,
+            threads: Arc::new(Mutex::new(threads)),
+        })
+    }
+
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
+    /// A transaction for one command execution.
+    pub fn txn(&self, mode: ReadMode) -> Txn<'_> {
+        Txn::new(&self.inner, mode, crate::now_ms())
+    }
+
+    pub fn databases(&self) -> usize {
+        self.inner.databases
+    }
+
+    /// Locks the stripes of `keys` in logical database `db`.
+    pub fn lock_keys<K: AsRef<[u8]>>(&self, db: u8, keys: &[K]) -> KeyGuard<'_> {
+        let pdb = self.inner.physical(db);
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|k| (pdb, k.as_ref())).collect();
+        self.inner.locks.lock(&pairs)
+    }
+
+    /// Locks keys that may live in two databases (COPY/MOVE).
+    pub fn lock_keys_in(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
+        let pairs: Vec<(u8, &[u8])> = keys
+            .iter()
+            .map(|&(db, k)| (self.inner.physical(db), k))
+            .collect();
+        self.inner.locks.lock(&pairs)
+    }
+
+    /// Every key lock: the caller runs alone among keyed commands.
+    pub fn lock_all(&self) -> KeyGuard<'_> {
+        self.inner.locks.lock_all()
+    }
+
+    pub fn committed_seq(&self) -> u64 {
+        self.inner.committed_seq.load(Ordering::Acquire)
+    }
+
+    /// Called by the writer thread after each group commit with the highest
+    /// committed sequence number. Set once, before serving clients.
+    pub fn set_commit_listener(&self, listener: impl Fn(u64) + Send + Sync + 'static) {
+        let _ = self.inner.listener.set(Box::new(listener));
+    }
+
+    /// Blocks the calling thread until `seq` is durable per the sync policy.
+    /// Never call this on a network thread.
+    pub fn wait_committed(&self, seq: u64) {
+        let mut guard = self.inner.committed_lock.lock();
+        while self.inner.committed_seq.load(Ordering::Acquire) < seq {
+            self.inner.committed_cv.wait(&mut guard);
+        }
+    }
+
+    /// `(keys, keys with an expiry)` of logical database `db`.
+    pub fn key_count(&self, db: u8) -> (u64, u64) {
+        let (keys, expires) = self.inner.counts.get(self.inner.physical(db));
+        (keys.max(0) as u64, expires.max(0) as u64)
+    }
+
+    /// The WAL error that currently refuses writes, if any.
+    pub fn write_error(&self) -> Option<String> {
+        if self.inner.has_write_error.load(Ordering::Acquire) {
+            self.inner.write_error.lock().clone()
+        } else {
+            None
+        }
+    }
+
+    pub fn stats(&self) -> &EngineStats {
+        &self.inner.stats
+    }
+
+    pub fn pending_writes(&self) -> usize {
+        self.inner.overlay.len()
+    }
+
+    /// A RocksDB integer property summed over the column families.
+    pub fn property_sum(&self, name: &str) -> u64 {
+        Cf::ALL
+            .iter()
+            .filter_map(|&cf| self.inner.cf(cf))
+            .filter_map(|h| self.inner.db.property_int_value_cf(h, name).ok().flatten())
+            .sum()
+    }
+
+    /// Removes every key of logical database `db`, or of all databases.
+    /// Blocks until durable: call from a blocking thread, never a network one.
+    pub fn flush(&self, db: Option<u8>) -> Result<()> {
+        let _all = self.lock_all();
+        let mut txn = self.txn(ReadMode::Blocking);
+        let targets: Vec<u8> = match db {
+            Some(db) => vec![self.inner.physical(db)],
+            None => (0..MAX_DATABASES).map(|d| d as u8).collect(),
+        };
+        for pdb in targets {
+            txn.delete_database(pdb);
+        }
+        if let Some(seq) = txn.commit()? {
+            self.wait_committed(seq);
+        }
+        Ok(())
+    }
+
+    /// Swaps two logical databases: O(1), only the logical→physical map changes.
+    pub fn swap_db(&self, a: u8, b: u8) -> Result<()> {
+        let _all = self.lock_all();
+        let new_map = {
+            let mut map = self.inner.db_map.read().clone();
+            map.swap(a as usize, b as usize);
+            map
+        };
+        let mut txn = self.txn(ReadMode::Blocking);
+        txn.put_system(DB_MAP_KEY, Bytes::from(new_map.clone()));
+        *self.inner.db_map.write() = new_map;
+        let seq = txn.commit()?;
+        drop(_all);
+        if let Some(seq) = seq {
+            self.wait_committed(seq);
+        }
+        Ok(())
+    }
+
+    /// Writes a RocksDB checkpoint (hard-linked SSTs + manifest) to `dest`,
+    /// replacing an older one. Blocking: call from a background thread.
+    pub fn checkpoint(&self, dest: &Path) -> Result<()> {
+        let tmp = dest.with_extension("tmp");
+        let _ = std::fs::remove_dir_all(&tmp);
+        let checkpoint = Checkpoint::new(&self.inner.db)?;
+        checkpoint.create_checkpoint(&tmp)?;
+        let _ = std::fs::remove_dir_all(dest);
+        std::fs::rename(&tmp, dest)
+            .map_err(|e| StorageError::Rocks(format!("cannot rename checkpoint: {e}")))?;
+        Ok(())
+    }
+
+    /// Stops the writer after it has committed everything queued, and syncs
+    /// the WAL. Idempotent.
+    pub fn shutdown(&self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        self.inner.queue.lock().tx = None;
+        let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+        if let Err(e) = self.inner.db.flush_wal(true) {
+            tracing::error!(error = %e, "final WAL sync failed");
+        }
+    }
+}
+
+fn cf_options(
+    cf: Cf,
+    config: &EngineConfig,
+    cache: &Cache,
+    weak: &Arc<OnceLock<Weak<Inner>>>,
+) -> Options {
+    let mut opts = Options::default();
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    table.set_bloom_filter(10.0, false);
+    table.set_block_size(16 << 10);
+    table.set_cache_index_and_filter_blocks(false);
+    opts.set_block_based_table_factory(&table);
+    opts.set_compression_type(DBCompressionType::Lz4);
+    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    opts.set_compaction_readahead_size(2 << 20);
+    opts.set_level_zero_slowdown_writes_trigger(20);
+    opts.set_level_zero_stop_writes_trigger(40);
+    let write_buffer = match cf {
+        Cf::Meta | Cf::Data => config.write_buffer_bytes,
+        _ => (config.write_buffer_bytes / 4).max(4 << 20),
+    };
+    opts.set_write_buffer_size(write_buffer);
+    if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
+        let weak = weak.clone();
+        opts.set_compaction_filter(
+            "firn-orphan-members",
+            move |_level: u32, key: &[u8], _value: &[u8]| member_is_live(&weak, key),
+        );
+    }
+    opts
+}
+
+/// Compaction filter for member CFs: drops members whose key is gone, was
+/// re-created under another version, or has expired.
+fn member_is_live(weak: &OnceLock<Weak<Inner>>, key: &[u8]) -> Decision {
+    let Some(inner) = weak.get().and_then(Weak::upgrade) else {
+        return Decision::Keep;
+    };
+    let Some((db, user_key, version)) = keys::parse_member_key(key) else {
+        return Decision::Keep;
+    };
+    let Some(meta_cf) = inner.cf(Cf::Meta) else {
+        return Decision::Keep;
+    };
+    match inner.db.get_cf(meta_cf, keys::meta_key(db, user_key)) {
+        Ok(None) => Decision::Remove,
+        Ok(Some(raw)) => match Meta::decode(&Bytes::from(raw)) {
+            Ok(meta) if meta.version() == Some(version) && !meta.is_expired(crate::now_ms()) => {
+                Decision::Keep
+            }
+            Ok(_) => Decision::Remove,
+            Err(_) => Decision::Keep,
+        },
+        Err(_) => Decision::Keep,
+    }
+}

@@ -1,0 +1,79 @@
+//! Firn's storage engine: typed operations over RocksDB.
+//!
+//! RocksDB is the source of truth. Every command runs as a [`Txn`]: it reads
+//! through the pending-write overlay and RocksDB's memory tier (memtable +
+//! block cache) and returns [`StorageError::Incomplete`] instead of touching
+//! the disk; its writes are queued as one batch for the group-commit writer.
+//! The layer above decides where to re-run an incomplete command. This crate
+//! knows nothing about RESP.
+
+mod engine;
+mod error;
+mod expire;
+pub mod keys;
+mod keyspace;
+mod locks;
+pub mod meta;
+mod overlay;
+mod string;
+mod txn;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
+pub use error::{Result, StorageError};
+pub use expire::ExpireCycle;
+pub use keyspace::{KeyInfo, ScanPage};
+pub use locks::KeyGuard;
+pub use meta::{Body, Meta, ValueType};
+pub use string::{ExpireAction, CHUNK_SIZE};
+pub use txn::{ReadMode, Txn};
+
+/// RocksDB column families. `System` is RocksDB's `default` CF and holds
+/// Firn's own records (version counter, key counts, the database map).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Cf {
+    System = 0,
+    Meta = 1,
+    Data = 2,
+    ZScore = 3,
+    Stream = 4,
+    Expire = 5,
+}
+
+impl Cf {
+    pub const ALL: [Cf; 6] = [
+        Cf::System,
+        Cf::Meta,
+        Cf::Data,
+        Cf::ZScore,
+        Cf::Stream,
+        Cf::Expire,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cf::System => "default",
+            Cf::Meta => "meta",
+            Cf::Data => "data",
+            Cf::ZScore => "zscore",
+            Cf::Stream => "stream",
+            Cf::Expire => "expire",
+        }
+    }
+
+    fn from_u8(b: u8) -> Option<Cf> {
+        Cf::ALL.get(b as usize).copied()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

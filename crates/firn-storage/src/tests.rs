@@ -1,0 +1,350 @@
+//! Engine tests against a real RocksDB in a temporary directory.
+
+use bytes::Bytes;
+
+use crate::{
+    Body, Engine, EngineConfig, ExpireAction, ExpireCycle, ReadMode, StorageError, SyncPolicy,
+    CHUNK_SIZE,
+};
+
+fn open(dir: &std::path::Path) -> Engine {
+    Engine::open(&EngineConfig {
+        path: dir.join("db"),
+        databases: 16,
+        block_cache_bytes: 16 << 20,
+        write_buffer_bytes: 4 << 20,
+        sync: SyncPolicy::EverySec,
+    })
+    .expect("open engine")
+}
+
+/// Runs `f` in a blocking transaction, commits, and waits for durability.
+fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    let out = f(&mut txn).expect("txn body");
+    if let Some(seq) = txn.commit().expect("commit") {
+        engine.wait_committed(seq);
+    }
+    out
+}
+
+fn read<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    f(&mut txn).expect("read")
+}
+
+#[test]
+fn strings_survive_reopen_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let engine = open(dir.path());
+        write(&engine, |t| {
+            t.set_string(0, b"a", Bytes::from_static(b"1"), ExpireAction::Clear)
+        });
+        write(&engine, |t| {
+            t.set_string(
+                0,
+                b"b",
+                Bytes::from_static(b"2"),
+                ExpireAction::At(u64::MAX / 2),
+            )
+        });
+        write(&engine, |t| {
+            t.set_string(3, b"a", Bytes::from_static(b"3"), ExpireAction::Clear)
+        });
+        write(&engine, |t| {
+            t.set_string(0, b"a", Bytes::from_static(b"4"), ExpireAction::Clear)
+        });
+        assert_eq!(engine.key_count(0), (2, 1));
+        assert_eq!(engine.key_count(3), (1, 0));
+        engine.shutdown();
+    }
+    let engine = open(dir.path());
+    assert_eq!(engine.key_count(0), (2, 1));
+    assert_eq!(
+        read(&engine, |t| t.get_string(0, b"a")),
+        Some(Bytes::from_static(b"4"))
+    );
+    assert_eq!(
+        read(&engine, |t| t.get_string(3, b"a")),
+        Some(Bytes::from_static(b"3"))
+    );
+    write(&engine, |t| t.delete_key(0, b"b"));
+    assert_eq!(engine.key_count(0), (1, 0));
+    engine.shutdown();
+}
+
+#[test]
+fn pending_writes_are_visible_before_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut txn = engine.txn(ReadMode::MemoryOnly);
+    txn.set_string(0, b"k", Bytes::from_static(b"v"), ExpireAction::Clear)
+        .unwrap();
+    let seq = txn.commit().unwrap().unwrap();
+    // Another command sees the write whether or not the writer got to it.
+    assert_eq!(
+        read(&engine, |t| t.get_string(0, b"k")),
+        Some(Bytes::from_static(b"v"))
+    );
+    engine.wait_committed(seq);
+    assert_eq!(
+        read(&engine, |t| t.get_string(0, b"k")),
+        Some(Bytes::from_static(b"v"))
+    );
+    engine.shutdown();
+}
+
+#[test]
+fn big_strings_are_chunked_and_ranges_touch_only_their_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let value: Vec<u8> = (0..(3 * CHUNK_SIZE + 100))
+        .map(|i| (i % 251) as u8)
+        .collect();
+    write(&engine, |t| {
+        t.set_string(0, b"big", Bytes::from(value.clone()), ExpireAction::Clear)
+    });
+    let meta = read(&engine, |t| t.string_meta(0, b"big")).unwrap();
+    assert!(matches!(meta.body, Body::Chunked { len, .. } if len == value.len() as u64));
+    assert_eq!(read(&engine, |t| t.get_string(0, b"big")).unwrap(), value);
+    // Across a chunk boundary.
+    let start = CHUNK_SIZE - 3;
+    let got = read(&engine, |t| {
+        let meta = t.string_meta(0, b"big")?.unwrap();
+        t.read_string_range(0, b"big", &meta, start, 10)
+    });
+    assert_eq!(&got[..], &value[start as usize..start as usize + 10]);
+    // A write far past the end creates one chunk; the gap reads as zeros.
+    let far = 100 * CHUNK_SIZE + 5;
+    let len = write(&engine, |t| {
+        t.write_string_range(0, b"big", far, b"xyz", 512 << 20)
+    });
+    assert_eq!(len, far + 3);
+    let got = read(&engine, |t| {
+        let meta = t.string_meta(0, b"big")?.unwrap();
+        t.read_string_range(0, b"big", &meta, far - 2, 10)
+    });
+    assert_eq!(&got[..], b"\0\0xyz");
+    let too_big = {
+        let mut txn = engine.txn(ReadMode::Blocking);
+        txn.write_string_range(0, b"big", 1 << 20, b"x", 1 << 20)
+    };
+    assert_eq!(too_big, Err(StorageError::TooLarge));
+    engine.shutdown();
+}
+
+#[test]
+fn small_string_grows_into_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    write(&engine, |t| {
+        t.set_string(0, b"s", Bytes::from_static(b"hello"), ExpireAction::Clear)
+    });
+    write(&engine, |t| {
+        t.write_string_range(0, b"s", CHUNK_SIZE + 10, b"!", 512 << 20)
+    });
+    let full = read(&engine, |t| t.get_string(0, b"s")).unwrap();
+    assert_eq!(full.len() as u64, CHUNK_SIZE + 11);
+    assert_eq!(&full[..5], b"hello");
+    assert_eq!(full[full.len() - 1], b'!');
+    assert!(full[5..full.len() - 1].iter().all(|&b| b == 0));
+    engine.shutdown();
+}
+
+#[test]
+fn expiry_is_lazy_and_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let past = crate::now_ms() - 1;
+    write(&engine, |t| {
+        t.set_string(0, b"lazy", Bytes::from_static(b"x"), ExpireAction::At(past))
+    });
+    write(&engine, |t| {
+        t.set_string(
+            0,
+            b"active",
+            Bytes::from_static(b"x"),
+            ExpireAction::At(past),
+        )
+    });
+    write(&engine, |t| {
+        t.set_string(
+            0,
+            b"keep",
+            Bytes::from_static(b"x"),
+            ExpireAction::At(past + 3_600_000),
+        )
+    });
+    assert_eq!(engine.key_count(0), (3, 3));
+    // Lazy: reading an expired key deletes it.
+    assert_eq!(write(&engine, |t| t.get_string(0, b"lazy")), None);
+    assert_eq!(engine.key_count(0), (2, 2));
+    // Active: the cycle deletes the other without anyone touching it.
+    let cycle = ExpireCycle::new(engine.clone());
+    cycle.run_once(100).unwrap();
+    let seq = engine.txn(ReadMode::Blocking).commit().unwrap();
+    assert!(seq.is_none());
+    for _ in 0..100 {
+        if engine.key_count(0) == (1, 1) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(engine.key_count(0), (1, 1));
+    engine.shutdown();
+}
+
+#[test]
+fn flush_and_swap_are_whole_database_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    write(&engine, |t| {
+        t.set_string(0, b"a", Bytes::from_static(b"0"), ExpireAction::Clear)
+    });
+    write(&engine, |t| {
+        t.set_string(1, b"a", Bytes::from_static(b"1"), ExpireAction::Clear)
+    });
+    engine.swap_db(0, 1).unwrap();
+    assert_eq!(
+        read(&engine, |t| t.get_string(0, b"a")),
+        Some(Bytes::from_static(b"1"))
+    );
+    assert_eq!(
+        read(&engine, |t| t.get_string(1, b"a")),
+        Some(Bytes::from_static(b"0"))
+    );
+    engine.flush(Some(0)).unwrap();
+    assert_eq!(read(&engine, |t| t.get_string(0, b"a")), None);
+    assert_eq!(engine.key_count(0), (0, 0));
+    assert_eq!(engine.key_count(1), (1, 0));
+    engine.shutdown();
+    drop(engine);
+    let engine = open(dir.path());
+    assert_eq!(
+        read(&engine, |t| t.get_string(1, b"a")),
+        Some(Bytes::from_static(b"0"))
+    );
+    engine.flush(None).unwrap();
+    assert_eq!(engine.key_count(1), (0, 0));
+    engine.shutdown();
+}
+
+#[test]
+fn scan_merges_pending_writes_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    for i in 0..50u32 {
+        write(&engine, |t| {
+            t.set_string(
+                0,
+                format!("k{i:02}").as_bytes(),
+                Bytes::from_static(b"v"),
+                ExpireAction::Clear,
+            )
+        });
+    }
+    write(&engine, |t| t.delete_key(0, b"k07"));
+    let mut seen = Vec::new();
+    let mut after: Option<Bytes> = None;
+    loop {
+        let page = read(&engine, |t| {
+            t.scan_keys(0, after.as_deref(), 7, |_, _| true)
+        });
+        seen.extend(page.keys);
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen.len(), 49);
+    assert!(!seen.contains(&Bytes::from_static(b"k07")));
+    assert!(read(&engine, |t| t.random_key(0, 12345)).is_some());
+    assert!(read(&engine, |t| t.random_key(5, 1)).is_none());
+    engine.shutdown();
+}
+
+#[test]
+fn copies_of_chunked_strings_are_independent() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let value = Bytes::from(vec![7u8; (2 * CHUNK_SIZE) as usize]);
+    write(&engine, |t| {
+        t.set_string(0, b"src", value.clone(), ExpireAction::Clear)
+    });
+    assert!(write(&engine, |t| t.copy_key(0, b"src", 2, b"dst")));
+    write(&engine, |t| {
+        t.write_string_range(0, b"src", 0, b"changed", 512 << 20)
+    });
+    assert_eq!(read(&engine, |t| t.get_string(2, b"dst")), Some(value));
+    engine.shutdown();
+}
+
+#[test]
+fn compaction_drops_orphaned_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let value = Bytes::from(vec![1u8; (4 * CHUNK_SIZE) as usize]);
+    write(&engine, |t| {
+        t.set_string(0, b"gone", value.clone(), ExpireAction::Clear)
+    });
+    write(&engine, |t| {
+        t.set_string(0, b"kept", value, ExpireAction::Clear)
+    });
+    write(&engine, |t| t.delete_key(0, b"gone"));
+    let inner = engine.inner();
+    let data = inner.cf(crate::Cf::Data).unwrap();
+    inner.db.flush_cf(data).unwrap();
+    inner
+        .db
+        .flush_cf(inner.cf(crate::Cf::Meta).unwrap())
+        .unwrap();
+    inner
+        .db
+        .compact_range_cf(data, None::<&[u8]>, None::<&[u8]>);
+    let chunks = inner
+        .db
+        .iterator_cf(data, rocksdb::IteratorMode::Start)
+        .count();
+    assert_eq!(chunks, 4, "only the live key's chunks remain");
+    engine.shutdown();
+}
+
+#[test]
+fn memory_only_reads_report_incomplete_instead_of_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let engine = open(dir.path());
+        for i in 0..2000u32 {
+            write(&engine, |t| {
+                t.set_string(
+                    0,
+                    format!("key:{i}").as_bytes(),
+                    Bytes::from(vec![b'x'; 512]),
+                    ExpireAction::Clear,
+                )
+            });
+        }
+        engine.shutdown();
+    }
+    // After a reopen the memtable is replayed from the WAL, so flush it to
+    // SSTs first; the fresh block cache is then empty.
+    let engine = open(dir.path());
+    let inner = engine.inner();
+    inner
+        .db
+        .flush_cf(inner.cf(crate::Cf::Meta).unwrap())
+        .unwrap();
+    engine.shutdown();
+    drop(engine);
+    let engine = open(dir.path());
+    let mut txn = engine.txn(ReadMode::MemoryOnly);
+    let cold = txn.get_string(0, b"key:1234");
+    assert_eq!(cold, Err(StorageError::Incomplete));
+    // A blocking read warms the cache; the memory-only read then succeeds.
+    assert!(read(&engine, |t| t.get_string(0, b"key:1234")).is_some());
+    let mut txn = engine.txn(ReadMode::MemoryOnly);
+    assert!(txn.get_string(0, b"key:1234").unwrap().is_some());
+    engine.shutdown();
+}

@@ -1,0 +1,145 @@
+//! The group-commit writer: one thread applies every command's batch to
+//! RocksDB. It takes whatever has queued up since its last write, folds it
+//! into one `WriteBatch` (plus the key counters and the version high-water
+//! mark, so they are crash-consistent with the data) and writes it with the
+//! configured sync policy. Network threads never wait on the WAL or on a
+//! write stall; they wait only for `committed_seq` to pass their batch.
+//!
+//! A failed write is retried until it succeeds (the batch is never dropped,
+//! so nothing acknowledged can be lost); meanwhile `write_error` is set and
+//! new writes are refused, like Redis's MISCONF state.
+
+use bytes::Bytes;
+use crossbeam_channel::Receiver;
+use rocksdb::{WriteBatch, WriteOptions};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::engine::Inner;
+use crate::{Cf, SyncPolicy};
+
+/// One command's writes, in commit order.
+pub(crate) struct CommitBatch {
+    pub seq: u64,
+    pub writes: BTreeMap<Vec<u8>, Option<Bytes>>,
+    pub range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
+    pub count_deltas: Vec<(u8, i64, i64)>,
+    pub count_resets: Vec<u8>,
+    pub max_version: u64,
+}
+
+const MAX_GROUP_BYTES: usize = 8 << 20;
+
+pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<CommitBatch>) {
+    let mut write_opts = WriteOptions::default();
+    write_opts.set_sync(inner.sync == SyncPolicy::Always);
+    let mut persisted_version = inner.next_version.load(Ordering::Acquire);
+    while let Ok(first) = rx.recv() {
+        let mut group = vec![first];
+        let mut bytes: usize = 0;
+        while bytes < MAX_GROUP_BYTES {
+            match rx.try_recv() {
+                Ok(next) => {
+                    bytes += next
+                        .writes
+                        .iter()
+                        .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
+                        .sum::<usize>();
+                    group.push(next);
+                }
+                Err(_) => break,
+            }
+        }
+        commit_group(&inner, &group, &write_opts, &mut persisted_version);
+    }
+}
+
+fn commit_group(
+    inner: &Inner,
+    group: &[CommitBatch],
+    opts: &WriteOptions,
+    persisted_version: &mut u64,
+) {
+    // Key counters after this group, computed before writing so they go into
+    // the same atomic batch; applied in memory only once RocksDB has them.
+    let mut touched: BTreeMap<u8, (i64, i64)> = BTreeMap::new();
+    for batch in group {
+        for &db in &batch.count_resets {
+            touched.insert(db, (0, 0));
+        }
+        for &(db, keys, expires) in &batch.count_deltas {
+            let entry = touched.entry(db).or_insert_with(|| inner.counts.get(db));
+            entry.0 += keys;
+            entry.1 += expires;
+        }
+    }
+    let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
+    loop {
+        let mut wb = WriteBatch::default();
+        for batch in group {
+            for (cf, start, end) in &batch.range_deletes {
+                if let Some(handle) = inner.cf(*cf) {
+                    wb.delete_range_cf(handle, start, end);
+                }
+            }
+            for (key, value) in &batch.writes {
+                let Some(handle) = key
+                    .first()
+                    .and_then(|&b| Cf::from_u8(b))
+                    .and_then(|cf| inner.cf(cf))
+                else {
+                    continue;
+                };
+                match value {
+                    Some(v) => wb.put_cf(handle, &key[1..], v),
+                    None => wb.delete_cf(handle, &key[1..]),
+                }
+            }
+        }
+        if let Some(system) = inner.cf(Cf::System) {
+            for (&db, &(keys, expires)) in &touched {
+                wb.put_cf(
+                    system,
+                    crate::engine::count_key(db),
+                    crate::engine::encode_counts(keys, expires),
+                );
+            }
+            if max_version > *persisted_version {
+                wb.put_cf(
+                    system,
+                    crate::engine::VERSION_KEY,
+                    max_version.to_be_bytes(),
+                );
+            }
+        }
+        match inner.db.write_opt(wb, opts) {
+            Ok(()) => break,
+            Err(e) => {
+                tracing::error!(error = %e, "write to RocksDB failed; refusing writes and retrying");
+                inner.set_write_error(Some(e.into_string()));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    inner.set_write_error(None);
+    if max_version > *persisted_version {
+        *persisted_version = max_version;
+    }
+    for (&db, &(keys, expires)) in &touched {
+        inner.counts.set(db, keys, expires);
+    }
+    inner.overlay.remove_committed(
+        group
+            .iter()
+            .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
+    );
+    let last = group.last().map_or(0, |b| b.seq);
+    inner.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
+    inner
+        .stats
+        .commits
+        .fetch_add(group.len() as u64, Ordering::Relaxed);
+    inner.publish_committed(last);
+}

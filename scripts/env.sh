@@ -1,0 +1,16 @@
+# Sourced by every project script: where the build lives and how C/C++ is
+# compiled. The cargo target dir sits outside the checkout so that CI and the
+# next session (a fresh clone) reuse the ~15-minute RocksDB build; ccache is a
+# second line of defence when cargo's own fingerprints do not match.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/firn/target}"
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/firn/ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+export CCACHE_NOHASHDIR=1
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$HOME}"
+export CC="ccache cc"
+export CXX="ccache c++"
+# Portable binaries: never -march=native or host-only instruction sets.
+unset RUSTFLAGS
+export ROCKSDB_PORTABLE=1
+export PORTABLE=1
+mkdir -p "$CARGO_TARGET_DIR" "$CCACHE_DIR"
