@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Side-by-side redis-benchmark of Firn and redis-server in the same run.
+#
+#   bench/redis_benchmark.sh [requests] [keyspace]
+#
+# Starts a release build of firn and Debian's redis-server on free loopback
+# ports with temporary data dirs, runs GET and SET with 50 clients at -P 1
+# and -P 16 against each (alternating, so drift hits both alike), and
+# prints a Markdown table of requests/s with the firn/redis ratio. Both
+# servers are stopped on exit, even on failure.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$here/../scripts/install-deps.sh"
+source "$here/../scripts/env.sh"
+requests="${1:-200000}"
+keyspace="${2:-100000}"
+cargo build --release --locked -q -p firn-server --manifest-path "$here/../Cargo.toml"
+firn="$CARGO_TARGET_DIR/release/firn"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ping() {
+    for _ in $(seq 1 300); do
+        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "server on port $1 did not start" >&2
+    exit 1
+}
+
+redis_port=$(free_port)
+firn_port=$(free_port)
+mkdir -p "$work/redis" "$work/firn"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis" >"$work/redis.log" 2>&1 &
+pids+=($!)
+"$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --loglevel warning >"$work/firn.log" 2>&1 &
+pids+=($!)
+wait_ping "$redis_port"
+wait_ping "$firn_port"
+
+bench() { # port pipeline test -> requests/s
+    redis-benchmark -p "$1" -c 50 -n "$requests" -r "$keyspace" -P "$2" -t "$3" --csv -q 2>/dev/null \
+        | awk -F, -v t="\"${3^^}\"" '$1==t {gsub(/"/,"",$2); print $2}'
+}
+
+echo "| test | pipeline | redis-server req/s | firn req/s | firn/redis |"
+echo "|---|---|---|---|---|"
+for pipeline in 1 16; do
+    for test in set get; do
+        r=$(bench "$redis_port" "$pipeline" "$test")
+        f=$(bench "$firn_port" "$pipeline" "$test")
+        ratio=$(python3 -c "print(f'{float(\"$f\")/float(\"$r\"):.2f}')")
+        echo "| ${test^^} | $pipeline | $r | $f | $ratio |"
+    done
+done
+echo
+echo "requests=$requests keyspace=$keyspace clients=50, $(nproc) cores, firn appendfsync=everysec, redis-server without persistence"

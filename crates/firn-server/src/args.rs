@@ -1,0 +1,172 @@
+//! Argument parsing shared by every command: Redis's number rules and the
+//! option cursor used for EX/PX/NX/XX/GET/LIMIT-style flags.
+
+use bytes::Bytes;
+
+use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
+
+/// Redis's `string2ll`: optional '-', no '+', no leading zeros or spaces,
+/// must fit in an i64.
+pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    if bytes.is_empty() || bytes.len() > 20 {
+        return None;
+    }
+    if bytes == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match bytes[0] {
+        b'-' => (true, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || digits[0] == b'0' {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add((b - b'0') as u64)?;
+    }
+    if negative {
+        if value > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((value as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(value).ok()
+    }
+}
+
+pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
+    parse_i64(bytes).and_then(|v| u64::try_from(v).ok())
+}
+
+/// An integer argument, or Redis's "value is not an integer" error.
+pub fn int_arg(bytes: &[u8]) -> CmdResult<i64> {
+    parse_i64(bytes).ok_or(CmdError::Static(NOT_INTEGER))
+}
+
+/// Redis's `string2d`/`getDoubleFromObject`: strtod over the whole string,
+/// no leading space, NaN rejected; "inf"/"-inf" accepted.
+pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let lower = text.to_ascii_lowercase();
+    let value = match lower.as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => {
+            if lower.contains("inf") || lower.contains("nan") || lower.contains('_') {
+                return None;
+            }
+            lower.parse::<f64>().ok()?
+        }
+    };
+    if value.is_nan() {
+        None
+    } else {
+        Some(value)
+    }
+}
+
+pub fn float_arg(bytes: &[u8]) -> CmdResult<f64> {
+    parse_f64(bytes).ok_or(CmdError::Static(NOT_FLOAT))
+}
+
+/// Case-insensitive ASCII comparison of an argument with a keyword.
+pub fn is(arg: &[u8], keyword: &str) -> bool {
+    arg.eq_ignore_ascii_case(keyword.as_bytes())
+}
+
+/// Walks option arguments left to right.
+pub struct ArgCursor<'a> {
+    args: &'a [Bytes],
+    pos: usize,
+}
+
+impl<'a> ArgCursor<'a> {
+    pub fn new(args: &'a [Bytes], start: usize) -> Self {
+        ArgCursor { args, pos: start }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.args.len()
+    }
+
+    pub fn peek(&self) -> Option<&'a Bytes> {
+        self.args.get(self.pos)
+    }
+
+    pub fn next_arg(&mut self) -> Option<&'a Bytes> {
+        let arg = self.args.get(self.pos);
+        if arg.is_some() {
+            self.pos += 1;
+        }
+        arg
+    }
+
+    /// The value following an option keyword, or a syntax error.
+    pub fn value(&mut self) -> CmdResult<&'a Bytes> {
+        self.next_arg().ok_or(CmdError::Static(SYNTAX))
+    }
+
+    pub fn int_value(&mut self) -> CmdResult<i64> {
+        let v = self.value()?;
+        int_arg(v)
+    }
+
+    /// Consumes the next argument if it equals `keyword`.
+    pub fn eat(&mut self, keyword: &str) -> bool {
+        match self.peek() {
+            Some(arg) if is(arg, keyword) => {
+                self.pos += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn rest(&self) -> &'a [Bytes] {
+        &self.args[self.pos.min(self.args.len())..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b"9223372036854775808"[..],
+            b"+1",
+            b"007",
+            b" 1",
+            b"1 ",
+            b"-0",
+            b"",
+            b"-",
+            b"1a",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn floats_follow_strtod() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"3e3"), Some(3000.0));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b""), None);
+    }
+}

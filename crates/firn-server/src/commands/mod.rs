@@ -1,0 +1,279 @@
+//! The command registry. Metadata (arity, flags, key positions, COMMAND
+//! INFO/DOCS replies) is declared once in `command_table.rs`; each group
+//! file registers its handlers in a short table next to the functions.
+//! Dispatch, arity checks, key locking and COMMAND all read the same entry.
+
+use bytes::Bytes;
+use firn_resp::Reply;
+use firn_storage::Txn;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::command_table::{CommandSpec, COMMANDS};
+use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdError, CmdResult};
+use crate::server::{ClientInfo, Server, Session};
+
+pub mod bitmaps;
+pub mod connection;
+pub mod keyspace;
+pub mod server_cmds;
+pub mod strings;
+
+/// What a handler sees: the transaction to read and write through, the
+/// client's session, and the server.
+pub struct Ctx<'a> {
+    pub server: &'a Arc<Server>,
+    pub txn: Txn<'a>,
+    pub session: &'a mut Session,
+    pub client: &'a Arc<ClientInfo>,
+    /// Work the connection must do after the reply is decided.
+    pub deferred: Option<Deferred>,
+}
+
+impl Ctx<'_> {
+    /// The session's logical database.
+    pub fn db(&self) -> u8 {
+        self.session.db
+    }
+}
+
+/// A job for a blocking thread; its reply replaces the handler's.
+pub type BlockingJob = Box<dyn FnOnce(&Arc<Server>) -> Reply + Send>;
+
+/// Finds the `(logical db, key)` pairs a command locks.
+pub type KeyFinder = fn(&[Bytes], u8) -> Vec<(u8, Bytes)>;
+
+/// Work that cannot run inside a (re-runnable, non-blocking) handler.
+pub enum Deferred {
+    /// Run on a blocking thread; its reply replaces the handler's.
+    Blocking(BlockingJob),
+    /// Send the reply, then close the connection.
+    Close,
+    /// Stop the server after replying nothing (SHUTDOWN).
+    Shutdown { save: bool },
+    /// Switch the connection to MONITOR mode.
+    Monitor,
+}
+
+pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
+
+/// How to find the keys a command locks.
+#[derive(Clone, Copy)]
+pub enum Keys {
+    /// From the first/last/step positions of the command table.
+    Table,
+    /// Computed from the arguments and the session's database.
+    Custom(KeyFinder),
+}
+
+/// One registration line in a group's table.
+pub struct Def {
+    pub name: &'static str,
+    pub handler: Handler,
+    pub keys: Keys,
+}
+
+pub const fn def(name: &'static str, handler: Handler) -> Def {
+    Def {
+        name,
+        handler,
+        keys: Keys::Table,
+    }
+}
+
+pub const fn def_keys(
+    name: &'static str,
+    handler: Handler,
+    keys: KeyFinder,
+) -> Def {
+    Def {
+        name,
+        handler,
+        keys: Keys::Custom(keys),
+    }
+}
+
+pub struct Command {
+    pub spec: &'static CommandSpec,
+    pub handler: Handler,
+    pub keys: Keys,
+    pub write: bool,
+    pub denyoom: bool,
+    pub noauth: bool,
+    pub admin: bool,
+    pub loading_ok: bool,
+}
+
+impl Command {
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    fn has_flag(spec: &CommandSpec, flag: &str) -> bool {
+        spec.flags.contains(&flag)
+    }
+
+    /// The `(logical db, key)` pairs this invocation locks.
+    pub fn lock_keys(&self, args: &[Bytes], db: u8) -> Vec<(u8, Bytes)> {
+        match self.keys {
+            Keys::Custom(f) => f(args, db),
+            Keys::Table => table_keys(self.spec, args)
+                .into_iter()
+                .map(|k| (db, k))
+                .collect(),
+        }
+    }
+}
+
+/// Keys at the first/last/step positions (COMMAND GETKEYS uses this too).
+pub fn table_keys(spec: &CommandSpec, args: &[Bytes]) -> Vec<Bytes> {
+    if spec.first_key <= 0 || spec.key_step <= 0 {
+        return Vec::new();
+    }
+    let argc = args.len() as i64;
+    let first = spec.first_key as i64;
+    let last = if spec.last_key < 0 {
+        argc + spec.last_key as i64
+    } else {
+        spec.last_key as i64
+    };
+    let mut keys = Vec::new();
+    let mut i = first;
+    while i <= last && i < argc {
+        keys.push(args[i as usize].clone());
+        i += spec.key_step as i64;
+    }
+    keys
+}
+
+enum Entry {
+    Leaf(Command),
+    Container {
+        spec: &'static CommandSpec,
+        subs: HashMap<Vec<u8>, Command>,
+    },
+}
+
+pub struct Registry {
+    entries: HashMap<Vec<u8>, Entry>,
+}
+
+fn all_defs() -> impl Iterator<Item = &'static Def> {
+    strings::COMMANDS
+        .iter()
+        .chain(bitmaps::COMMANDS)
+        .chain(keyspace::COMMANDS)
+        .chain(connection::COMMANDS)
+        .chain(server_cmds::COMMANDS)
+}
+
+fn find_spec(name: &str) -> Option<&'static CommandSpec> {
+    match name.split_once('|') {
+        None => COMMANDS.iter().find(|c| c.name == name),
+        Some((container, _)) => COMMANDS
+            .iter()
+            .find(|c| c.name == container)
+            .and_then(|c| c.subcommands.iter().find(|s| s.name == name)),
+    }
+}
+
+impl Registry {
+    /// Builds the registry; a handler without metadata is a programming
+    /// error reported at start-up.
+    pub fn build() -> Result<Registry, String> {
+        let mut entries: HashMap<Vec<u8>, Entry> = HashMap::new();
+        for d in all_defs() {
+            let spec = find_spec(d.name)
+                .ok_or_else(|| format!("no command table entry for '{}'", d.name))?;
+            let command = Command {
+                spec,
+                handler: d.handler,
+                keys: d.keys,
+                write: Command::has_flag(spec, "write"),
+                denyoom: Command::has_flag(spec, "denyoom"),
+                noauth: Command::has_flag(spec, "no_auth"),
+                admin: Command::has_flag(spec, "admin"),
+                loading_ok: Command::has_flag(spec, "loading"),
+            };
+            match d.name.split_once('|') {
+                None => {
+                    entries.insert(d.name.as_bytes().to_vec(), Entry::Leaf(command));
+                }
+                Some((container, sub)) => {
+                    let container_spec = find_spec(container)
+                        .ok_or_else(|| format!("no command table entry for '{container}'"))?;
+                    let entry = entries
+                        .entry(container.as_bytes().to_vec())
+                        .or_insert_with(|| Entry::Container {
+                            spec: container_spec,
+                            subs: HashMap::new(),
+                        });
+                    if let Entry::Container { subs, .. } = entry {
+                        subs.insert(sub.as_bytes().to_vec(), command);
+                    }
+                }
+            }
+        }
+        Ok(Registry { entries })
+    }
+
+    /// Resolves a request to its command, checking arity. Errors carry
+    /// Redis's texts for unknown commands and subcommands.
+    pub fn lookup(&self, args: &[Bytes]) -> CmdResult<&Command> {
+        let Some(name) = args.first() else {
+            return Err(CmdError::Static("ERR empty command"));
+        };
+        let lower = name.to_ascii_lowercase();
+        let command = match self.entries.get(&lower) {
+            None => return Err(unknown_command(args)),
+            Some(Entry::Leaf(c)) => c,
+            Some(Entry::Container { spec, subs }) => {
+                let Some(sub) = args.get(1) else {
+                    return Err(wrong_arity(spec.name));
+                };
+                match subs.get(&sub.to_ascii_lowercase()) {
+                    Some(c) => c,
+                    None => return Err(unknown_subcommand(spec.name, sub)),
+                }
+            }
+        };
+        let arity = command.spec.arity;
+        let argc = args.len() as i32;
+        if (arity > 0 && argc != arity) || (arity < 0 && argc < -arity) {
+            return Err(wrong_arity(command.spec.name));
+        }
+        Ok(command)
+    }
+
+    /// Whether the registry serves `name` (a top-level command).
+    pub fn has(&self, name: &str) -> bool {
+        self.entries.contains_key(name.as_bytes())
+    }
+
+    /// Top-level specs of every served command.
+    pub fn specs(&self) -> impl Iterator<Item = &'static CommandSpec> + '_ {
+        self.entries.values().map(|e| match e {
+            Entry::Leaf(c) => c.spec,
+            Entry::Container { spec, .. } => *spec,
+        })
+    }
+}
+
+/// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ".
+pub fn unknown_command(args: &[Bytes]) -> CmdError {
+    let mut listed = String::new();
+    for arg in args.iter().skip(1) {
+        if listed.len() >= 128 {
+            break;
+        }
+        let room = 128 - listed.len();
+        listed.push('\'');
+        listed.push_str(&truncate_for_error(arg, room));
+        listed.push_str("' ");
+    }
+    CmdError::Owned(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        truncate_for_error(&args[0], 128),
+        listed
+    ))
+}

@@ -1,0 +1,661 @@
+//! Strings: SET/GET and friends, counters, ranges, LCS.
+//!
+//! Encoding (firn-storage `string.rs`): up to 64 KiB inline in the key's
+//! meta record, longer values in 64 KiB chunks, so range commands cost one
+//! or two chunks whatever the value's size.
+
+use bytes::Bytes;
+use firn_resp::Reply;
+use firn_storage::{ExpireAction, Txn};
+
+use super::{def, Ctx, Def};
+use crate::args::{int_arg, is, parse_i64, ArgCursor};
+use crate::errors::{
+    wrong_arity, CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, OVERFLOW, STRING_TOO_LONG, SYNTAX,
+};
+
+pub const COMMANDS: &[Def] = &[
+    def("get", get),
+    def("set", set),
+    def("getex", getex),
+    def("getdel", getdel),
+    def("getset", getset),
+    def("mget", mget),
+    def("mset", mset),
+    def("msetnx", msetnx),
+    def("setnx", setnx),
+    def("setex", setex),
+    def("psetex", psetex),
+    def("incr", incr),
+    def("decr", decr),
+    def("incrby", incrby),
+    def("decrby", decrby),
+    def("incrbyfloat", incrbyfloat),
+    def("append", append),
+    def("strlen", strlen),
+    def("getrange", getrange),
+    def("substr", getrange),
+    def("setrange", setrange),
+    def("lcs", lcs),
+];
+
+fn bulk_or_null(value: Option<Bytes>) -> Reply {
+    value.map_or(Reply::Null, Reply::Bulk)
+}
+
+fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    Ok(bulk_or_null(ctx.txn.get_string(db, &args[1])?))
+}
+
+/// Expiry options shared by SET and GETEX.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExpireOpt {
+    None,
+    Keep,
+    Persist,
+    /// Absolute Unix time in ms (already converted from EX/PX/EXAT/PXAT).
+    At(u64),
+}
+
+/// Converts an EX/PX/EXAT/PXAT argument to absolute ms, with Redis's
+/// checks: "value is not an integer" and "invalid expire time in '<cmd>'".
+pub fn parse_expire(
+    arg: &[u8],
+    unit_ms: i64,
+    absolute: bool,
+    now_ms: u64,
+    cmd: &str,
+) -> CmdResult<u64> {
+    let n = parse_i64(arg).ok_or(CmdError::Static(NOT_INTEGER))?;
+    let invalid = || CmdError::Owned(format!("ERR invalid expire time in '{cmd}' command"));
+    if n <= 0 {
+        return Err(invalid());
+    }
+    let ms = n.checked_mul(unit_ms).ok_or_else(invalid)?;
+    let at = if absolute {
+        ms
+    } else {
+        ms.checked_add(now_ms as i64).ok_or_else(invalid)?
+    };
+    Ok(at as u64)
+}
+
+/// The unit and absoluteness of an EX/PX/EXAT/PXAT keyword.
+fn expire_keyword(opt: &[u8]) -> Option<(i64, bool)> {
+    match opt.to_ascii_lowercase().as_slice() {
+        b"ex" => Some((1000, false)),
+        b"px" => Some((1, false)),
+        b"exat" => Some((1000, true)),
+        b"pxat" => Some((1, true)),
+        _ => None,
+    }
+}
+
+/// Stores a string with an expiry option; an expiry already in the past
+/// deletes the key, as in Redis.
+fn store(txn: &mut Txn<'_>, db: u8, key: &[u8], value: Bytes, expire: ExpireOpt) -> CmdResult<()> {
+    match expire {
+        ExpireOpt::At(at) if at <= txn.now_ms() => {
+            txn.delete_key(db, key)?;
+        }
+        ExpireOpt::At(at) => txn.set_string(db, key, value, ExpireAction::At(at))?,
+        ExpireOpt::Keep => txn.set_string(db, key, value, ExpireAction::Keep)?,
+        ExpireOpt::None | ExpireOpt::Persist => {
+            txn.set_string(db, key, value, ExpireAction::Clear)?
+        }
+    }
+    Ok(())
+}
+
+fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let now = ctx.txn.now_ms();
+    let (key, value) = (&args[1], args[2].clone());
+    let (mut nx, mut xx, mut want_get) = (false, false, false);
+    let mut expire = ExpireOpt::None;
+    let mut cursor = ArgCursor::new(args, 3);
+    while let Some(opt) = cursor.next_arg() {
+        let expire_unset = expire == ExpireOpt::None;
+        if is(opt, "nx") && !xx {
+            nx = true;
+        } else if is(opt, "xx") && !nx {
+            xx = true;
+        } else if is(opt, "get") {
+            want_get = true;
+        } else if is(opt, "keepttl") && expire_unset {
+            expire = ExpireOpt::Keep;
+        } else if let (true, Some((unit, absolute))) = (expire_unset, expire_keyword(opt)) {
+            expire = ExpireOpt::At(parse_expire(cursor.value()?, unit, absolute, now, "set")?);
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let old = if want_get {
+        ctx.txn.get_string(db, key)?
+    } else {
+        None
+    };
+    let exists = want_get && old.is_some() || !want_get && ctx.txn.exists(db, key)?;
+    if (nx && exists) || (xx && !exists) {
+        return Ok(if want_get {
+            bulk_or_null(old)
+        } else {
+            Reply::Null
+        });
+    }
+    store(&mut ctx.txn, db, key, value, expire)?;
+    Ok(if want_get {
+        bulk_or_null(old)
+    } else {
+        Reply::ok()
+    })
+}
+
+fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let now = ctx.txn.now_ms();
+    let key = &args[1];
+    let mut expire = ExpireOpt::None;
+    let mut cursor = ArgCursor::new(args, 2);
+    while let Some(opt) = cursor.next_arg() {
+        if expire != ExpireOpt::None {
+            return Err(CmdError::Static(SYNTAX));
+        }
+        if is(opt, "persist") {
+            expire = ExpireOpt::Persist;
+        } else if let Some((unit, absolute)) = expire_keyword(opt) {
+            expire = ExpireOpt::At(parse_expire(cursor.value()?, unit, absolute, now, "getex")?);
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let Some(value) = ctx.txn.get_string(db, key)? else {
+        return Ok(Reply::Null);
+    };
+    match expire {
+        ExpireOpt::At(at) if at <= now => {
+            ctx.txn.delete_key(db, key)?;
+        }
+        ExpireOpt::At(at) => {
+            ctx.txn.set_expire_at(db, key, at)?;
+        }
+        ExpireOpt::Persist => {
+            ctx.txn.set_expire_at(db, key, 0)?;
+        }
+        ExpireOpt::None | ExpireOpt::Keep => {}
+    }
+    Ok(Reply::Bulk(value))
+}
+
+fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let value = ctx.txn.get_string(db, &args[1])?;
+    if value.is_some() {
+        ctx.txn.delete_key(db, &args[1])?;
+    }
+    Ok(bulk_or_null(value))
+}
+
+fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let old = ctx.txn.get_string(db, &args[1])?;
+    ctx.txn
+        .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
+    Ok(bulk_or_null(old))
+}
+
+fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let mut out = Vec::with_capacity(args.len() - 1);
+    for key in &args[1..] {
+        out.push(match ctx.txn.get_string(db, key) {
+            Ok(v) => bulk_or_null(v),
+            Err(firn_storage::StorageError::WrongType) => Reply::Null,
+            Err(e) => return Err(e.into()),
+        });
+    }
+    Ok(Reply::Array(out))
+}
+
+fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len().is_multiple_of(2) {
+        return Err(wrong_arity("mset"));
+    }
+    let db = ctx.db();
+    for pair in args[1..].chunks(2) {
+        ctx.txn
+            .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
+    }
+    Ok(Reply::ok())
+}
+
+fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len().is_multiple_of(2) {
+        return Err(wrong_arity("msetnx"));
+    }
+    let db = ctx.db();
+    for pair in args[1..].chunks(2) {
+        if ctx.txn.exists(db, &pair[0])? {
+            return Ok(Reply::Integer(0));
+        }
+    }
+    for pair in args[1..].chunks(2) {
+        ctx.txn
+            .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
+    }
+    Ok(Reply::Integer(1))
+}
+
+fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    if ctx.txn.exists(db, &args[1])? {
+        return Ok(Reply::Integer(0));
+    }
+    ctx.txn
+        .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
+    Ok(Reply::Integer(1))
+}
+
+fn setex_with_unit(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) -> CmdResult {
+    let db = ctx.db();
+    let at = parse_expire(&args[2], unit_ms, false, ctx.txn.now_ms(), name)?;
+    store(
+        &mut ctx.txn,
+        db,
+        &args[1],
+        args[3].clone(),
+        ExpireOpt::At(at),
+    )?;
+    Ok(Reply::ok())
+}
+
+fn setex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    setex_with_unit(ctx, args, 1000, "setex")
+}
+
+fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    setex_with_unit(ctx, args, 1, "psetex")
+}
+
+/// INCR/DECR/INCRBY/DECRBY: the value must be a string2ll integer; the
+/// key's expiry is kept.
+fn add_integer(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
+    let db = ctx.db();
+    let current = match ctx.txn.get_string(db, key)? {
+        None => 0,
+        Some(v) => parse_i64(&v).ok_or(CmdError::Static(NOT_INTEGER))?,
+    };
+    let next = current
+        .checked_add(delta)
+        .ok_or(CmdError::Static(OVERFLOW))?;
+    ctx.txn
+        .set_string(db, key, Bytes::from(next.to_string()), ExpireAction::Keep)?;
+    Ok(Reply::Integer(next))
+}
+
+fn incr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    add_integer(ctx, &args[1], 1)
+}
+
+fn decr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    add_integer(ctx, &args[1], -1)
+}
+
+fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    add_integer(ctx, &args[1], delta)
+}
+
+fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    if delta == i64::MIN {
+        return Err(CmdError::Static("ERR decrement would overflow"));
+    }
+    add_integer(ctx, &args[1], -delta)
+}
+
+extern "C" {
+    fn firn_incrbyfloat(
+        value: *const u8,
+        value_len: usize,
+        incr: *const u8,
+        incr_len: usize,
+        out: *mut u8,
+        out_cap: usize,
+    ) -> i32;
+}
+
+/// `value + incr` in C long double, printed as Redis prints it.
+fn long_double_add(value: &[u8], incr: &[u8]) -> CmdResult<Bytes> {
+    let mut out = vec![0u8; 5 * 1024];
+    // SAFETY: the shim reads exactly the given lengths and writes at most
+    // `out.len()` bytes including the NUL; it keeps no pointers.
+    let n = unsafe {
+        firn_incrbyfloat(
+            value.as_ptr(),
+            value.len(),
+            incr.as_ptr(),
+            incr.len(),
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    match n {
+        -2 => Err(CmdError::Static(
+            "ERR increment would produce NaN or Infinity",
+        )),
+        n if n < 0 => Err(CmdError::Static(NOT_FLOAT)),
+        n => {
+            out.truncate(n as usize);
+            Ok(Bytes::from(out))
+        }
+    }
+}
+
+fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let current = ctx
+        .txn
+        .get_string(db, &args[1])?
+        .unwrap_or_else(|| Bytes::from_static(b"0"));
+    let next = long_double_add(&current, &args[2])?;
+    ctx.txn
+        .set_string(db, &args[1], next.clone(), ExpireAction::Keep)?;
+    Ok(Reply::Bulk(next))
+}
+
+fn max_string_len(ctx: &Ctx<'_>) -> u64 {
+    ctx.server.config().proto_max_bulk_len
+}
+
+fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let key = &args[1];
+    match ctx.txn.string_meta(db, key)? {
+        None => {
+            // Redis stores the argument itself here, so OBJECT ENCODING is
+            // int/embstr rather than raw.
+            ctx.txn
+                .set_string(db, key, args[2].clone(), ExpireAction::Clear)?;
+            Ok(Reply::Integer(args[2].len() as i64))
+        }
+        Some(meta) => {
+            let len = Txn::string_len_of(&meta);
+            if len + args[2].len() as u64 > max_string_len(ctx) {
+                return Err(CmdError::Static(STRING_TOO_LONG));
+            }
+            let max = max_string_len(ctx);
+            let new_len = ctx.txn.write_string_range(db, key, len, &args[2], max)?;
+            Ok(Reply::Integer(new_len as i64))
+        }
+    }
+}
+
+fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let len = ctx
+        .txn
+        .string_meta(db, &args[1])?
+        .map_or(0, |m| Txn::string_len_of(&m));
+    Ok(Reply::Integer(len as i64))
+}
+
+/// Resolves GETRANGE's inclusive, possibly negative indices to a
+/// `(start, len)` byte range, or `None` for an empty result.
+pub fn resolve_range(start: i64, end: i64, strlen: u64) -> Option<(u64, u64)> {
+    let strlen = strlen as i64;
+    if start < 0 && end < 0 && start > end {
+        return None;
+    }
+    let mut start = if start < 0 {
+        strlen.saturating_add(start)
+    } else {
+        start
+    };
+    let mut end = if end < 0 {
+        strlen.saturating_add(end)
+    } else {
+        end
+    };
+    if start < 0 {
+        start = 0;
+    }
+    if end < 0 {
+        end = 0;
+    }
+    if end >= strlen {
+        end = strlen - 1;
+    }
+    if strlen == 0 || start > end {
+        return None;
+    }
+    Some((start as u64, (end - start + 1) as u64))
+}
+
+fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let (start, end) = (int_arg(&args[2])?, int_arg(&args[3])?);
+    let Some(meta) = ctx.txn.string_meta(db, &args[1])? else {
+        return Ok(Reply::Bulk(Bytes::new()));
+    };
+    let Some((from, len)) = resolve_range(start, end, Txn::string_len_of(&meta)) else {
+        return Ok(Reply::Bulk(Bytes::new()));
+    };
+    Ok(Reply::Bulk(
+        ctx.txn.read_string_range(db, &args[1], &meta, from, len)?,
+    ))
+}
+
+fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let (key, value) = (&args[1], &args[3]);
+    let offset = int_arg(&args[2])?;
+    if offset < 0 {
+        return Err(CmdError::Static("ERR offset is out of range"));
+    }
+    let meta = ctx.txn.string_meta(db, key)?;
+    let len = meta.as_ref().map_or(0, Txn::string_len_of);
+    if value.is_empty() {
+        return Ok(Reply::Integer(len as i64));
+    }
+    let max = max_string_len(ctx);
+    if offset as u64 + value.len() as u64 > max {
+        return Err(CmdError::Static(STRING_TOO_LONG));
+    }
+    let new_len = ctx
+        .txn
+        .write_string_range(db, key, offset as u64, value, max)?;
+    Ok(Reply::Integer(new_len as i64))
+}
+
+fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let string_or_empty = |r: Result<Option<Bytes>, firn_storage::StorageError>| match r {
+        Ok(v) => Ok(v.unwrap_or_default()),
+        Err(firn_storage::StorageError::WrongType) => Err(CmdError::Static(
+            "ERR The specified keys must contain string values",
+        )),
+        Err(e) => Err(CmdError::Storage(e)),
+    };
+    let a = string_or_empty(ctx.txn.get_string(db, &args[1]))?;
+    let b = string_or_empty(ctx.txn.get_string(db, &args[2]))?;
+    let (mut get_idx, mut get_len, mut with_match_len, mut min_match_len) =
+        (false, false, false, 0i64);
+    let mut cursor = ArgCursor::new(args, 3);
+    while let Some(opt) = cursor.next_arg() {
+        if is(opt, "idx") {
+            get_idx = true;
+        } else if is(opt, "len") {
+            get_len = true;
+        } else if is(opt, "withmatchlen") {
+            with_match_len = true;
+        } else if is(opt, "minmatchlen") && cursor.peek().is_some() {
+            min_match_len = cursor.int_value()?.max(0);
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    if get_idx && get_len {
+        return Err(CmdError::Static(
+            "ERR If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
+    if cells.saturating_mul(4) > max_string_len(ctx) || cells > u32::MAX as u64 {
+        return Err(CmdError::Static(
+            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        ));
+    }
+    Ok(lcs_reply(
+        &a,
+        &b,
+        get_idx,
+        get_len,
+        with_match_len,
+        min_match_len as u64,
+    ))
+}
+
+/// LCS by dynamic programming, walking back from the end exactly as Redis
+/// does so that IDX reports the same ranges in the same order.
+fn lcs_reply(
+    a: &[u8],
+    b: &[u8],
+    get_idx: bool,
+    get_len: bool,
+    with_match_len: bool,
+    min_match_len: u64,
+) -> Reply {
+    let (alen, blen) = (a.len(), b.len());
+    let width = blen + 1;
+    let mut table = vec![0u32; (alen + 1) * width];
+    for i in 1..=alen {
+        for j in 1..=blen {
+            table[i * width + j] = if a[i - 1] == b[j - 1] {
+                table[(i - 1) * width + j - 1] + 1
+            } else {
+                table[(i - 1) * width + j].max(table[i * width + j - 1])
+            };
+        }
+    }
+    let total = table[alen * width + blen];
+    let compute = get_idx || !get_len;
+    let mut result = vec![0u8; total as usize];
+    let mut matches = Vec::new();
+    let (mut i, mut j, mut idx) = (alen, blen, total as usize);
+    let (mut a_start, mut a_end, mut b_start, mut b_end) = (alen, 0usize, 0usize, 0usize);
+    while compute && i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            result[idx - 1] = a[i - 1];
+            if a_start == alen {
+                (a_start, a_end, b_start, b_end) = (i - 1, i - 1, j - 1, j - 1);
+            } else if a_start == i && b_start == j {
+                a_start -= 1;
+                b_start -= 1;
+            } else {
+                emit = true;
+            }
+            if a_start == 0 || b_start == 0 {
+                emit = true;
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if table[(i - 1) * width + j] > table[i * width + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            if a_start != alen {
+                emit = true;
+            }
+        }
+        if emit {
+            let match_len = (a_end - a_start + 1) as u64;
+            if get_idx && (min_match_len == 0 || match_len >= min_match_len) {
+                let mut entry = vec![
+                    Reply::Array(vec![
+                        Reply::Integer(a_start as i64),
+                        Reply::Integer(a_end as i64),
+                    ]),
+                    Reply::Array(vec![
+                        Reply::Integer(b_start as i64),
+                        Reply::Integer(b_end as i64),
+                    ]),
+                ];
+                if with_match_len {
+                    entry.push(Reply::Integer(match_len as i64));
+                }
+                matches.push(Reply::Array(entry));
+            }
+            a_start = alen;
+        }
+    }
+    if get_idx {
+        Reply::Map(vec![
+            (
+                Reply::Bulk(Bytes::from_static(b"matches")),
+                Reply::Array(matches),
+            ),
+            (
+                Reply::Bulk(Bytes::from_static(b"len")),
+                Reply::Integer(total as i64),
+            ),
+        ])
+    } else if get_len {
+        Reply::Integer(total as i64)
+    } else {
+        Reply::Bulk(Bytes::from(result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_double_addition_matches_redis() {
+        assert_eq!(long_double_add(b"10.5", b"0.1").unwrap(), "10.6");
+        assert_eq!(long_double_add(b"0", b"3.0e3").unwrap(), "3000");
+        assert_eq!(long_double_add(b"1", b"-1").unwrap(), "0");
+        assert!(long_double_add(b"abc", b"1").is_err());
+        assert!(long_double_add(b"1", b" 1").is_err());
+        assert!(long_double_add(b"0", b"1e5000").is_err());
+    }
+
+    #[test]
+    fn ranges_follow_getrange() {
+        assert_eq!(resolve_range(0, -1, 5), Some((0, 5)));
+        assert_eq!(resolve_range(-3, -1, 5), Some((2, 3)));
+        assert_eq!(resolve_range(-1, -3, 5), None);
+        assert_eq!(resolve_range(10, 20, 5), None);
+        assert_eq!(resolve_range(0, 100, 5), Some((0, 5)));
+        assert_eq!(resolve_range(0, 0, 0), None);
+        assert_eq!(resolve_range(i64::MIN, i64::MAX, 3), Some((0, 3)));
+    }
+
+    #[test]
+    fn lcs_reports_redis_ranges() {
+        let reply = lcs_reply(b"ohmytext", b"mynewtext", false, false, false, 0);
+        assert_eq!(reply, Reply::Bulk(Bytes::from_static(b"mytext")));
+        let reply = lcs_reply(b"ohmytext", b"mynewtext", true, false, false, 0);
+        let Reply::Map(fields) = reply else {
+            panic!("map expected")
+        };
+        assert_eq!(fields[1].1, Reply::Integer(6));
+        let Reply::Array(matches) = &fields[0].1 else {
+            panic!("array expected")
+        };
+        assert_eq!(matches.len(), 2);
+        assert_eq!(
+            matches[0],
+            Reply::Array(vec![
+                Reply::Array(vec![Reply::Integer(4), Reply::Integer(7)]),
+                Reply::Array(vec![Reply::Integer(5), Reply::Integer(8)]),
+            ])
+        );
+    }
+}

@@ -1,0 +1,629 @@
+//! Configuration: one definition per option (name, default, whether CONFIG
+//! SET may change it, how to parse and print it). Parsing of the config file
+//! and of `--name value` flags, CONFIG GET/SET/REWRITE and
+//! docs/configuration.md all come from `OPTIONS`.
+//!
+//! Syntax follows redis.conf: one `name arg...` per line, `#` comments,
+//! double/single-quoted arguments; the command line is
+//! `firn [config-file] [--name value ...]`, as redis-server accepts it.
+
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendFsync {
+    Always,
+    EverySec,
+    No,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub port: u16,
+    pub bind: Vec<String>,
+    pub protected_mode: bool,
+    pub dir: PathBuf,
+    pub databases: usize,
+    pub requirepass: Option<String>,
+    pub maxclients: usize,
+    pub timeout_secs: u64,
+    pub tcp_backlog: u32,
+    pub tcp_keepalive_secs: u64,
+    pub appendfsync: AppendFsync,
+    pub loglevel: String,
+    pub logfile: String,
+    pub pidfile: String,
+    pub io_threads: usize,
+    pub io_queue_max: usize,
+    pub maxmemory: u64,
+    pub proto_max_bulk_len: u64,
+    pub client_query_buffer_limit: u64,
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: u64,
+    /// The file the config was read from (CONFIG REWRITE writes it back).
+    pub config_file: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: vec!["127.0.0.1".into()],
+            protected_mode: true,
+            dir: PathBuf::from("./firn-data"),
+            databases: 16,
+            requirepass: None,
+            maxclients: 10000,
+            timeout_secs: 0,
+            tcp_backlog: 511,
+            tcp_keepalive_secs: 300,
+            appendfsync: AppendFsync::EverySec,
+            loglevel: "notice".into(),
+            logfile: String::new(),
+            pidfile: String::new(),
+            io_threads: 4,
+            io_queue_max: 1024,
+            maxmemory: 0,
+            proto_max_bulk_len: 512 << 20,
+            client_query_buffer_limit: 1 << 30,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
+            config_file: None,
+        }
+    }
+}
+
+type Getter = fn(&Config) -> String;
+type Setter = fn(&mut Config, &[String]) -> Result<(), String>;
+
+pub struct OptionDef {
+    pub name: &'static str,
+    /// May CONFIG SET change it while running?
+    pub mutable: bool,
+    pub doc: &'static str,
+    pub get: Getter,
+    pub set: Setter,
+}
+
+fn one(args: &[String]) -> Result<&str, String> {
+    match args {
+        [v] => Ok(v.as_str()),
+        _ => Err("wrong number of arguments".into()),
+    }
+}
+
+fn yes_no(args: &[String]) -> Result<bool, String> {
+    match one(args)?.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'".into()),
+    }
+}
+
+fn int_in(args: &[String], min: i64, max: i64) -> Result<i64, String> {
+    let v: i64 = one(args)?
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    if v < min || v > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(v)
+}
+
+/// Redis's memtoull: a number with an optional k/kb/m/mb/g/gb suffix
+/// (k = 1000, kb = 1024, ...).
+pub fn parse_memory(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let mult: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+fn memory(args: &[String]) -> Result<u64, String> {
+    parse_memory(one(args)?).ok_or_else(|| "argument must be a memory value".to_string())
+}
+
+fn yn(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_string()
+}
+
+pub static OPTIONS: &[OptionDef] = &[
+    OptionDef {
+        name: "port",
+        mutable: false,
+        doc: "TCP port to listen on (0 picks none; Firn always needs one).",
+        get: |c| c.port.to_string(),
+        set: |c, a| {
+            c.port = int_in(a, 0, 65535)? as u16;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "bind",
+        mutable: false,
+        doc: "Addresses to listen on, space separated.",
+        get: |c| c.bind.join(" "),
+        set: |c, a| {
+            let addrs: Vec<String> = a.iter().flat_map(|s| s.split_whitespace().map(String::from)).collect();
+            if addrs.is_empty() {
+                return Err("wrong number of arguments".into());
+            }
+            c.bind = addrs;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "protected-mode",
+        mutable: true,
+        doc: "Refuse clients from non-loopback addresses when no password is set.",
+        get: |c| yn(c.protected_mode),
+        set: |c, a| {
+            c.protected_mode = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "dir",
+        mutable: false,
+        doc: "Data directory: the RocksDB files (`db/`) and checkpoints (`checkpoint/`).",
+        get: |c| c.dir.display().to_string(),
+        set: |c, a| {
+            c.dir = PathBuf::from(one(a)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "databases",
+        mutable: false,
+        doc: "Number of logical databases (SELECT 0..n-1); at most 256.",
+        get: |c| c.databases.to_string(),
+        set: |c, a| {
+            c.databases = int_in(a, 1, 256)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "requirepass",
+        mutable: true,
+        doc: "Password clients must give with AUTH or HELLO; empty disables it.",
+        get: |c| c.requirepass.clone().unwrap_or_default(),
+        set: |c, a| {
+            let v = one(a)?;
+            c.requirepass = if v.is_empty() { None } else { Some(v.to_string()) };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "maxclients",
+        mutable: true,
+        doc: "Maximum simultaneous clients; RLIMIT_NOFILE is raised to fit at start.",
+        get: |c| c.maxclients.to_string(),
+        set: |c, a| {
+            c.maxclients = int_in(a, 1, 1_000_000)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "timeout",
+        mutable: true,
+        doc: "Close a client idle for this many seconds (0 = never).",
+        get: |c| c.timeout_secs.to_string(),
+        set: |c, a| {
+            c.timeout_secs = int_in(a, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "tcp-backlog",
+        mutable: false,
+        doc: "Listen backlog.",
+        get: |c| c.tcp_backlog.to_string(),
+        set: |c, a| {
+            c.tcp_backlog = int_in(a, 0, i32::MAX as i64)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "tcp-keepalive",
+        mutable: true,
+        doc: "TCP keepalive interval in seconds for new connections (0 = off).",
+        get: |c| c.tcp_keepalive_secs.to_string(),
+        set: |c, a| {
+            c.tcp_keepalive_secs = int_in(a, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "appendfsync",
+        mutable: false,
+        doc: "When the RocksDB WAL is fsynced: always (before each reply, group-committed), everysec (WAL written before the reply, fsync every second), no.",
+        get: |c| {
+            match c.appendfsync {
+                AppendFsync::Always => "always",
+                AppendFsync::EverySec => "everysec",
+                AppendFsync::No => "no",
+            }
+            .into()
+        },
+        set: |c, a| {
+            c.appendfsync = match one(a)?.to_ascii_lowercase().as_str() {
+                "always" => AppendFsync::Always,
+                "everysec" => AppendFsync::EverySec,
+                "no" => AppendFsync::No,
+                _ => return Err("argument(s) must be one of the following: always, everysec, no".into()),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "loglevel",
+        mutable: true,
+        doc: "debug, verbose, notice or warning.",
+        get: |c| c.loglevel.clone(),
+        set: |c, a| {
+            let v = one(a)?.to_ascii_lowercase();
+            if !["debug", "verbose", "notice", "warning", "nothing"].contains(&v.as_str()) {
+                return Err("argument(s) must be one of the following: debug, verbose, notice, warning, nothing".into());
+            }
+            c.loglevel = v;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "logfile",
+        mutable: false,
+        doc: "Log file; empty logs to standard output.",
+        get: |c| c.logfile.clone(),
+        set: |c, a| {
+            c.logfile = one(a)?.to_string();
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "pidfile",
+        mutable: false,
+        doc: "Write the process id here at start, remove it at shutdown.",
+        get: |c| c.pidfile.clone(),
+        set: |c, a| {
+            c.pidfile = one(a)?.to_string();
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "io-threads",
+        mutable: false,
+        doc: "Threads of the cold-read pool that run commands whose data is not in memory.",
+        get: |c| c.io_threads.to_string(),
+        set: |c, a| {
+            c.io_threads = int_in(a, 1, 128)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "io-queue-max",
+        mutable: true,
+        doc: "Cold reads allowed to wait for the pool; beyond it a command gets an error.",
+        get: |c| c.io_queue_max.to_string(),
+        set: |c, a| {
+            c.io_queue_max = int_in(a, 1, i32::MAX as i64)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "maxmemory",
+        mutable: false,
+        doc: "Memory budget for caches (RocksDB block cache and memtables); 0 = 1 GiB default budget. Data is never evicted: it lives on disk.",
+        get: |c| c.maxmemory.to_string(),
+        set: |c, a| {
+            c.maxmemory = memory(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "proto-max-bulk-len",
+        mutable: true,
+        doc: "Largest bulk string a client may send, and largest string value.",
+        get: |c| c.proto_max_bulk_len.to_string(),
+        set: |c, a| {
+            let v = memory(a)?;
+            if v < 1024 * 1024 {
+                return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into());
+            }
+            c.proto_max_bulk_len = v;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "client-query-buffer-limit",
+        mutable: true,
+        doc: "Largest unparsed input buffered for one client before it is closed.",
+        get: |c| c.client_query_buffer_limit.to_string(),
+        set: |c, a| {
+            let v = memory(a)?;
+            if v < 1024 * 1024 {
+                return Err("argument must be between 1048576 and 9223372036854775807 inclusive".into());
+            }
+            c.client_query_buffer_limit = v;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "slowlog-log-slower-than",
+        mutable: true,
+        doc: "Log commands slower than this many microseconds (negative disables).",
+        get: |c| c.slowlog_log_slower_than.to_string(),
+        set: |c, a| {
+            c.slowlog_log_slower_than = int_in(a, -1, i64::MAX)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "slowlog-max-len",
+        mutable: true,
+        doc: "Entries kept by SLOWLOG.",
+        get: |c| c.slowlog_max_len.to_string(),
+        set: |c, a| {
+            c.slowlog_max_len = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "appendonly",
+        mutable: false,
+        doc: "Always yes: every write goes to the RocksDB write-ahead log (read-only, for tools that ask).",
+        get: |_| "yes".into(),
+        set: |_, a| match yes_no(a)? {
+            true => Ok(()),
+            false => Err("Firn always logs writes; appendonly cannot be disabled".into()),
+        },
+    },
+    OptionDef {
+        name: "save",
+        mutable: false,
+        doc: "Always empty: Firn needs no snapshot schedule (read-only, for tools that ask); SAVE/BGSAVE write checkpoints on demand.",
+        get: |_| String::new(),
+        set: |_, a| match a {
+            [v] if v.is_empty() => Ok(()),
+            _ => Err("Firn has no snapshot schedule; only an empty save is accepted".into()),
+        },
+    },
+];
+
+pub fn find_option(name: &str) -> Option<&'static OptionDef> {
+    OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
+}
+
+/// Splits one config-file line into arguments (redis.conf quoting).
+fn split_line(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&first) = chars.peek() else { break };
+        let mut arg = String::new();
+        if first == '"' || first == '\'' {
+            chars.next();
+            let mut closed = false;
+            while let Some(c) = chars.next() {
+                if c == first {
+                    closed = true;
+                    break;
+                }
+                if c == '\\' && first == '"' {
+                    match chars.next() {
+                        Some('n') => arg.push('\n'),
+                        Some('t') => arg.push('\t'),
+                        Some('r') => arg.push('\r'),
+                        Some(other) => arg.push(other),
+                        None => break,
+                    }
+                } else {
+                    arg.push(c);
+                }
+            }
+            if !closed {
+                return Err("Unbalanced quotes in configuration line".into());
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                arg.push(c);
+                chars.next();
+            }
+        }
+        out.push(arg);
+    }
+    Ok(out)
+}
+
+impl Config {
+    /// Applies redis.conf-syntax text.
+    pub fn apply_text(&mut self, text: &str) -> Result<(), String> {
+        for (lineno, line) in text.lines().enumerate() {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let args = split_line(trimmed).map_err(|e| format!("line {}: {e}", lineno + 1))?;
+            let Some((name, values)) = args.split_first() else {
+                continue;
+            };
+            let def = find_option(name).ok_or_else(|| {
+                format!(
+                    "line {}: Bad directive or wrong number of arguments: '{name}'",
+                    lineno + 1
+                )
+            })?;
+            (def.set)(self, values).map_err(|e| format!("line {}: '{name}': {e}", lineno + 1))?;
+        }
+        Ok(())
+    }
+
+    /// `firn [config-file] [--name value...]`, as redis-server parses it:
+    /// each `--name` starts a new directive and the words after it are its
+    /// arguments.
+    pub fn from_args(args: &[String]) -> Result<Config, String> {
+        let mut config = Config::default();
+        let mut rest = args;
+        if let Some(first) = rest.first() {
+            if !first.starts_with("--") {
+                let text = std::fs::read_to_string(first)
+                    .map_err(|e| format!("cannot read config file {first}: {e}"))?;
+                config.apply_text(&text)?;
+                config.config_file = Some(PathBuf::from(first));
+                rest = &rest[1..];
+            }
+        }
+        let mut directives = String::new();
+        for arg in rest {
+            if let Some(name) = arg.strip_prefix("--") {
+                directives.push('\n');
+                directives.push_str(name);
+            } else {
+                directives.push_str(" \"");
+                for c in arg.chars() {
+                    match c {
+                        '"' | '\\' => {
+                            directives.push('\\');
+                            directives.push(c);
+                        }
+                        '\n' => directives.push_str("\\n"),
+                        _ => directives.push(c),
+                    }
+                }
+                directives.push('"');
+            }
+        }
+        config.apply_text(&directives)?;
+        Ok(config)
+    }
+
+    /// The redis.conf text CONFIG REWRITE writes: every option, current value.
+    pub fn render(&self) -> String {
+        let mut out = String::from("# Written by Firn's CONFIG REWRITE.\n");
+        for def in OPTIONS {
+            let value = (def.get)(self);
+            let quoted = format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
+            out.push_str(&format!("{} {}\n", def.name, quoted));
+        }
+        out
+    }
+}
+
+/// docs/configuration.md, generated from `OPTIONS` (a test keeps the file
+/// in step: run `FIRN_WRITE_DOCS=1 cargo test -p firn-server config` to
+/// rewrite it).
+pub fn render_markdown() -> String {
+    let defaults = Config::default();
+    let mut out = String::from(
+        "# Configuration\n\n\
+         Firn reads a redis.conf-style file (`firn /path/to/firn.conf`) and the same options as\n\
+         `--name value` flags (`firn --port 6380 --dir /var/lib/firn`); flags win over the file.\n\
+         `CONFIG GET` reads every option, `CONFIG SET` changes the ones marked mutable, and\n\
+         `CONFIG REWRITE` writes the current values back to the config file.\n\n\
+         This page is generated from the option table in `crates/firn-server/src/config.rs`.\n\n\
+         | option | default | CONFIG SET | meaning |\n|---|---|---|---|\n",
+    );
+    for def in OPTIONS {
+        let default = (def.get)(&defaults);
+        let default = if default.is_empty() {
+            "\"\"".to_string()
+        } else {
+            format!("`{default}`")
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            def.name,
+            default,
+            if def.mutable { "yes" } else { "no" },
+            def.doc
+        ));
+    }
+    out.push_str(
+        "\nMemory values accept Redis's units: `1k` = 1000, `1kb` = 1024, likewise `m`/`mb`, `g`/`gb`.\n",
+    );
+    out
+}
+
+/// Redis's stringmatchlen-style glob used by CONFIG GET (and KEYS/SCAN).
+pub use crate::glob::glob_match;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_file_syntax() {
+        let args: Vec<String> = [
+            "--port",
+            "7000",
+            "--bind",
+            "127.0.0.1",
+            "::1",
+            "--appendfsync",
+            "always",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let c = Config::from_args(&args).unwrap();
+        assert_eq!(c.port, 7000);
+        assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
+        assert_eq!(c.appendfsync, AppendFsync::Always);
+    }
+
+    #[test]
+    fn config_text_round_trips() {
+        let mut c = Config::default();
+        c.apply_text("# comment\nport 7001\nrequirepass \"a b\"\nmaxmemory 2gb\n")
+            .unwrap();
+        assert_eq!(c.port, 7001);
+        assert_eq!(c.requirepass.as_deref(), Some("a b"));
+        assert_eq!(c.maxmemory, 2 << 30);
+        let mut again = Config::default();
+        again.apply_text(&c.render()).unwrap();
+        assert_eq!(again.port, 7001);
+        assert_eq!(again.requirepass.as_deref(), Some("a b"));
+    }
+
+    #[test]
+    fn configuration_doc_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+        let rendered = render_markdown();
+        if std::env::var_os("FIRN_WRITE_DOCS").is_some() {
+            std::fs::write(path, &rendered).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(on_disk == rendered, "docs/configuration.md is stale: run FIRN_WRITE_DOCS=1 cargo test -p firn-server config");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let mut c = Config::default();
+        assert!(c.apply_text("port nope").is_err());
+        assert!(c.apply_text("nosuchoption 1").is_err());
+        assert!(c.apply_text("appendfsync sometimes").is_err());
+        assert!(c.apply_text("requirepass \"open").is_err());
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("x"), None);
+    }
+}

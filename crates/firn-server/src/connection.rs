@@ -1,0 +1,366 @@
+//! One client connection: read, decode every complete request in the
+//! buffer, execute them in order, then write all their replies with one
+//! syscall once the writes they depend on are committed.
+
+use bytes::{Bytes, BytesMut};
+use firn_resp::{decode_request, Limits, Protocol, Reply};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::commands::{Command, Deferred};
+use crate::errors::{CmdError, NOAUTH};
+use crate::exec::{execute, Executed};
+use crate::server::{ClientInfo, ReplyMode, Server, Session};
+
+/// Replies are flushed early once this much output is buffered.
+const FLUSH_BYTES: usize = 64 * 1024;
+
+enum Flow {
+    Continue,
+    Close,
+}
+
+pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
+    let _ = stream.set_nodelay(true);
+    let (mut reader, mut writer) = stream.into_split();
+    let mut session = Session {
+        db: 0,
+        protocol: Protocol::Resp2,
+        authenticated: server.config().requirepass.is_none(),
+        reply_mode: ReplyMode::On,
+    };
+    let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    let mut out = BytesMut::with_capacity(16 * 1024);
+    let mut committed = server.committed.clone();
+    let mut shutdown = server.shutdown.subscribe();
+    'conn: loop {
+        let idle = server.config().timeout_secs;
+        let read = async {
+            if idle > 0 {
+                match tokio::time::timeout(Duration::from_secs(idle), reader.read_buf(&mut inbuf))
+                    .await
+                {
+                    Ok(r) => r,
+                    Err(_) => Ok(0),
+                }
+            } else {
+                reader.read_buf(&mut inbuf).await
+            }
+        };
+        let n = tokio::select! {
+            r = read => r.unwrap_or(0),
+            _ = client.kill.notified() => 0,
+            _ = crate::server::until_shutdown(&mut shutdown) => 0,
+        };
+        if n == 0 || client.killed.load(Ordering::Acquire) {
+            break;
+        }
+        server
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        client
+            .last_interaction_ms
+            .store(firn_storage::now_ms(), Ordering::Relaxed);
+        let (limits, query_limit) = {
+            let c = server.config();
+            (
+                Limits {
+                    max_bulk_len: c.proto_max_bulk_len,
+                    ..Limits::default()
+                },
+                c.client_query_buffer_limit,
+            )
+        };
+        let mut wait_seq = 0u64;
+        loop {
+            let args = match decode_request(&mut inbuf, &limits, session.authenticated) {
+                Ok(None) => break,
+                Ok(Some(args)) if args.is_empty() => continue,
+                Ok(Some(args)) => args,
+                Err(e) => {
+                    Reply::Error(format!("ERR {e}").into()).encode(&mut out, session.protocol);
+                    let _ = flush(&mut writer, &mut out, &server, &mut committed, wait_seq).await;
+                    break 'conn;
+                }
+            };
+            let (flow, seq) = run_one(&server, &client, &mut session, &args, &mut out).await;
+            if let Some(seq) = seq {
+                wait_seq = wait_seq.max(seq);
+            }
+            if let Flow::Close = flow {
+                let _ = flush(&mut writer, &mut out, &server, &mut committed, wait_seq).await;
+                break 'conn;
+            }
+            if client.monitor.load(Ordering::Acquire) {
+                if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
+                    .await
+                    .is_err()
+                {
+                    break 'conn;
+                }
+                monitor_loop(&server, &client, &mut writer).await;
+                break 'conn;
+            }
+            if out.len() >= FLUSH_BYTES {
+                if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
+                    .await
+                    .is_err()
+                {
+                    break 'conn;
+                }
+                wait_seq = 0;
+            }
+        }
+        client
+            .query_buffer
+            .store(inbuf.len() as u64, Ordering::Relaxed);
+        if inbuf.len() as u64 > query_limit {
+            tracing::warn!(
+                client = client.id,
+                "closing client that reached max query buffer length"
+            );
+            break;
+        }
+        if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    server.unregister_client(client.id);
+    server.connected.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Waits until `wait_seq` is committed, then writes `out`.
+async fn flush(
+    writer: &mut tokio::net::tcp::OwnedWriteHalf,
+    out: &mut BytesMut,
+    server: &Server,
+    committed: &mut tokio::sync::watch::Receiver<u64>,
+    wait_seq: u64,
+) -> std::io::Result<()> {
+    if wait_seq > 0 && *committed.borrow() < wait_seq {
+        let _ = committed.wait_for(|s| *s >= wait_seq).await;
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    server
+        .stats
+        .net_output_bytes
+        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    writer.write_all(out).await?;
+    out.clear();
+    Ok(())
+}
+
+/// Executes one request and appends its reply (per CLIENT REPLY mode).
+async fn run_one(
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &mut Session,
+    args: &[Bytes],
+    out: &mut BytesMut,
+) -> (Flow, Option<u64>) {
+    server
+        .stats
+        .commands_processed
+        .fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
+    let (executed, name) = match server.registry.lookup(args) {
+        Err(e) => (
+            Executed {
+                reply: e.into_reply(),
+                seq: None,
+                deferred: None,
+            },
+            None,
+        ),
+        Ok(cmd) => match check_allowed(server, session, cmd) {
+            Err(e) => (
+                Executed {
+                    reply: e.into_reply(),
+                    seq: None,
+                    deferred: None,
+                },
+                Some(cmd.name()),
+            ),
+            Ok(()) => {
+                wait_for_pause(server, cmd).await;
+                feed_monitors(server, client, session, args);
+                (
+                    execute(server, cmd, args, session, client).await,
+                    Some(cmd.name()),
+                )
+            }
+        },
+    };
+    if let Some(name) = name {
+        *client.last_cmd.lock() = name;
+    }
+    client.db.store(session.db, Ordering::Relaxed);
+    let micros = started.elapsed().as_micros() as u64;
+    server.slowlog_record(args, micros, client);
+
+    let Executed {
+        reply,
+        seq,
+        deferred,
+    } = executed;
+    let mut flow = Flow::Continue;
+    let reply = match deferred {
+        None | Some(Deferred::Monitor) => Some(reply),
+        Some(Deferred::Close) => {
+            flow = Flow::Close;
+            Some(reply)
+        }
+        Some(Deferred::Shutdown { save }) => {
+            if save {
+                let engine = server.engine.clone();
+                let dir = server.config().dir.join("checkpoint");
+                let _ = tokio::task::spawn_blocking(move || engine.checkpoint(&dir)).await;
+            }
+            server.request_shutdown();
+            return (Flow::Close, seq);
+        }
+        Some(Deferred::Blocking(job)) => {
+            let job_server = server.clone();
+            match tokio::task::spawn_blocking(move || job(&job_server)).await {
+                Ok(reply) => Some(reply),
+                Err(_) => Some(Reply::Error("ERR background job failed".into())),
+            }
+        }
+    };
+    if let Some(reply) = reply {
+        if matches!(reply, Reply::Error(_)) {
+            server
+                .stats
+                .total_error_replies
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        match session.reply_mode {
+            ReplyMode::On => reply.encode(out, session.protocol),
+            ReplyMode::Off => {}
+            ReplyMode::SkipNext => session.reply_mode = ReplyMode::Skipping,
+            ReplyMode::Skipping => session.reply_mode = ReplyMode::On,
+        }
+    }
+    client.resp.store(
+        if session.protocol == Protocol::Resp3 {
+            3
+        } else {
+            2
+        },
+        Ordering::Relaxed,
+    );
+    (flow, seq)
+}
+
+fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {
+    if !session.authenticated && !cmd.noauth {
+        return Err(CmdError::Static(NOAUTH));
+    }
+    if cmd.write {
+        if let Some(why) = server.engine.write_error() {
+            return Err(CmdError::Storage(firn_storage::StorageError::WriteFailed(
+                why,
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// CLIENT PAUSE: writes (or everything) wait until the pause ends.
+async fn wait_for_pause(server: &Server, cmd: &Command) {
+    loop {
+        let pause = *server.pause.lock();
+        let now = firn_storage::now_ms();
+        if pause.until_ms <= now || !(pause.all || cmd.write) {
+            return;
+        }
+        let left = Duration::from_millis(pause.until_ms - now);
+        tokio::select! {
+            _ = tokio::time::sleep(left) => {}
+            _ = server.pause_changed.notified() => {}
+        }
+    }
+}
+
+fn feed_monitors(server: &Server, client: &ClientInfo, session: &Session, args: &[Bytes]) {
+    if server.monitor_feed.receiver_count() == 0 {
+        return;
+    }
+    let name = args[0].to_ascii_lowercase();
+    let redacted = matches!(name.as_slice(), b"auth" | b"hello" | b"migrate" | b"config");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut line = format!(
+        "+{}.{:06} [{} {}]",
+        now.as_secs(),
+        now.subsec_micros(),
+        session.db,
+        client.addr
+    );
+    if redacted && name != b"config" {
+        line.push_str(&format!(" {}", quote_arg(&args[0])));
+        line.push_str(" \"(redacted)\"");
+    } else {
+        for arg in args {
+            line.push(' ');
+            line.push_str(&quote_arg(arg));
+        }
+    }
+    line.push_str("\r\n");
+    let _ = server.monitor_feed.send(Bytes::from(line));
+}
+
+/// Redis's sdscatrepr quoting.
+pub fn quote_arg(arg: &[u8]) -> String {
+    let mut s = String::with_capacity(arg.len() + 2);
+    s.push('"');
+    for &b in arg {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            7 => s.push_str("\\a"),
+            8 => s.push_str("\\b"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    s.push('"');
+    s
+}
+
+async fn monitor_loop(
+    server: &Server,
+    client: &ClientInfo,
+    writer: &mut tokio::net::tcp::OwnedWriteHalf,
+) {
+    let mut feed = server.monitor_feed.subscribe();
+    let mut shutdown = server.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            line = feed.recv() => match line {
+                Ok(line) => {
+                    if writer.write_all(&line).await.is_err() {
+                        return;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return,
+            },
+            _ = client.kill.notified() => return,
+            _ = crate::server::until_shutdown(&mut shutdown) => return,
+        }
+    }
+}

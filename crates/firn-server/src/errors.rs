@@ -1,0 +1,90 @@
+//! Command errors and Redis's exact reply texts, defined once.
+
+use firn_resp::Reply;
+use firn_storage::StorageError;
+
+pub const SYNTAX: &str = "ERR syntax error";
+pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const NO_SUCH_KEY: &str = "ERR no such key";
+pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+pub const INVALID_DB: &str = "ERR invalid DB index";
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+
+#[derive(Debug)]
+pub enum CmdError {
+    /// A storage-layer failure; `Incomplete` means "re-run with disk access".
+    Storage(StorageError),
+    /// A fixed Redis error text (with its code prefix, e.g. "ERR ...").
+    Static(&'static str),
+    /// An error text built at run time.
+    Owned(String),
+}
+
+pub type CmdResult<T = Reply> = Result<T, CmdError>;
+
+impl From<StorageError> for CmdError {
+    fn from(e: StorageError) -> Self {
+        CmdError::Storage(e)
+    }
+}
+
+impl CmdError {
+    pub fn msg(text: impl Into<String>) -> Self {
+        CmdError::Owned(text.into())
+    }
+
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self, CmdError::Storage(StorageError::Incomplete))
+    }
+
+    /// The reply a client sees.
+    pub fn into_reply(self) -> Reply {
+        match self {
+            CmdError::Static(text) => Reply::Error(text.into()),
+            CmdError::Owned(text) => Reply::Error(text.into()),
+            CmdError::Storage(e) => Reply::Error(storage_error_text(&e).into()),
+        }
+    }
+}
+
+pub fn storage_error_text(e: &StorageError) -> String {
+    match e {
+        StorageError::WrongType => WRONGTYPE.to_string(),
+        StorageError::TooLarge => STRING_TOO_LONG.to_string(),
+        StorageError::WriteFailed(why) => {
+            format!("MISCONF Errors writing to the RocksDB write-ahead log: {why}")
+        }
+        StorageError::Incomplete => "ERR internal error: unexpected cold read".to_string(),
+        StorageError::Corrupt(what) => format!("ERR storage error: corrupt {what}"),
+        StorageError::Rocks(why) => format!("ERR storage error: {why}"),
+    }
+}
+
+/// "ERR wrong number of arguments for 'get' command".
+pub fn wrong_arity(name: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR wrong number of arguments for '{name}' command"
+    ))
+}
+
+/// "ERR unknown subcommand 'x'. Try CONFIG HELP."
+pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR unknown subcommand '{}'. Try {} HELP.",
+        truncate_for_error(sub, 128),
+        container.to_ascii_uppercase()
+    ))
+}
+
+/// A client-supplied string as Redis quotes it in error texts (`%.128s`).
+pub fn truncate_for_error(bytes: &[u8], max: usize) -> String {
+    let cut = &bytes[..bytes.len().min(max)];
+    String::from_utf8_lossy(cut).into_owned()
+}

@@ -1,0 +1,20 @@
+//! The `firn` server: configuration, networking, sessions, the command
+//! table and the command groups. Storage lives in `firn-storage`, the wire
+//! protocol in `firn-resp`.
+
+pub mod args;
+pub mod coldpool;
+pub mod command_table;
+pub mod commands;
+pub mod config;
+pub mod connection;
+pub mod cursors;
+pub mod errors;
+pub mod exec;
+pub mod glob;
+pub mod info;
+// pub mod rdb; (pending)
+pub mod server;
+mod startup;
+
+pub use startup::run;

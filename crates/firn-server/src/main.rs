@@ -1,0 +1,30 @@
+//! `firn [config-file] [--name value ...]`: a Redis-compatible server whose
+//! data lives in RocksDB. See README.md and docs/configuration.md.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--version" || a == "-v") {
+        println!("firn {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("Usage: firn [/path/to/firn.conf] [--option value ...]\n\nOptions are those of docs/configuration.md, e.g. --port 6379 --dir ./firn-data.");
+        return ExitCode::SUCCESS;
+    }
+    let config = match firn_server::config::Config::from_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("*** FATAL CONFIG FILE ERROR ***\n{e}");
+            return ExitCode::from(1);
+        }
+    };
+    match firn_server::run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("firn: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Start-up and shutdown: logging, file-descriptor limit, pidfile, the
+//! engine, background threads (active expiry), the listeners and signals.
+
+use firn_storage::{Engine, EngineConfig, ExpireCycle, SyncPolicy};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, watch, Notify};
+
+use crate::coldpool::ColdReadPool;
+use crate::commands::Registry;
+use crate::config::{AppendFsync, Config};
+use crate::server::{ClientInfo, Pause, Server, ServerStats, SlowLog};
+
+/// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
+const RESERVED_FDS: u64 = 32;
+
+fn init_logging(config: &Config) {
+    let level = match config.loglevel.as_str() {
+        "debug" => "debug",
+        "verbose" => "info",
+        "warning" | "nothing" => "warn",
+        _ => "info",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    if config.logfile.is_empty() {
+        let _ = builder.try_init();
+    } else {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&config.logfile)
+        {
+            Ok(file) => {
+                let _ = builder
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(file))
+                    .try_init();
+            }
+            Err(e) => {
+                eprintln!(
+                    "cannot open logfile {}: {e}; logging to stdout",
+                    config.logfile
+                );
+                let _ = tracing_subscriber::fmt().try_init();
+            }
+        }
+    }
+}
+
+/// Raises RLIMIT_NOFILE to fit maxclients, as Redis does, and returns the
+/// number of clients the granted limit allows.
+fn raise_fd_limit(maxclients: usize) -> usize {
+    let wanted = maxclients as u64 + RESERVED_FDS;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read/write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return maxclients;
+        }
+        if lim.rlim_cur >= wanted {
+            tracing::info!(
+                limit = lim.rlim_cur,
+                "open files limit is enough for maxclients"
+            );
+            return maxclients;
+        }
+        let mut target = wanted;
+        while target > lim.rlim_cur {
+            let new = libc::rlimit {
+                rlim_cur: target,
+                rlim_max: lim.rlim_max.max(target),
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &new) == 0 {
+                tracing::info!(limit = target, "raised the open files limit");
+                return maxclients;
+            }
+            let capped = libc::rlimit {
+                rlim_cur: target.min(lim.rlim_max),
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &capped) == 0 {
+                let granted = target.min(lim.rlim_max);
+                let clients = granted.saturating_sub(RESERVED_FDS) as usize;
+                tracing::warn!(
+                    granted,
+                    maxclients = clients,
+                    "could not raise the open files limit to fit maxclients; maxclients lowered"
+                );
+                return clients.max(1);
+            }
+            target -= 16.min(target);
+        }
+    }
+    let clients = lim.rlim_cur.saturating_sub(RESERVED_FDS) as usize;
+    tracing::warn!(
+        limit = lim.rlim_cur,
+        maxclients = clients,
+        "open files limit could not be raised; maxclients lowered"
+    );
+    clients.max(1)
+}
+
+pub fn run(mut config: Config) -> Result<(), String> {
+    init_logging(&config);
+    config.maxclients = raise_fd_limit(config.maxclients);
+    std::fs::create_dir_all(&config.dir)
+        .map_err(|e| format!("cannot create dir {}: {e}", config.dir.display()))?;
+    if !config.pidfile.is_empty() {
+        if let Err(e) = std::fs::write(&config.pidfile, format!("{}\n", std::process::id())) {
+            tracing::warn!(error = %e, "cannot write pidfile");
+        }
+    }
+    let budget = if config.maxmemory == 0 {
+        1 << 30
+    } else {
+        config.maxmemory
+    };
+    let engine = Engine::open(&EngineConfig {
+        path: config.dir.join("db"),
+        databases: config.databases,
+        block_cache_bytes: (budget / 2) as usize,
+        write_buffer_bytes: ((budget / 8).clamp(4 << 20, 256 << 20)) as usize,
+        sync: match config.appendfsync {
+            AppendFsync::Always => SyncPolicy::Always,
+            AppendFsync::EverySec => SyncPolicy::EverySec,
+            AppendFsync::No => SyncPolicy::No,
+        },
+    })
+    .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
+
+    let (commit_tx, commit_rx) = watch::channel(0u64);
+    engine.set_commit_listener(move |seq| {
+        commit_tx.send_replace(seq);
+    });
+    let registry = Registry::build()?;
+    let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
+        .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;
+    let (shutdown_tx, _) = watch::channel(false);
+    let (monitor_tx, _) = broadcast::channel(4096);
+    let server = Arc::new(Server {
+        config: RwLock::new(config.clone()),
+        engine: engine.clone(),
+        registry,
+        cold_pool,
+        clients: Mutex::new(HashMap::new()),
+        next_client_id: AtomicU64::new(1),
+        connected: AtomicU32::new(0),
+        stats: ServerStats::default(),
+        slowlog: Mutex::new(SlowLog::default()),
+        started: Instant::now(),
+        run_id: random_run_id(),
+        committed: commit_rx,
+        shutdown: shutdown_tx,
+        last_save_unix: AtomicU64::new(firn_storage::now_ms() / 1000),
+        bgsave_in_progress: AtomicBool::new(false),
+        last_bgsave_ok: AtomicBool::new(true),
+        monitor_feed: monitor_tx,
+        pause: Mutex::new(Pause::default()),
+        pause_changed: Notify::new(),
+        scan_cursors: Mutex::new(Default::default()),
+    });
+
+    let expiry = start_active_expiry(server.clone());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("firn-net")
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let result = runtime.block_on(serve(server.clone()));
+    server.request_shutdown();
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    let _ = expiry.join();
+    engine.shutdown();
+    if !config.pidfile.is_empty() {
+        let _ = std::fs::remove_file(&config.pidfile);
+    }
+    tracing::info!("Firn is now ready to exit, bye bye...");
+    result
+}
+
+fn random_run_id() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..40)
+        .map(|_| format!("{:x}", rng.random_range(0..16u8)))
+        .collect()
+}
+
+fn start_active_expiry(server: Arc<Server>) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("firn-expire".into())
+        .spawn(move || {
+            let cycle = ExpireCycle::new(server.engine.clone());
+            let mut shutdown = server.shutdown.subscribe();
+            loop {
+                if *shutdown.borrow_and_update() {
+                    return;
+                }
+                match cycle.run_once(1000) {
+                    Ok(n) if n >= 1000 => continue,
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "active expiry cycle failed"),
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+        .unwrap_or_else(|e| panic!("cannot start the expiry thread: {e}"))
+}
+
+async fn serve(server: Arc<Server>) -> Result<(), String> {
+    let (port, binds, backlog) = {
+        let c = server.config();
+        (c.port, c.bind.clone(), c.tcp_backlog)
+    };
+    let mut listeners = Vec::new();
+    for addr in &binds {
+        let addr = addr.trim_start_matches('-');
+        let ip: std::net::IpAddr = addr
+            .parse()
+            .map_err(|_| format!("invalid bind address '{addr}'"))?;
+        let sock_addr = SocketAddr::new(ip, port);
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(sock_addr),
+            socket2::Type::STREAM,
+            None,
+        )
+        .map_err(|e| e.to_string())?;
+        socket.set_reuse_address(true).map_err(|e| e.to_string())?;
+        if sock_addr.is_ipv6() {
+            let _ = socket.set_only_v6(true);
+        }
+        socket
+            .bind(&sock_addr.into())
+            .map_err(|e| format!("could not bind {sock_addr}: {e}"))?;
+        socket.listen(backlog as i32).map_err(|e| e.to_string())?;
+        socket.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let std_listener: std::net::TcpListener = socket.into();
+        listeners.push(TcpListener::from_std(std_listener).map_err(|e| e.to_string())?);
+    }
+    tracing::info!(port, "Ready to accept connections");
+    for listener in listeners {
+        tokio::spawn(accept_loop(server.clone(), listener));
+    }
+    let mut shutdown = server.shutdown.subscribe();
+    tokio::select! {
+        _ = crate::server::until_shutdown(&mut shutdown) => {}
+        _ = signal_shutdown() => { tracing::info!("Received a shutdown signal, scheduling shutdown..."); }
+    }
+    Ok(())
+}
+
+async fn signal_shutdown() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        server
+            .stats
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
+        let (maxclients, protected, has_pass, keepalive) = {
+            let c = server.config();
+            (
+                c.maxclients,
+                c.protected_mode,
+                c.requirepass.is_some(),
+                c.tcp_keepalive_secs,
+            )
+        };
+        if keepalive > 0 {
+            let sock = socket2::SockRef::from(&stream);
+            let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
+            let _ = sock.set_tcp_keepalive(&ka);
+        }
+        let server2 = server.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut stream = stream;
+            if server2.connected.load(Ordering::Acquire) as usize >= maxclients {
+                server2
+                    .stats
+                    .rejected_connections
+                    .fetch_add(1, Ordering::Relaxed);
+                let _ = stream
+                    .write_all(b"-ERR max number of clients reached\r\n")
+                    .await;
+                return;
+            }
+            if protected && !has_pass && !peer.ip().is_loopback() {
+                let _ = stream
+                    .write_all(b"-DENIED Firn is running in protected mode because protected mode is enabled and no password is set for the default user. Connections are only accepted from the loopback interface. Set a password with requirepass, or disable protected mode with CONFIG SET protected-mode no.\r\n")
+                    .await;
+                return;
+            }
+            server2.connected.fetch_add(1, Ordering::AcqRel);
+            let id = server2.next_client_id.fetch_add(1, Ordering::Relaxed);
+            let laddr = stream
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            let client = Arc::new(ClientInfo::new(
+                id,
+                peer.to_string(),
+                laddr,
+                stream.as_raw_fd(),
+            ));
+            server2.register_client(client.clone());
+            crate::connection::serve(server2, stream, client).await;
+        });
+    }
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds Firn (release) and starts it on the embedded default data dir
+# (./firn-data in the current directory). Extra arguments go to firn, e.g.
+#   scripts/run.sh --port 6380 --appendfsync always
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$here/install-deps.sh"
+source "$here/env.sh"
+cargo build --release --locked -p firn-server --manifest-path "$here/../Cargo.toml"
+exec "$CARGO_TARGET_DIR/release/firn" "$@"

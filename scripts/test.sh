@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: formatting and lints, unit tests of every
+# crate, integration tests against a real `firn`, and the differential
+# tests that compare Firn with Debian's redis-server byte for byte.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$here/install-deps.sh"
+source "$here/env.sh"
+cd "$here/.."
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo test --locked --workspace -- --test-threads=2
+python3 scripts/gen_command_table.py --check
