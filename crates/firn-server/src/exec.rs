@@ -69,7 +69,12 @@ fn attempt(
     };
     let mut ctx = Ctx {
         server,
-        txn: server.engine.txn(mode),
+        // Only a run holding its keys' locks may fill the hot cache.
+        txn: if _guard.is_some() {
+            server.engine.txn_locked(mode)
+        } else {
+            server.engine.txn(mode)
+        },
         session,
         client,
         deferred: None,

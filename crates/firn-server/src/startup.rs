@@ -132,6 +132,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         path: config.dir.join("db"),
         databases: config.databases,
         block_cache_bytes: (budget / 2) as usize,
+        hot_cache_bytes: budget / 4,
         write_buffer_bytes: ((budget / 8).clamp(4 << 20, 256 << 20)) as usize,
         sync: match config.appendfsync {
             AppendFsync::Always => SyncPolicy::Always,

@@ -25,6 +25,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::error::{Result, StorageError};
+use crate::hotcache::HotCache;
 use crate::keys;
 use crate::locks::{KeyGuard, KeyLocks};
 use crate::meta::Meta;
@@ -68,6 +69,8 @@ pub struct EngineConfig {
     pub databases: usize,
     pub block_cache_bytes: usize,
     pub write_buffer_bytes: usize,
+    /// Firn's own hot tier of meta records (0 disables it).
+    pub hot_cache_bytes: u64,
     pub sync: SyncPolicy,
 }
 
@@ -115,6 +118,7 @@ type CommitListener = Box<dyn Fn(u64) + Send + Sync>;
 pub(crate) struct Inner {
     pub(crate) db: DB,
     pub(crate) overlay: Overlay,
+    pub(crate) hot: HotCache,
     pub(crate) locks: KeyLocks,
     pub(crate) next_version: AtomicU64,
     pub(crate) counts: Counts,
@@ -252,6 +256,7 @@ impl Engine {
         let inner = Arc::new(Inner {
             db,
             overlay: Overlay::default(),
+            hot: HotCache::new(config.hot_cache_bytes),
             locks: KeyLocks::default(),
             next_version: AtomicU64::new(version),
             counts,
@@ -312,9 +317,33 @@ impl Engine {
         &self.inner
     }
 
-    /// A transaction for one command execution.
+    /// A transaction for one command execution that holds no key locks.
     pub fn txn(&self, mode: ReadMode) -> Txn<'_> {
-        Txn::new(&self.inner, mode, crate::now_ms())
+        Txn::new(&self.inner, mode, crate::now_ms(), false)
+    }
+
+    /// A transaction run while the caller holds the locks of every key it
+    /// touches; only such a transaction may fill the hot cache.
+    pub fn txn_locked(&self, mode: ReadMode) -> Txn<'_> {
+        Txn::new(&self.inner, mode, crate::now_ms(), true)
+    }
+
+    /// `(hits, misses, entries, bytes)` of the hot tier.
+    pub fn hot_cache_stats(&self) -> (u64, u64, usize, u64) {
+        let hot = &self.inner.hot;
+        (
+            hot.hits.load(Ordering::Relaxed),
+            hot.misses.load(Ordering::Relaxed),
+            hot.entries(),
+            hot.used_bytes(),
+        )
+    }
+
+    /// Whether `key` of logical database `db` is in the hot tier.
+    pub fn is_hot(&self, db: u8, key: &[u8]) -> bool {
+        self.inner
+            .hot
+            .contains(&keys::meta_key(self.inner.physical(db), key))
     }
 
     pub fn databases(&self) -> usize {
@@ -397,7 +426,7 @@ impl Engine {
     /// Blocks until durable: call from a blocking thread, never a network one.
     pub fn flush(&self, db: Option<u8>) -> Result<()> {
         let _all = self.lock_all();
-        let mut txn = self.txn(ReadMode::Blocking);
+        let mut txn = self.txn_locked(ReadMode::Blocking);
         let targets: Vec<u8> = match db {
             Some(db) => vec![self.inner.physical(db)],
             None => (0..MAX_DATABASES).map(|d| d as u8).collect(),

@@ -66,7 +66,7 @@ impl ExpireCycle {
     fn expire_one(&self, at: u64, pdb: u8, key: &[u8], now: u64) -> Result<()> {
         let inner = self.engine.inner();
         let _guard = inner.locks.lock(&[(pdb, key)]);
-        let mut txn = self.engine.txn(ReadMode::MemoryOnly);
+        let mut txn = self.engine.txn_locked(ReadMode::MemoryOnly);
         match txn.raw_meta(pdb, key)? {
             Some(meta) if meta.expire_at_ms == at && at <= now => {
                 txn.remove_meta_physical(pdb, key, Some(&meta));

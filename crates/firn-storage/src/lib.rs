@@ -10,6 +10,7 @@
 mod engine;
 mod error;
 mod expire;
+mod hotcache;
 pub mod keys;
 mod keyspace;
 mod locks;

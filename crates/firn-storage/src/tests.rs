@@ -13,6 +13,7 @@ fn open(dir: &std::path::Path) -> Engine {
         databases: 16,
         block_cache_bytes: 16 << 20,
         write_buffer_bytes: 4 << 20,
+        hot_cache_bytes: 1 << 20,
         sync: SyncPolicy::EverySec,
     })
     .expect("open engine")

@@ -46,6 +46,8 @@ pub struct Txn<'e> {
     count_deltas: Vec<(u8, i64, i64)>,
     count_resets: Vec<u8>,
     max_version: u64,
+    /// The caller holds the locks of every key this transaction touches.
+    locked: bool,
 }
 
 fn read_options(mode: ReadMode) -> ReadOptions {
@@ -56,8 +58,15 @@ fn read_options(mode: ReadMode) -> ReadOptions {
     ro
 }
 
+thread_local! {
+    // Point reads reuse one ReadOptions per thread and mode instead of
+    // allocating a C object per read.
+    static POINT_READ_OPTIONS: [ReadOptions; 2] =
+        [read_options(ReadMode::MemoryOnly), read_options(ReadMode::Blocking)];
+}
+
 impl<'e> Txn<'e> {
-    pub(crate) fn new(inner: &'e Inner, mode: ReadMode, now_ms: u64) -> Self {
+    pub(crate) fn new(inner: &'e Inner, mode: ReadMode, now_ms: u64, locked: bool) -> Self {
         Txn {
             inner,
             mode,
@@ -67,6 +76,7 @@ impl<'e> Txn<'e> {
             count_deltas: Vec::new(),
             count_resets: Vec::new(),
             max_version: 0,
+            locked,
         }
     }
 
@@ -94,18 +104,33 @@ impl<'e> Txn<'e> {
         if let Some(pending) = self.inner.overlay.get(cf, key) {
             return Ok(pending);
         }
+        if cf == Cf::Meta {
+            if let Some(hot) = self.inner.hot.get(key) {
+                return Ok(Some(hot));
+            }
+        }
         let handle = self
             .inner
             .cf(cf)
             .ok_or(StorageError::Corrupt("missing column family"))?;
-        let ro = read_options(self.mode);
-        match self.inner.db.get_pinned_cf_opt(handle, key, &ro) {
+        let found = POINT_READ_OPTIONS.with(|opts| {
+            let ro = &opts[(self.mode == ReadMode::Blocking) as usize];
+            self.inner
+                .db
+                .get_pinned_cf_opt(handle, key, ro)
+                .map(|v| v.map(|v| Bytes::copy_from_slice(&v)))
+        });
+        match found {
             Ok(found) => {
                 self.inner
                     .stats
                     .memory_reads
                     .fetch_add(1, Ordering::Relaxed);
-                Ok(found.map(|v| Bytes::copy_from_slice(&v)))
+                if let (Cf::Meta, true, Some(record)) = (cf, self.locked, &found) {
+                    // Safe: we hold the key's lock and no write is pending.
+                    self.inner.hot.put(key, record);
+                }
+                Ok(found)
             }
             Err(e) => {
                 let err = StorageError::from(e);

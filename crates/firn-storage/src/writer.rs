@@ -130,6 +130,20 @@ fn commit_group(
     for (&db, &(keys, expires)) in &touched {
         inner.counts.set(db, keys, expires);
     }
+    // Hot tier: in commit order, after RocksDB, before the overlay forgets.
+    for batch in group {
+        if !batch.range_deletes.is_empty() {
+            inner.hot.clear();
+        }
+        for (key, value) in &batch.writes {
+            if key.first() == Some(&(Cf::Meta as u8)) {
+                match value {
+                    Some(record) => inner.hot.put(&key[1..], record),
+                    None => inner.hot.remove(&key[1..]),
+                }
+            }
+        }
+    }
     inner.overlay.remove_committed(
         group
             .iter()
