@@ -145,7 +145,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "port",
         mutable: false,
-        doc: "TCP port to listen on (0 picks none; Firn always needs one).",
+        doc: "TCP port to listen on.",
         get: |c| c.port.to_string(),
         set: |c, a| {
             c.port = int_in(a, 0, 65535)? as u16;

@@ -48,12 +48,11 @@ fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(bulk_or_null(ctx.txn.get_string(db, &args[1])?))
 }
 
-/// Expiry options shared by SET and GETEX.
+/// SET's expiry option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ExpireOpt {
     None,
     Keep,
-    Persist,
     /// Absolute Unix time in ms (already converted from EX/PX/EXAT/PXAT).
     At(u64),
 }
@@ -101,7 +100,7 @@ fn store(txn: &mut Txn<'_>, db: u8, key: &[u8], value: Bytes, expire: ExpireOpt)
         }
         ExpireOpt::At(at) => txn.set_string(db, key, value, ExpireAction::At(at))?,
         ExpireOpt::Keep => txn.set_string(db, key, value, ExpireAction::Keep)?,
-        ExpireOpt::None | ExpireOpt::Persist => {
+        ExpireOpt::None => {
             txn.set_string(db, key, value, ExpireAction::Clear)?
         }
     }
@@ -156,16 +155,19 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let now = ctx.txn.now_ms();
     let key = &args[1];
-    let mut expire = ExpireOpt::None;
+    // Redis checks the syntax first, then looks the key up, and validates
+    // the expire value only for an existing string.
+    let mut persist = false;
+    let mut expire_arg: Option<(i64, bool, &Bytes)> = None;
     let mut cursor = ArgCursor::new(args, 2);
     while let Some(opt) = cursor.next_arg() {
-        if expire != ExpireOpt::None {
+        if persist || expire_arg.is_some() {
             return Err(CmdError::Static(SYNTAX));
         }
         if is(opt, "persist") {
-            expire = ExpireOpt::Persist;
+            persist = true;
         } else if let Some((unit, absolute)) = expire_keyword(opt) {
-            expire = ExpireOpt::At(parse_expire(cursor.value()?, unit, absolute, now, "getex")?);
+            expire_arg = Some((unit, absolute, cursor.value()?));
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
@@ -173,17 +175,15 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(value) = ctx.txn.get_string(db, key)? else {
         return Ok(Reply::Null);
     };
-    match expire {
-        ExpireOpt::At(at) if at <= now => {
+    if let Some((unit, absolute, raw)) = expire_arg {
+        let at = parse_expire(raw, unit, absolute, now, "getex")?;
+        if at <= now {
             ctx.txn.delete_key(db, key)?;
-        }
-        ExpireOpt::At(at) => {
+        } else {
             ctx.txn.set_expire_at(db, key, at)?;
         }
-        ExpireOpt::Persist => {
-            ctx.txn.set_expire_at(db, key, 0)?;
-        }
-        ExpireOpt::None | ExpireOpt::Keep => {}
+    } else if persist {
+        ctx.txn.set_expire_at(db, key, 0)?;
     }
     Ok(Reply::Bulk(value))
 }
