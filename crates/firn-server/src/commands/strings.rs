@@ -91,19 +91,16 @@ fn expire_keyword(opt: &[u8]) -> Option<(i64, bool)> {
     }
 }
 
-/// Stores a string with an expiry option; an expiry already in the past
-/// deletes the key, as in Redis.
+/// Stores a string with SET's expiry option. A time already past is stored
+/// as is: like Redis 7.0, the key then expires on its next access or in
+/// the next active-expiry cycle.
 fn store(txn: &mut Txn<'_>, db: u8, key: &[u8], value: Bytes, expire: ExpireOpt) -> CmdResult<()> {
-    match expire {
-        ExpireOpt::At(at) if at <= txn.now_ms() => {
-            txn.delete_key(db, key)?;
-        }
-        ExpireOpt::At(at) => txn.set_string(db, key, value, ExpireAction::At(at))?,
-        ExpireOpt::Keep => txn.set_string(db, key, value, ExpireAction::Keep)?,
-        ExpireOpt::None => {
-            txn.set_string(db, key, value, ExpireAction::Clear)?
-        }
-    }
+    let action = match expire {
+        ExpireOpt::At(at) => ExpireAction::At(at),
+        ExpireOpt::Keep => ExpireAction::Keep,
+        ExpireOpt::None => ExpireAction::Clear,
+    };
+    txn.set_string(db, key, value, action)?;
     Ok(())
 }
 
@@ -111,25 +108,38 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let now = ctx.txn.now_ms();
     let (key, value) = (&args[1], args[2].clone());
-    let (mut nx, mut xx, mut want_get) = (false, false, false);
-    let mut expire = ExpireOpt::None;
+    let (mut nx, mut xx, mut want_get, mut keep_ttl) = (false, false, false, false);
+    // Redis accepts a repeated option (the last value wins) but not two
+    // different expiry options.
+    let mut expire_arg: Option<(&Bytes, &Bytes)> = None;
     let mut cursor = ArgCursor::new(args, 3);
     while let Some(opt) = cursor.next_arg() {
-        let expire_unset = expire == ExpireOpt::None;
+        let same_expiry = |k: &Bytes| k.eq_ignore_ascii_case(opt);
         if is(opt, "nx") && !xx {
             nx = true;
         } else if is(opt, "xx") && !nx {
             xx = true;
         } else if is(opt, "get") {
             want_get = true;
-        } else if is(opt, "keepttl") && expire_unset {
-            expire = ExpireOpt::Keep;
-        } else if let (true, Some((unit, absolute))) = (expire_unset, expire_keyword(opt)) {
-            expire = ExpireOpt::At(parse_expire(cursor.value()?, unit, absolute, now, "set")?);
+        } else if is(opt, "keepttl") && expire_arg.is_none() {
+            keep_ttl = true;
+        } else if expire_keyword(opt).is_some()
+            && !keep_ttl
+            && expire_arg.is_none_or(|(k, _)| same_expiry(k))
+        {
+            expire_arg = Some((opt, cursor.value()?));
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
     }
+    let expire = match expire_arg {
+        Some((keyword, raw)) => {
+            let (unit, absolute) = expire_keyword(keyword).unwrap_or((1, true));
+            ExpireOpt::At(parse_expire(raw, unit, absolute, now, "set")?)
+        }
+        None if keep_ttl => ExpireOpt::Keep,
+        None => ExpireOpt::None,
+    };
     let old = if want_get {
         ctx.txn.get_string(db, key)?
     } else {
@@ -158,16 +168,16 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Redis checks the syntax first, then looks the key up, and validates
     // the expire value only for an existing string.
     let mut persist = false;
-    let mut expire_arg: Option<(i64, bool, &Bytes)> = None;
+    let mut expire_arg: Option<(&Bytes, &Bytes)> = None;
     let mut cursor = ArgCursor::new(args, 2);
     while let Some(opt) = cursor.next_arg() {
-        if persist || expire_arg.is_some() {
-            return Err(CmdError::Static(SYNTAX));
-        }
-        if is(opt, "persist") {
+        if is(opt, "persist") && expire_arg.is_none() {
             persist = true;
-        } else if let Some((unit, absolute)) = expire_keyword(opt) {
-            expire_arg = Some((unit, absolute, cursor.value()?));
+        } else if expire_keyword(opt).is_some()
+            && !persist
+            && expire_arg.is_none_or(|(k, _)| k.eq_ignore_ascii_case(opt))
+        {
+            expire_arg = Some((opt, cursor.value()?));
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
@@ -175,7 +185,8 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(value) = ctx.txn.get_string(db, key)? else {
         return Ok(Reply::Null);
     };
-    if let Some((unit, absolute, raw)) = expire_arg {
+    if let Some((keyword, raw)) = expire_arg {
+        let (unit, absolute) = expire_keyword(keyword).unwrap_or((1, true));
         let at = parse_expire(raw, unit, absolute, now, "getex")?;
         if at <= now {
             ctx.txn.delete_key(db, key)?;
