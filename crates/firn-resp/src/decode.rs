@@ -1,23 +1,44 @@
 //! Request decoding, following Redis 7.0's `processMultibulkBuffer` and
-//! `processInlineBuffer`: a request starting with `*` is a multibulk array
-//! of `$len` bulk strings; anything else is an inline line split with
-//! `sdssplitargs` quoting rules.
+//! `processInlineBuffer` (networking.c) byte for byte:
 //!
-//! The decoder leaves `buf` untouched until a whole request is present,
-//! then splits it off and hands out zero-copy `Bytes` slices. To stay linear
-//! on a huge bulk arriving in pieces it first checks the total length the
-//! headers announce before scanning further.
+//! - A request starting with `*` is a multibulk: `*<count>\r\n` then
+//!   `count` times `$<len>\r\n<len bytes>` followed by two bytes that Redis
+//!   skips without looking at them (normally `\r\n`).
+//! - Anything else is an inline line ending in `\n` (an `\r` before it is
+//!   dropped), split with `sdssplitargs` quoting rules.
+//! - Redis finds line ends with C's `strchr`, which stops at a NUL byte: a
+//!   header or inline line with a NUL before its terminator is never
+//!   complete, and only the "too big" limit ends the wait. We do the same.
+//! - Only the byte *after* a header's `\r` has to be present; it is skipped
+//!   unchecked, like the two bytes after a payload.
+//!
+//! The buffer is left untouched until a whole request is present; then the
+//! request is split off and frozen once, and every argument is a zero-copy
+//! slice of it (inline arguments too, unless quoting rewrote them).
+//!
+//! [`RequestDecoder`] remembers how far it has validated a partial request,
+//! so a request arriving in many reads is scanned once in total. The free
+//! function [`decode_request`] is the same decoder without memory: a partial
+//! request is re-parsed from its first header on each call, which costs
+//! O(arguments) per call and never touches payload bytes, so one huge bulk
+//! is cheap, but a request with millions of arguments arriving in small
+//! pieces is quadratic: a connection should hold a `RequestDecoder`.
 
 use bytes::{Bytes, BytesMut};
+
+use crate::encode::Reply;
 
 /// Limits enforced while decoding (configured by the server).
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// `proto-max-bulk-len`: the largest bulk argument.
+    /// `proto-max-bulk-len`: the largest bulk argument (default 512 MiB).
     pub max_bulk_len: u64,
-    /// The largest multibulk count (Redis 7.0: INT_MAX).
+    /// The largest multibulk count. Redis 7.0 accepts up to `INT_MAX`
+    /// (older Redis used 1024*1024); verified on 7.0.15: `*2147483647`
+    /// waits for arguments, `*2147483648` is an invalid multibulk length.
     pub max_multibulk_len: u64,
-    /// `PROTO_INLINE_MAX_SIZE`: the longest inline line or header line.
+    /// `PROTO_INLINE_MAX_SIZE` (64 KiB): the longest inline request, and
+    /// the longest `*`/`$` header line, before a "too big" error.
     pub max_inline_len: usize,
 }
 
@@ -32,15 +53,20 @@ impl Default for Limits {
 }
 
 /// Redis's protocol errors. `Display` is the reply text without the "ERR "
-/// prefix. After replying, the server closes the connection, as Redis does.
+/// prefix, exactly as Redis 7.0.15 sends it (all verified against a live
+/// server, see the tests), except that a byte >= 0x80 in
+/// [`ProtocolError::ExpectedDollar`] is shown as the Latin-1 character:
+/// Redis sends the raw byte, which [`ProtocolError::to_reply`] reproduces.
+/// After replying, the server closes the connection, as Redis does.
 #[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]
 pub enum ProtocolError {
     #[error("Protocol error: invalid multibulk length")]
     InvalidMultibulkLength,
     #[error("Protocol error: invalid bulk length")]
     InvalidBulkLength,
-    #[error("Protocol error: expected '$', got '{0}'")]
-    ExpectedDollar(char),
+    /// The byte found where a `$` header was expected.
+    #[error("Protocol error: expected '$', got '{}'", shown_byte(*.0))]
+    ExpectedDollar(u8),
     #[error("Protocol error: unbalanced quotes in request")]
     UnbalancedQuotes,
     #[error("Protocol error: too big inline request")]
@@ -49,34 +75,341 @@ pub enum ProtocolError {
     TooBigMbulkCount,
     #[error("Protocol error: too big bulk count string")]
     TooBigBulkCount,
+    /// More than 10 arguments before AUTH (Redis's `authRequired` limit).
     #[error("Protocol error: unauthenticated multibulk length")]
     UnauthenticatedMultibulk,
+    /// A bulk longer than 16384 bytes before AUTH.
     #[error("Protocol error: unauthenticated bulk length")]
     UnauthenticatedBulk,
 }
 
-/// Redis's unauthenticated-client limits (networking.c).
+/// Redis replaces `\r` and `\n` in error texts with spaces.
+fn shown_byte(byte: u8) -> char {
+    match byte {
+        b'\r' | b'\n' => ' ',
+        other => char::from(other),
+    }
+}
+
+impl ProtocolError {
+    /// The error reply Redis sends, byte-identical (including a raw
+    /// non-ASCII byte in "expected '$', got 'X'").
+    pub fn to_reply(&self) -> Reply {
+        match self {
+            ProtocolError::ExpectedDollar(byte) => {
+                let mut text = b"ERR Protocol error: expected '$', got '".to_vec();
+                text.push(*byte);
+                text.push(b'\'');
+                Reply::Error(Bytes::from(text))
+            }
+            other => Reply::Error(Bytes::from(format!("ERR {other}"))),
+        }
+    }
+}
+
+/// Redis's limits for a client that still has to authenticate
+/// (networking.c, since the fix for CVE-2021-32675).
 const UNAUTH_MAX_MULTIBULK: i64 = 10;
 const UNAUTH_MAX_BULK: i64 = 16384;
 
 /// Decodes one request from the front of `buf`.
 ///
-/// `Ok(None)`: more bytes are needed (`buf` is untouched).
-/// `Ok(Some(args))`: one request was consumed; `args` may be empty (blank
-/// inline line, `*0`, `*-1`), which the server skips.
+/// - `Ok(None)`: more bytes are needed; `buf` is untouched.
+/// - `Ok(Some(args))`: one request was split off `buf`; `args` are slices
+///   of it. `args` may be empty (blank inline line, `*0`, `*-1`): the
+///   server skips those, as Redis does.
+/// - `Err(e)`: reply `e.to_reply()` and close the connection.
+///
+/// `authenticated == false` applies Redis's stricter limits for clients
+/// that have not passed AUTH yet (more than 10 arguments or a bulk over
+/// 16384 bytes is an error).
 pub fn decode_request(
     buf: &mut BytesMut,
     limits: &Limits,
     authenticated: bool,
 ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-    match buf.first() {
-        None => Ok(None),
-        Some(b'*') => decode_multibulk(buf, limits, authenticated),
-        Some(_) => decode_inline(buf, limits),
+    RequestDecoder::new().decode(buf, limits, authenticated)
+}
+
+/// A request decoder that remembers its progress through a partial
+/// request, so that bytes are validated once however many reads the request
+/// takes to arrive (Redis keeps the same state in its client struct).
+///
+/// Use one decoder per connection, always with the same buffer, and only
+/// append to that buffer between calls that return `Ok(None)`. After
+/// `Ok(Some(_))` or `Err(_)` the decoder starts afresh. If the buffer is
+/// shorter than what the decoder has already seen (it was modified
+/// elsewhere), the decoder starts over from the front; it never panics.
+#[derive(Debug, Default)]
+pub struct RequestDecoder {
+    /// Offset in the buffer of the next header (or payload) to read.
+    pos: usize,
+    /// Where the search for the current line's terminator resumes: bytes
+    /// before it have been searched already (or it points at the NUL that
+    /// blocks the line, which the next search finds again at once).
+    search_from: usize,
+    /// The multibulk in progress, once its `*<count>` line was read.
+    multibulk: Option<Multibulk>,
+    /// `(start, end)` of each complete argument of the multibulk in
+    /// progress. Kept here, not in `Multibulk`, so its capacity is reused.
+    spans: Vec<(usize, usize)>,
+}
+
+#[derive(Debug)]
+struct Multibulk {
+    /// Arguments not read yet (including one whose payload is pending).
+    remaining: usize,
+    /// Length of the argument whose `$<len>` line was read and whose
+    /// payload starts at `pos`.
+    bulk_len: Option<usize>,
+}
+
+/// A line search outcome: the offset of the terminator, or not yet.
+enum Line {
+    Found(usize),
+    Pending,
+}
+
+impl RequestDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The buffer length that the request in progress needs at least, when
+    /// the decoder knows it (it is inside a bulk payload). A server may
+    /// reserve that much at once instead of growing its buffer by doubling.
+    pub fn min_buffer_len(&self) -> Option<usize> {
+        let bulk_len = self.multibulk.as_ref()?.bulk_len?;
+        self.pos.checked_add(bulk_len)?.checked_add(2)
+    }
+
+    /// Decodes one request from the front of `buf`; see [`decode_request`]
+    /// for the meaning of the result.
+    pub fn decode(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: &Limits,
+        authenticated: bool,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        if self.pos > buf.len() || self.search_from > buf.len() {
+            self.reset();
+        }
+        let result = if self.multibulk.is_some() {
+            self.continue_multibulk(buf, limits, authenticated)
+        } else {
+            match buf.first() {
+                None => Ok(None),
+                Some(b'*') => self.start_multibulk(buf, limits, authenticated),
+                Some(_) => self.inline(buf, limits),
+            }
+        };
+        if !matches!(result, Ok(None)) {
+            self.reset();
+        }
+        result
+    }
+
+    fn reset(&mut self) {
+        self.pos = 0;
+        self.search_from = 0;
+        self.multibulk = None;
+        self.spans.clear();
+    }
+
+    /// Finds `terminator` for the line starting at `self.pos`, the way C's
+    /// `strchr` would: a NUL byte first means "not found". When it is not
+    /// found and the line already exceeds `max_inline_len`, that is
+    /// `too_big`.
+    fn find_line(
+        &mut self,
+        buf: &[u8],
+        terminator: u8,
+        max_inline_len: usize,
+        too_big: ProtocolError,
+    ) -> Result<Line, ProtocolError> {
+        let unsearched = buf.get(self.search_from..).unwrap_or_default();
+        match memchr::memchr2(terminator, 0, unsearched) {
+            Some(offset) if unsearched.get(offset) == Some(&terminator) => {
+                self.search_from += offset;
+                return Ok(Line::Found(self.search_from));
+            }
+            Some(offset) => self.search_from += offset,
+            None => self.search_from = buf.len(),
+        }
+        if buf.len() - self.pos > max_inline_len {
+            return Err(too_big);
+        }
+        Ok(Line::Pending)
+    }
+
+    /// Like `find_line` for a `*` or `$` header: also needs the byte after
+    /// the `\r` (skipped unchecked, like Redis does). Returns the `\r`.
+    fn find_header(
+        &mut self,
+        buf: &[u8],
+        max_inline_len: usize,
+        too_big: ProtocolError,
+    ) -> Result<Option<usize>, ProtocolError> {
+        match self.find_line(buf, b'\r', max_inline_len, too_big)? {
+            // Redis waits for the byte after '\r' but never reports "too
+            // big" once a '\r' is there (verified on 7.0.15).
+            Line::Found(cr) if cr + 1 < buf.len() => Ok(Some(cr)),
+            Line::Found(_) | Line::Pending => Ok(None),
+        }
+    }
+
+    fn start_multibulk(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: &Limits,
+        authenticated: bool,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let Some(cr) =
+            self.find_header(buf, limits.max_inline_len, ProtocolError::TooBigMbulkCount)?
+        else {
+            return Ok(None);
+        };
+        let count = match buf.get(1..cr).and_then(parse_ll) {
+            Some(n) if n <= 0 || (n as u64) <= limits.max_multibulk_len => n,
+            _ => return Err(ProtocolError::InvalidMultibulkLength),
+        };
+        if count > UNAUTH_MAX_MULTIBULK && !authenticated {
+            return Err(ProtocolError::UnauthenticatedMultibulk);
+        }
+        let end = cr + 2;
+        if count <= 0 {
+            let _ = buf.split_to(end);
+            return Ok(Some(Vec::new()));
+        }
+        let Ok(remaining) = usize::try_from(count) else {
+            return Err(ProtocolError::InvalidMultibulkLength);
+        };
+        self.pos = end;
+        self.search_from = end;
+        self.multibulk = Some(Multibulk {
+            remaining,
+            bulk_len: None,
+        });
+        self.spans.clear();
+        // Like Redis, do not trust the count for the allocation.
+        self.spans.reserve(remaining.min(1024));
+        self.continue_multibulk(buf, limits, authenticated)
+    }
+
+    fn continue_multibulk(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: &Limits,
+        authenticated: bool,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let Some(mut multibulk) = self.multibulk.take() else {
+            return Ok(None);
+        };
+        let result = self.read_arguments(&mut multibulk, buf, limits, authenticated);
+        self.multibulk = Some(multibulk);
+        if !matches!(result, Ok(true)) {
+            return result.map(|_| None);
+        }
+        let request = buf.split_to(self.pos).freeze();
+        Ok(Some(
+            self.spans
+                .iter()
+                .map(|&(start, end)| request.slice(start..end))
+                .collect(),
+        ))
+    }
+
+    /// Reads arguments until the multibulk is complete (`Ok(true)`) or the
+    /// buffer runs out (`Ok(false)`).
+    fn read_arguments(
+        &mut self,
+        multibulk: &mut Multibulk,
+        buf: &[u8],
+        limits: &Limits,
+        authenticated: bool,
+    ) -> Result<bool, ProtocolError> {
+        while multibulk.remaining > 0 {
+            let bulk_len = match multibulk.bulk_len {
+                Some(len) => len,
+                None => {
+                    let Some(cr) = self.find_header(
+                        buf,
+                        limits.max_inline_len,
+                        ProtocolError::TooBigBulkCount,
+                    )?
+                    else {
+                        return Ok(false);
+                    };
+                    let first = buf.get(self.pos).copied().unwrap_or(0);
+                    if first != b'$' {
+                        return Err(ProtocolError::ExpectedDollar(first));
+                    }
+                    let len = match buf.get(self.pos + 1..cr).and_then(parse_ll) {
+                        Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len => n,
+                        _ => return Err(ProtocolError::InvalidBulkLength),
+                    };
+                    if len > UNAUTH_MAX_BULK && !authenticated {
+                        return Err(ProtocolError::UnauthenticatedBulk);
+                    }
+                    let Ok(len) = usize::try_from(len) else {
+                        return Err(ProtocolError::InvalidBulkLength);
+                    };
+                    self.pos = cr + 2;
+                    self.search_from = self.pos;
+                    multibulk.bulk_len = Some(len);
+                    len
+                }
+            };
+            // The payload and the two bytes after it, which Redis skips
+            // without checking them (verified: "$4\r\nPINGxy" is PING).
+            let available = buf.len() - self.pos;
+            if available < 2 || available - 2 < bulk_len {
+                return Ok(false);
+            }
+            self.spans.push((self.pos, self.pos + bulk_len));
+            self.pos += bulk_len + 2;
+            self.search_from = self.pos;
+            multibulk.bulk_len = None;
+            multibulk.remaining -= 1;
+        }
+        Ok(true)
+    }
+
+    fn inline(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: &Limits,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let newline = match self.find_line(
+            buf,
+            b'\n',
+            limits.max_inline_len,
+            ProtocolError::TooBigInline,
+        )? {
+            Line::Found(newline) => newline,
+            Line::Pending => return Ok(None),
+        };
+        let line_end = match newline.checked_sub(1) {
+            Some(cr) if buf.get(cr) == Some(&b'\r') => cr,
+            _ => newline,
+        };
+        let tokens = split_args(buf.get(..line_end).unwrap_or_default())
+            .ok_or(ProtocolError::UnbalancedQuotes)?;
+        let line = buf.split_to(newline + 1).freeze();
+        Ok(Some(
+            tokens
+                .into_iter()
+                .map(|token| match token {
+                    Token::Slice(start, end) => line.slice(start..end),
+                    Token::Owned(bytes) => Bytes::from(bytes),
+                })
+                .collect(),
+        ))
     }
 }
 
-/// Redis's `string2ll`: optional '-', digits, no leading zeros, no '+'.
+/// Redis's `string2ll`: optional '-', then digits without a leading zero
+/// (except "0" itself), at most 20 characters, no '+', no spaces.
 fn parse_ll(bytes: &[u8]) -> Option<i64> {
     if bytes.is_empty() || bytes.len() > 20 {
         return None;
@@ -84,12 +417,13 @@ fn parse_ll(bytes: &[u8]) -> Option<i64> {
     if bytes == b"0" {
         return Some(0);
     }
-    let (negative, digits) = match bytes[0] {
-        b'-' => (true, &bytes[1..]),
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
         _ => (false, bytes),
     };
-    if digits.is_empty() || digits[0] == b'0' {
-        return None;
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
     }
     let mut value: u64 = 0;
     for &b in digits {
@@ -99,350 +433,150 @@ fn parse_ll(bytes: &[u8]) -> Option<i64> {
         value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
     if negative {
-        if value > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((value as i64).wrapping_neg())
-        }
+        0i64.checked_sub_unsigned(value)
     } else {
         i64::try_from(value).ok()
     }
 }
 
-/// Position of the `\r` ending the header line that starts at `from`, if
-/// the line and its `\n` are complete.
-enum Line {
-    Complete(usize),
-    Incomplete,
+/// An inline argument: a slice of the line when it was taken verbatim, or
+/// the bytes quoting rules produced.
+#[derive(Debug, PartialEq)]
+enum Token {
+    Slice(usize, usize),
+    Owned(Vec<u8>),
 }
 
-fn header_line(buf: &[u8], from: usize) -> Line {
-    match memchr::memchr(b'\r', &buf[from..]) {
-        // Redis needs the byte after '\r' to be present too.
-        Some(off) if from + off + 1 < buf.len() => Line::Complete(from + off),
-        _ => Line::Incomplete,
-    }
-}
-
-fn decode_multibulk(
-    buf: &mut BytesMut,
-    limits: &Limits,
-    authenticated: bool,
-) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-    let cr = match header_line(buf, 0) {
-        Line::Complete(cr) => cr,
-        Line::Incomplete => {
-            if buf.len() > limits.max_inline_len {
-                return Err(ProtocolError::TooBigMbulkCount);
+impl Token {
+    fn push(&mut self, line: &[u8], byte: u8) {
+        match self {
+            Token::Slice(start, end) => {
+                let mut owned = line.get(*start..*end).unwrap_or_default().to_vec();
+                owned.push(byte);
+                *self = Token::Owned(owned);
             }
-            return Ok(None);
+            Token::Owned(bytes) => bytes.push(byte),
         }
-    };
-    let count = match parse_ll(&buf[1..cr]) {
-        Some(n) if n as i128 <= limits.max_multibulk_len as i128 && n <= i32::MAX as i64 => n,
-        _ => return Err(ProtocolError::InvalidMultibulkLength),
-    };
-    if count > UNAUTH_MAX_MULTIBULK && !authenticated {
-        return Err(ProtocolError::UnauthenticatedMultibulk);
     }
-    let mut pos = cr + 2;
-    if count <= 0 {
-        let _ = buf.split_to(pos);
-        return Ok(Some(Vec::new()));
-    }
-    // First pass: validate headers and find the end without copying.
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity((count as usize).min(1024));
-    for _ in 0..count {
-        if pos >= buf.len() {
-            return Ok(None);
-        }
-        let cr = match header_line(buf, pos) {
-            Line::Complete(cr) => cr,
-            Line::Incomplete => {
-                if buf.len() - pos > limits.max_inline_len {
-                    return Err(ProtocolError::TooBigBulkCount);
-                }
-                return Ok(None);
-            }
-        };
-        if buf[pos] != b'$' {
-            return Err(ProtocolError::ExpectedDollar(buf[pos] as char));
-        }
-        let len = match parse_ll(&buf[pos + 1..cr]) {
-            Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len => n,
-            _ => return Err(ProtocolError::InvalidBulkLength),
-        };
-        if len > UNAUTH_MAX_BULK && !authenticated {
-            return Err(ProtocolError::UnauthenticatedBulk);
-        }
-        let start = cr + 2;
-        // Redis skips the two bytes after the payload without checking them.
-        let end = match start
-            .checked_add(len as usize)
-            .and_then(|e| e.checked_add(2))
-        {
-            Some(end) => end,
-            None => return Err(ProtocolError::InvalidBulkLength),
-        };
-        if end > buf.len() {
-            return Ok(None);
-        }
-        spans.push((start, start + len as usize));
-        pos = end;
-    }
-    let frozen = buf.split_to(pos).freeze();
-    Ok(Some(
-        spans.into_iter().map(|(s, e)| frozen.slice(s..e)).collect(),
-    ))
 }
 
-fn decode_inline(buf: &mut BytesMut, limits: &Limits) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-    let Some(nl) = memchr::memchr(b'\n', buf) else {
-        if buf.len() > limits.max_inline_len {
-            return Err(ProtocolError::TooBigInline);
-        }
-        return Ok(None);
-    };
-    let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
-    let args = split_args(&buf[..line_end]).ok_or(ProtocolError::UnbalancedQuotes)?;
-    let _ = buf.split_to(nl + 1);
-    Ok(Some(args.into_iter().map(Bytes::from).collect()))
-}
-
+/// C's `isspace` in the C locale (Redis never sets LC_CTYPE).
 fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 fn hex_value(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
 }
 
-/// Redis's `sdssplitargs`. As in C, a NUL byte ends the line.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+/// Redis's `sdssplitargs` over a C string: `line` ends at its first NUL,
+/// if any. `None` is "unbalanced quotes": an unterminated quote, or a
+/// closing quote followed by something other than a space.
+fn split_args(line: &[u8]) -> Option<Vec<Token>> {
     let line = match memchr::memchr(0, line) {
-        Some(nul) => &line[..nul],
+        Some(nul) => line.get(..nul).unwrap_or_default(),
         None => line,
     };
+    // The byte at `i`, or the terminating NUL.
     let at = |i: usize| line.get(i).copied().unwrap_or(0);
-    let mut args = Vec::new();
+    let mut tokens = Vec::new();
     let mut p = 0;
     loop {
-        while p < line.len() && is_space(line[p]) {
+        while is_space(at(p)) {
             p += 1;
         }
         if p >= line.len() {
-            return Some(args);
+            return Some(tokens);
         }
-        let (mut in_double, mut in_single, mut done) = (false, false, false);
-        let mut current = Vec::new();
-        while !done {
+        let mut token = Token::Slice(p, p);
+        let (mut in_double, mut in_single) = (false, false);
+        loop {
             let c = at(p);
             if in_double {
-                if c == b'\\'
-                    && at(p + 1) == b'x'
-                    && hex_value(at(p + 2)).is_some()
-                    && hex_value(at(p + 3)).is_some()
-                {
-                    current.push(hex_value(at(p + 2))? * 16 + hex_value(at(p + 3))?);
-                    p += 3;
-                } else if c == b'\\' && at(p + 1) != 0 {
-                    p += 1;
-                    current.push(match at(p) {
+                if c == b'\\' && at(p + 1) == b'x' {
+                    if let (Some(high), Some(low)) = (hex_value(at(p + 2)), hex_value(at(p + 3))) {
+                        token.push(line, high * 16 + low);
+                        p += 4;
+                        continue;
+                    }
+                }
+                if c == b'\\' && at(p + 1) != 0 {
+                    let escaped = match at(p + 1) {
                         b'n' => b'\n',
                         b'r' => b'\r',
                         b't' => b'\t',
-                        b'b' => 8,
-                        b'a' => 7,
+                        b'b' => 0x08,
+                        b'a' => 0x07,
                         other => other,
-                    });
+                    };
+                    token.push(line, escaped);
+                    p += 2;
                 } else if c == b'"' {
+                    // A closing quote must be followed by a space or the end.
                     if at(p + 1) != 0 && !is_space(at(p + 1)) {
                         return None;
                     }
-                    done = true;
+                    p += 1;
+                    break;
                 } else if c == 0 {
                     return None;
                 } else {
-                    current.push(c);
+                    token.push(line, c);
+                    p += 1;
                 }
             } else if in_single {
                 if c == b'\\' && at(p + 1) == b'\'' {
-                    p += 1;
-                    current.push(b'\'');
+                    token.push(line, b'\'');
+                    p += 2;
                 } else if c == b'\'' {
                     if at(p + 1) != 0 && !is_space(at(p + 1)) {
                         return None;
                     }
-                    done = true;
+                    p += 1;
+                    break;
                 } else if c == 0 {
                     return None;
                 } else {
-                    current.push(c);
+                    token.push(line, c);
+                    p += 1;
                 }
             } else {
                 match c {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => done = true,
-                    b'"' => in_double = true,
-                    b'\'' => in_single = true,
-                    other => current.push(other),
+                    // Only these end a bare word (not '\v' or '\f').
+                    b' ' | b'\n' | b'\r' | b'\t' | 0 => {
+                        if c != 0 {
+                            p += 1;
+                        }
+                        break;
+                    }
+                    b'"' | b'\'' => {
+                        // From here on the token is rewritten: own it.
+                        if let Token::Slice(start, end) = token {
+                            token = Token::Owned(line.get(start..end).unwrap_or_default().to_vec());
+                        }
+                        in_double = c == b'"';
+                        in_single = c == b'\'';
+                        p += 1;
+                    }
+                    _ => {
+                        match &mut token {
+                            // Bare bytes are consecutive: widen the slice.
+                            Token::Slice(_, end) => *end = p + 1,
+                            Token::Owned(bytes) => bytes.push(c),
+                        }
+                        p += 1;
+                    }
                 }
             }
-            if p < line.len() {
-                p += 1;
-            }
         }
-        args.push(current);
+        tokens.push(token);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn decode_all(input: &[u8]) -> Result<Vec<Vec<Bytes>>, ProtocolError> {
-        let mut buf = BytesMut::from(input);
-        let mut out = Vec::new();
-        while let Some(args) = decode_request(&mut buf, &Limits::default(), true)? {
-            out.push(args);
-        }
-        Ok(out)
-    }
-
-    fn strs(args: &[Bytes]) -> Vec<&[u8]> {
-        args.iter().map(|a| a.as_ref()).collect()
-    }
-
-    #[test]
-    fn multibulk_and_pipelines() {
-        let reqs = decode_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPING\r\n").unwrap();
-        assert_eq!(reqs.len(), 2);
-        assert_eq!(strs(&reqs[0]), vec![&b"GET"[..], b"k"]);
-        assert_eq!(strs(&reqs[1]), vec![&b"PING"[..]]);
-        assert_eq!(decode_all(b"*0\r\n").unwrap(), vec![Vec::<Bytes>::new()]);
-        assert_eq!(decode_all(b"*-1\r\n").unwrap(), vec![Vec::<Bytes>::new()]);
-        assert_eq!(
-            strs(&decode_all(b"*1\r\n$0\r\n\r\n").unwrap()[0]),
-            vec![&b""[..]]
-        );
-    }
-
-    #[test]
-    fn every_split_point_waits_then_decodes() {
-        let samples: [&[u8]; 3] = [
-            b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n",
-            b"SET \"a b\" 'c d' plain\r\n",
-            b"*1\r\n$10\r\n0123456789\r\n",
-        ];
-        for sample in samples {
-            let whole = decode_all(sample).unwrap();
-            for split in 0..sample.len() {
-                let mut buf = BytesMut::from(&sample[..split]);
-                assert_eq!(
-                    decode_request(&mut buf, &Limits::default(), true).unwrap(),
-                    None,
-                    "split {split}"
-                );
-                assert_eq!(buf.len(), split, "partial input must stay in the buffer");
-                buf.extend_from_slice(&sample[split..]);
-                let got = decode_request(&mut buf, &Limits::default(), true)
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(got, whole[0]);
-                assert!(buf.is_empty());
-            }
-        }
-    }
-
-    #[test]
-    fn protocol_errors_use_redis_texts() {
-        let cases: [(&[u8], &str); 9] = [
-            (b"*x\r\n", "Protocol error: invalid multibulk length"),
-            (
-                b"*99999999999\r\n",
-                "Protocol error: invalid multibulk length",
-            ),
-            (b"*1\r\n$x\r\n", "Protocol error: invalid bulk length"),
-            (b"*1\r\n$-1\r\n", "Protocol error: invalid bulk length"),
-            (
-                b"*1\r\n$99999999999\r\n",
-                "Protocol error: invalid bulk length",
-            ),
-            (b"*1\r\n:1\r\n", "Protocol error: expected '$', got ':'"),
-            (
-                b"SET \"a\r\n",
-                "Protocol error: unbalanced quotes in request",
-            ),
-            (
-                b"SET \"a\"b\r\n",
-                "Protocol error: unbalanced quotes in request",
-            ),
-            (
-                b"GET 'a\r\n",
-                "Protocol error: unbalanced quotes in request",
-            ),
-        ];
-        for (input, text) in cases {
-            let err = decode_all(input).unwrap_err();
-            assert_eq!(
-                err.to_string(),
-                text,
-                "{:?}",
-                String::from_utf8_lossy(input)
-            );
-        }
-        let long = vec![b'a'; 70 * 1024];
-        assert_eq!(decode_all(&long).unwrap_err(), ProtocolError::TooBigInline);
-        let mut long_count = b"*".to_vec();
-        long_count.extend(vec![b'1'; 70 * 1024]);
-        assert_eq!(
-            decode_all(&long_count).unwrap_err(),
-            ProtocolError::TooBigMbulkCount
-        );
-        let mut long_bulk = b"*1\r\n$".to_vec();
-        long_bulk.extend(vec![b'1'; 70 * 1024]);
-        assert_eq!(
-            decode_all(&long_bulk).unwrap_err(),
-            ProtocolError::TooBigBulkCount
-        );
-    }
-
-    #[test]
-    fn limits_and_unauthenticated_clients() {
-        let limits = Limits {
-            max_bulk_len: 10,
-            ..Limits::default()
-        };
-        let mut buf = BytesMut::from(&b"*1\r\n$11\r\n"[..]);
-        assert_eq!(
-            decode_request(&mut buf, &limits, true),
-            Err(ProtocolError::InvalidBulkLength)
-        );
-        let mut buf = BytesMut::from(&b"*11\r\n"[..]);
-        assert_eq!(
-            decode_request(&mut buf, &Limits::default(), false),
-            Err(ProtocolError::UnauthenticatedMultibulk)
-        );
-        let mut buf = BytesMut::from(&b"*1\r\n$16385\r\n"[..]);
-        assert_eq!(
-            decode_request(&mut buf, &Limits::default(), false),
-            Err(ProtocolError::UnauthenticatedBulk)
-        );
-    }
-
-    #[test]
-    fn inline_quoting_follows_sdssplitargs() {
-        let reqs = decode_all(b"set \"a\\x41\\n\" 'it\\'s' \"q\\\"\"\n  \r\nPING\n").unwrap();
-        assert_eq!(strs(&reqs[0]), vec![&b"set"[..], b"aA\n", b"it's", b"q\""]);
-        assert!(reqs[1].is_empty());
-        assert_eq!(strs(&reqs[2]), vec![&b"PING"[..]]);
-        assert_eq!(
-            strs(&decode_all(b"a\0b c\r\n").unwrap()[0]),
-            vec![&b"a"[..]]
-        );
-        assert_eq!(strs(&decode_all(b"\"\"\r\n").unwrap()[0]), vec![&b""[..]]);
-    }
-}
+mod tests;

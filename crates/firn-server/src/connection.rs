@@ -3,7 +3,7 @@
 //! syscall once the writes they depend on are committed.
 
 use bytes::{Bytes, BytesMut};
-use firn_resp::{decode_request, Limits, Protocol, Reply};
+use firn_resp::{Limits, Protocol, Reply, RequestDecoder};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +33,7 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
         reply_mode: ReplyMode::On,
     };
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    let mut decoder = RequestDecoder::new();
     let mut out = BytesMut::with_capacity(16 * 1024);
     let mut committed = server.committed.clone();
     let mut shutdown = server.shutdown.subscribe();
@@ -75,44 +76,68 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
                 c.client_query_buffer_limit,
             )
         };
-        let mut wait_seq = 0u64;
+        let mut awaiting = Awaiting::default();
         loop {
-            let args = match decode_request(&mut inbuf, &limits, session.authenticated) {
+            let args = match decoder.decode(&mut inbuf, &limits, session.authenticated) {
                 Ok(None) => break,
                 Ok(Some(args)) if args.is_empty() => continue,
                 Ok(Some(args)) => args,
                 Err(e) => {
-                    Reply::Error(format!("ERR {e}").into()).encode(&mut out, session.protocol);
-                    let _ = flush(&mut writer, &mut out, &server, &mut committed, wait_seq).await;
+                    e.to_reply().encode(&mut out, session.protocol);
+                    let _ = flush(
+                        &mut writer,
+                        &mut out,
+                        &server,
+                        &mut committed,
+                        &mut awaiting,
+                    )
+                    .await;
                     break 'conn;
                 }
             };
             let (flow, seq) = run_one(&server, &client, &mut session, &args, &mut out).await;
             if let Some(seq) = seq {
-                wait_seq = wait_seq.max(seq);
+                awaiting.add(seq);
             }
             if let Flow::Close = flow {
-                let _ = flush(&mut writer, &mut out, &server, &mut committed, wait_seq).await;
+                let _ = flush(
+                    &mut writer,
+                    &mut out,
+                    &server,
+                    &mut committed,
+                    &mut awaiting,
+                )
+                .await;
                 break 'conn;
             }
             if client.monitor.load(Ordering::Acquire) {
-                if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
-                    .await
-                    .is_err()
+                if flush(
+                    &mut writer,
+                    &mut out,
+                    &server,
+                    &mut committed,
+                    &mut awaiting,
+                )
+                .await
+                .is_err()
                 {
                     break 'conn;
                 }
                 monitor_loop(&server, &client, &mut writer).await;
                 break 'conn;
             }
-            if out.len() >= FLUSH_BYTES {
-                if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
-                    .await
-                    .is_err()
-                {
-                    break 'conn;
-                }
-                wait_seq = 0;
+            if out.len() >= FLUSH_BYTES
+                && flush(
+                    &mut writer,
+                    &mut out,
+                    &server,
+                    &mut committed,
+                    &mut awaiting,
+                )
+                .await
+                .is_err()
+            {
+                break 'conn;
             }
         }
         client
@@ -125,9 +150,15 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
             );
             break;
         }
-        if flush(&mut writer, &mut out, &server, &mut committed, wait_seq)
-            .await
-            .is_err()
+        if flush(
+            &mut writer,
+            &mut out,
+            &server,
+            &mut committed,
+            &mut awaiting,
+        )
+        .await
+        .is_err()
         {
             break;
         }
@@ -136,16 +167,43 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
 
-/// Waits until `wait_seq` is committed, then writes `out`.
+/// The commit sequence numbers the buffered replies depend on.
+#[derive(Clone, Copy, Default)]
+struct Awaiting {
+    first: u64,
+    last: u64,
+}
+
+impl Awaiting {
+    fn add(&mut self, seq: u64) {
+        if self.first == 0 {
+            self.first = seq;
+        }
+        self.last = self.last.max(seq);
+    }
+}
+
+/// Waits until the writes behind `out` are durable, then writes `out`. If
+/// the writer gave up on any of them (disk full), the replies are dropped
+/// and the connection is closed: the client is never told that a write it
+/// cannot find again succeeded.
 async fn flush(
     writer: &mut tokio::net::tcp::OwnedWriteHalf,
     out: &mut BytesMut,
     server: &Server,
     committed: &mut tokio::sync::watch::Receiver<u64>,
-    wait_seq: u64,
+    awaiting: &mut Awaiting,
 ) -> std::io::Result<()> {
-    if wait_seq > 0 && *committed.borrow() < wait_seq {
-        let _ = committed.wait_for(|s| *s >= wait_seq).await;
+    let wait_seq = awaiting.last;
+    if wait_seq > 0 {
+        if *committed.borrow() < wait_seq {
+            let _ = committed.wait_for(|s| *s >= wait_seq).await;
+        }
+        if server.engine.failed_between(awaiting.first, wait_seq) {
+            out.clear();
+            return Err(std::io::Error::other("write could not be made durable"));
+        }
+        *awaiting = Awaiting::default();
     }
     if out.is_empty() {
         return Ok(());

@@ -133,6 +133,8 @@ pub(crate) struct Inner {
     listener: OnceLock<CommitListener>,
     write_error: Mutex<Option<String>>,
     has_write_error: AtomicBool,
+    /// Sequence ranges the writer gave up on (most recent last, bounded).
+    failed: Mutex<std::collections::VecDeque<(u64, u64)>>,
     shutting_down: AtomicBool,
 }
 
@@ -161,6 +163,14 @@ impl Inner {
             self.write_error.lock().clone()
         } else {
             None
+        }
+    }
+
+    pub(crate) fn record_failed(&self, first: u64, last: u64) {
+        let mut failed = self.failed.lock();
+        failed.push_back((first, last));
+        while failed.len() > 4096 {
+            failed.pop_front();
         }
     }
 
@@ -274,6 +284,7 @@ impl Engine {
             listener: OnceLock::new(),
             write_error: Mutex::new(None),
             has_write_error: AtomicBool::new(false),
+            failed: Mutex::new(std::collections::VecDeque::new()),
             shutting_down: AtomicBool::new(false),
         });
         let _ = weak.set(Arc::downgrade(&inner));
@@ -390,6 +401,27 @@ impl Engine {
         }
     }
 
+    /// Waits for `seq` and reports whether it was written or given up on.
+    /// Never call this on a network thread.
+    pub fn wait_durable(&self, seq: u64) -> Result<()> {
+        self.wait_committed(seq);
+        if self.failed_between(seq, seq) {
+            let why = self.write_error().unwrap_or_else(|| "write failed".into());
+            return Err(StorageError::WriteFailed(why));
+        }
+        Ok(())
+    }
+
+    /// Whether any write with a sequence number in `[from, to]` was given up
+    /// on (see writer.rs): its client must not be told it succeeded.
+    pub fn failed_between(&self, from: u64, to: u64) -> bool {
+        self.inner
+            .failed
+            .lock()
+            .iter()
+            .any(|&(first, last)| first <= to && from <= last)
+    }
+
     /// `(keys, keys with an expiry)` of logical database `db`.
     pub fn key_count(&self, db: u8) -> (u64, u64) {
         let (keys, expires) = self.inner.counts.get(self.inner.physical(db));
@@ -434,10 +466,10 @@ impl Engine {
         for pdb in targets {
             txn.delete_database(pdb);
         }
-        if let Some(seq) = txn.commit()? {
-            self.wait_committed(seq);
+        match txn.commit()? {
+            Some(seq) => self.wait_durable(seq),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Swaps two logical databases: O(1), only the logical→physical map changes.
@@ -453,10 +485,10 @@ impl Engine {
         *self.inner.db_map.write() = new_map;
         let seq = txn.commit()?;
         drop(_all);
-        if let Some(seq) = seq {
-            self.wait_committed(seq);
+        match seq {
+            Some(seq) => self.wait_durable(seq),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Writes a RocksDB checkpoint (hard-linked SSTs + manifest) to `dest`,

@@ -5,9 +5,12 @@
 //! configured sync policy. Network threads never wait on the WAL or on a
 //! write stall; they wait only for `committed_seq` to pass their batch.
 //!
-//! A failed write is retried until it succeeds (the batch is never dropped,
-//! so nothing acknowledged can be lost); meanwhile `write_error` is set and
-//! new writes are refused, like Redis's MISCONF state.
+//! A failed write is retried for about a second. If it still fails (a full
+//! disk; RocksDB's WAL error is sticky until the database is reopened) the
+//! group is rolled back: its writes leave the overlay, its sequence numbers
+//! are recorded as failed, and its clients are woken to be told. Nothing
+//! was acknowledged, so nothing acknowledged is lost. `write_error` makes
+//! new writes fail with MISCONF until a probe write succeeds again.
 
 use bytes::Bytes;
 use crossbeam_channel::Receiver;
@@ -32,11 +35,23 @@ pub(crate) struct CommitBatch {
 
 const MAX_GROUP_BYTES: usize = 8 << 20;
 
+const RETRIES: u32 = 10;
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+const PROBE_KEY: &[u8] = b"write-probe";
+
 pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<CommitBatch>) {
     let mut write_opts = WriteOptions::default();
     write_opts.set_sync(inner.sync == SyncPolicy::Always);
     let mut persisted_version = inner.next_version.load(Ordering::Acquire);
-    while let Ok(first) = rx.recv() {
+    loop {
+        let first = match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(batch) => batch,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                probe_after_error(&inner, &write_opts);
+                continue;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
         let mut group = vec![first];
         let mut bytes: usize = 0;
         while bytes < MAX_GROUP_BYTES {
@@ -76,6 +91,7 @@ fn commit_group(
         }
     }
     let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
+    let mut attempt = 0;
     loop {
         let mut wb = WriteBatch::default();
         for batch in group {
@@ -117,9 +133,14 @@ fn commit_group(
         match inner.db.write_opt(wb, opts) {
             Ok(()) => break,
             Err(e) => {
-                tracing::error!(error = %e, "write to RocksDB failed; refusing writes and retrying");
+                attempt += 1;
+                tracing::error!(error = %e, attempt, "write to RocksDB failed; refusing new writes");
                 inner.set_write_error(Some(e.into_string()));
-                std::thread::sleep(Duration::from_millis(100));
+                if attempt >= RETRIES {
+                    roll_back(inner, group);
+                    return;
+                }
+                std::thread::sleep(RETRY_PAUSE);
             }
         }
     }
@@ -156,4 +177,35 @@ fn commit_group(
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
     inner.publish_committed(last);
+}
+
+/// Gives up on a group that cannot be written: nothing of it reaches
+/// RocksDB, its writes leave the overlay, and its clients learn it failed.
+fn roll_back(inner: &Inner, group: &[CommitBatch]) {
+    inner.overlay.remove_committed(
+        group
+            .iter()
+            .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
+    );
+    if let (Some(first), Some(last)) = (group.first(), group.last()) {
+        inner.record_failed(first.seq, last.seq);
+        inner.publish_committed(last.seq);
+    }
+}
+
+/// While writes are refused, checks once a second whether RocksDB accepts
+/// a write again (e.g. after space was freed).
+fn probe_after_error(inner: &Inner, opts: &WriteOptions) {
+    if inner.write_error_text().is_none() {
+        return;
+    }
+    let Some(system) = inner.cf(Cf::System) else {
+        return;
+    };
+    let mut wb = WriteBatch::default();
+    wb.put_cf(system, PROBE_KEY, crate::now_ms().to_be_bytes());
+    if inner.db.write_opt(wb, opts).is_ok() {
+        tracing::warn!("RocksDB accepts writes again");
+        inner.set_write_error(None);
+    }
 }

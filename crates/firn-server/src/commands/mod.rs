@@ -81,11 +81,7 @@ pub const fn def(name: &'static str, handler: Handler) -> Def {
     }
 }
 
-pub const fn def_keys(
-    name: &'static str,
-    handler: Handler,
-    keys: KeyFinder,
-) -> Def {
+pub const fn def_keys(name: &'static str, handler: Handler, keys: KeyFinder) -> Def {
     Def {
         name,
         handler,
