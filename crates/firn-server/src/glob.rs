@@ -2,6 +2,11 @@
 //! and `^` negation, and `\` escapes. Used by KEYS, SCAN MATCH and CONFIG GET.
 
 pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
+    // Redis's loop never runs for an empty string, so only an empty pattern
+    // matches it (KEYS/SCAN special-case a lone "*" before matching).
+    if text.is_empty() {
+        return pattern.is_empty();
+    }
     glob_inner(pattern, text, nocase, 0)
 }
 
@@ -136,5 +141,7 @@ mod tests {
         assert!(glob_match(b"MAX*", b"maxclients", true));
         assert!(!glob_match(b"a*b", b"acd", false));
         assert!(glob_match(b"", b"", false));
+        assert!(!glob_match(b"***", b"", false));
+        assert!(glob_match(b"a*", b"a", false));
     }
 }

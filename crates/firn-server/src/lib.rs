@@ -13,7 +13,7 @@ pub mod errors;
 pub mod exec;
 pub mod glob;
 pub mod info;
-// pub mod rdb; (pending)
+pub mod rdb;
 pub mod server;
 mod startup;
 

@@ -1,13 +1,52 @@
-//! Generic key commands: DEL, EXISTS, TYPE, expiry, RENAME/COPY/MOVE, SCAN,
-//! OBJECT, DUMP/RESTORE.
+//! Generic key commands: DEL, EXISTS, TYPE, expiry, RENAME/COPY/MOVE, KEYS,
+//! SCAN, RANDOMKEY, OBJECT, DUMP/RESTORE.
+//!
+//! Keys of every type share one meta record (see firn-storage meta.rs), so
+//! everything here works on metadata: deleting or expiring a collection is
+//! O(1) and its members are reclaimed by compaction. Copies (RENAME, COPY,
+//! MOVE) of chunked strings and collections copy their members.
 
 use bytes::Bytes;
 use firn_resp::Reply;
+use firn_storage::{Body, Meta, Txn, ValueType};
 
-use super::{def, Ctx, Def};
-use crate::errors::CmdResult;
+use super::{def, def_keys, Ctx, Def};
+use crate::args::{int_arg, is, parse_i64, ArgCursor};
+use crate::errors::{
+    CmdError, CmdResult, DB_OUT_OF_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
+};
+use crate::glob::glob_match;
 
-pub const COMMANDS: &[Def] = &[def("del", del), def("exists", exists)];
+pub const COMMANDS: &[Def] = &[
+    def("del", del),
+    def("unlink", del),
+    def("exists", exists),
+    def("type", key_type),
+    def("touch", exists),
+    def("keys", keys),
+    def("scan", scan),
+    def("randomkey", randomkey),
+    def("expire", expire),
+    def("pexpire", pexpire),
+    def("expireat", expireat),
+    def("pexpireat", pexpireat),
+    def("ttl", ttl),
+    def("pttl", pttl),
+    def("expiretime", expiretime),
+    def("pexpiretime", pexpiretime),
+    def("persist", persist),
+    def("rename", rename),
+    def("renamenx", renamenx),
+    def_keys("copy", copy, copy_keys),
+    def_keys("move", move_key, move_keys),
+    def("object|encoding", object_encoding),
+    def("object|freq", object_freq),
+    def("object|idletime", object_idletime),
+    def("object|refcount", object_refcount),
+    def("object|help", object_help),
+    def("dump", dump),
+    def("restore", restore),
+];
 
 fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
@@ -20,6 +59,7 @@ fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(n))
 }
 
+/// EXISTS and TOUCH: how many of the keys exist (repeats count again).
 fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let mut n = 0;
@@ -29,4 +69,517 @@ fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     Ok(Reply::Integer(n))
+}
+
+fn key_type(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let name = ctx
+        .txn
+        .meta(db, &args[1])?
+        .map_or("none", |m| m.value_type.name());
+    Ok(Reply::Simple(Bytes::from_static(name.as_bytes())))
+}
+
+fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let pattern = &args[1];
+    let all = pattern.as_ref() == b"*";
+    let mut out = Vec::new();
+    let mut after: Option<Bytes> = None;
+    loop {
+        let page = ctx.txn.scan_keys(db, after.as_deref(), 1024, |key, _| {
+            all || glob_match(pattern, key, false)
+        })?;
+        out.extend(page.keys.into_iter().map(Reply::Bulk));
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => return Ok(Reply::Array(out)),
+        }
+    }
+}
+
+/// Redis's cursor parsing (strtoul): digits with an optional sign.
+fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(arg).ok()?;
+    let (negative, digits) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let value: u64 = digits.parse().ok()?;
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
+fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let cursor = parse_cursor(&args[1]).ok_or(CmdError::Static("ERR invalid cursor"))?;
+    let (mut pattern, mut count, mut type_filter): (Option<&Bytes>, usize, Option<&Bytes>) =
+        (None, 10, None);
+    let mut opts = ArgCursor::new(args, 2);
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "match") && opts.peek().is_some() {
+            pattern = opts.next_arg();
+        } else if is(opt, "count") && opts.peek().is_some() {
+            let n = opts.int_value()?;
+            if n < 1 {
+                return Err(CmdError::Static(SYNTAX));
+            }
+            count = n as usize;
+        } else if is(opt, "type") && opts.peek().is_some() {
+            type_filter = opts.next_arg();
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let after = if cursor == 0 {
+        None
+    } else {
+        ctx.server.scan_cursors.lock().resume(db, cursor)
+    };
+    let page = ctx
+        .txn
+        .scan_keys(db, after.as_deref(), count, |key, meta| {
+            pattern.is_none_or(|p| p.as_ref() == b"*" || glob_match(p, key, false))
+                && type_filter
+                    .is_none_or(|t| t.eq_ignore_ascii_case(meta.value_type.name().as_bytes()))
+        })?;
+    let next = match page.next_after {
+        Some(last) => ctx.server.scan_cursors.lock().save(db, last),
+        None => 0,
+    };
+    Ok(Reply::Array(vec![
+        Reply::Bulk(Bytes::from(next.to_string())),
+        Reply::Array(page.keys.into_iter().map(Reply::Bulk).collect()),
+    ]))
+}
+
+fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let seed: u64 = rand::random();
+    Ok(ctx
+        .txn
+        .random_key(db, seed)?
+        .map_or(Reply::Null, Reply::Bulk))
+}
+
+/// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT, following Redis's
+/// expireGenericCommand: options first, then the number, then the key.
+fn expire_generic(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    unit_ms: i64,
+    relative: bool,
+    name: &str,
+) -> CmdResult {
+    let db = ctx.db();
+    let now = ctx.txn.now_ms() as i64;
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for opt in &args[3..] {
+        if is(opt, "nx") {
+            nx = true;
+        } else if is(opt, "xx") {
+            xx = true;
+        } else if is(opt, "gt") {
+            gt = true;
+        } else if is(opt, "lt") {
+            lt = true;
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unsupported option {}",
+                String::from_utf8_lossy(opt)
+            )));
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return Err(CmdError::Static(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if gt && lt {
+        return Err(CmdError::Static(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    let invalid = || CmdError::Owned(format!("ERR invalid expire time in '{name}' command"));
+    let mut when = int_arg(&args[2])?;
+    if unit_ms == 1000 {
+        when = when.checked_mul(1000).ok_or_else(invalid)?;
+    }
+    if relative {
+        when = when.checked_add(now).ok_or_else(invalid)?;
+    }
+    let Some(meta) = ctx.txn.meta(db, &args[1])? else {
+        return Ok(Reply::Integer(0));
+    };
+    let current = (meta.expire_at_ms != 0).then_some(meta.expire_at_ms as i64);
+    let refused = (nx && current.is_some())
+        || (xx && current.is_none())
+        || (gt && current.is_none_or(|c| when <= c))
+        || (lt && current.is_some_and(|c| when >= c));
+    if refused {
+        return Ok(Reply::Integer(0));
+    }
+    if when <= now {
+        ctx.txn.delete_key(db, &args[1])?;
+    } else {
+        ctx.txn.set_expire_at(db, &args[1], when as u64)?;
+    }
+    Ok(Reply::Integer(1))
+}
+
+fn expire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1000, true, "expire")
+}
+
+fn pexpire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1, true, "pexpire")
+}
+
+fn expireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1000, false, "expireat")
+}
+
+fn pexpireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1, false, "pexpireat")
+}
+
+/// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no expiry.
+fn ttl_generic(ctx: &mut Ctx<'_>, args: &[Bytes], in_ms: bool, absolute: bool) -> CmdResult {
+    let db = ctx.db();
+    let now = ctx.txn.now_ms() as i64;
+    let Some(meta) = ctx.txn.meta(db, &args[1])? else {
+        return Ok(Reply::Integer(-2));
+    };
+    if meta.expire_at_ms == 0 {
+        return Ok(Reply::Integer(-1));
+    }
+    let at = meta.expire_at_ms as i64;
+    let value = if absolute { at } else { (at - now).max(0) };
+    Ok(Reply::Integer(if in_ms {
+        value
+    } else {
+        (value + 500) / 1000
+    }))
+}
+
+fn ttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, args, false, false)
+}
+
+fn pttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, args, true, false)
+}
+
+fn expiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, args, false, true)
+}
+
+fn pexpiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, args, true, true)
+}
+
+fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    match ctx.txn.meta(db, &args[1])? {
+        Some(meta) if meta.expire_at_ms != 0 => {
+            ctx.txn.set_expire_at(db, &args[1], 0)?;
+            Ok(Reply::Integer(1))
+        }
+        _ => Ok(Reply::Integer(0)),
+    }
+}
+
+fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
+    let db = ctx.db();
+    let (src, dst) = (&args[1], &args[2]);
+    if !ctx.txn.exists(db, src)? {
+        return Err(CmdError::Static(NO_SUCH_KEY));
+    }
+    if src == dst {
+        return Ok(if nx { Reply::Integer(0) } else { Reply::ok() });
+    }
+    if nx && ctx.txn.exists(db, dst)? {
+        return Ok(Reply::Integer(0));
+    }
+    ctx.txn.copy_key(db, src, db, dst)?;
+    ctx.txn.delete_key(db, src)?;
+    Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
+}
+
+fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    rename_generic(ctx, args, false)
+}
+
+fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    rename_generic(ctx, args, true)
+}
+
+/// A DB-number argument as SELECT/MOVE/COPY read it.
+fn db_arg(ctx: &Ctx<'_>, arg: &[u8]) -> CmdResult<u8> {
+    let n = parse_i64(arg).ok_or(CmdError::Static(NOT_INTEGER))?;
+    if n < 0 || n as usize >= ctx.server.engine.databases() || n > i32::MAX as i64 {
+        return Err(CmdError::Static(DB_OUT_OF_RANGE));
+    }
+    Ok(n as u8)
+}
+
+/// The `DB n` option of COPY, if given and numeric.
+fn copy_target_db(args: &[Bytes]) -> Option<u8> {
+    let mut opts = ArgCursor::new(args, 3);
+    let mut target = None;
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "db") {
+            target = opts
+                .next_arg()
+                .and_then(|v| parse_i64(v))
+                .and_then(|n| u8::try_from(n).ok());
+        }
+    }
+    target
+}
+
+fn copy_keys(args: &[Bytes], db: u8) -> Vec<(u8, Bytes)> {
+    let target = copy_target_db(args).unwrap_or(db);
+    vec![(db, args[1].clone()), (target, args[2].clone())]
+}
+
+fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let (mut target, mut replace) = (db, false);
+    let mut opts = ArgCursor::new(args, 3);
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "replace") {
+            replace = true;
+        } else if is(opt, "db") && opts.peek().is_some() {
+            let raw = opts.value()?;
+            let n = parse_i64(raw)
+                .filter(|n| i32::try_from(*n).is_ok())
+                .ok_or(CmdError::Static(NOT_INTEGER))?;
+            if n < 0 || n as usize >= ctx.server.engine.databases() {
+                return Err(CmdError::Static(DB_OUT_OF_RANGE));
+            }
+            target = n as u8;
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let (src, dst) = (&args[1], &args[2]);
+    if target == db && src == dst {
+        return Err(CmdError::Static(SAME_OBJECT));
+    }
+    if !ctx.txn.exists(db, src)? {
+        return Ok(Reply::Integer(0));
+    }
+    if ctx.txn.exists(target, dst)? {
+        if !replace {
+            return Ok(Reply::Integer(0));
+        }
+        ctx.txn.delete_key(target, dst)?;
+    }
+    ctx.txn.copy_key(db, src, target, dst)?;
+    Ok(Reply::Integer(1))
+}
+
+fn move_keys(args: &[Bytes], db: u8) -> Vec<(u8, Bytes)> {
+    let target = parse_i64(&args[2])
+        .and_then(|n| u8::try_from(n).ok())
+        .unwrap_or(db);
+    vec![(db, args[1].clone()), (target, args[1].clone())]
+}
+
+fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let target = db_arg(ctx, &args[2])?;
+    if target == db {
+        return Err(CmdError::Static(SAME_OBJECT));
+    }
+    let key = &args[1];
+    if !ctx.txn.exists(db, key)? || ctx.txn.exists(target, key)? {
+        return Ok(Reply::Integer(0));
+    }
+    ctx.txn.copy_key(db, key, target, key)?;
+    ctx.txn.delete_key(db, key)?;
+    Ok(Reply::Integer(1))
+}
+
+/// Redis's string encodings: "int" for a canonical integer, "embstr" up to
+/// 44 bytes, "raw" beyond or after an in-place modification.
+pub fn string_encoding(meta: &Meta) -> &'static str {
+    match &meta.body {
+        Body::Inline(v) if !meta.raw_encoding && v.len() <= 20 && parse_i64(v).is_some() => "int",
+        Body::Inline(v) if !meta.raw_encoding && v.len() <= 44 => "embstr",
+        _ => "raw",
+    }
+}
+
+fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    Ok(match ctx.txn.meta(db, &args[2])? {
+        None => Reply::Null,
+        Some(meta) => {
+            let name = match meta.value_type {
+                ValueType::String => string_encoding(&meta),
+                ValueType::List => "quicklist",
+                ValueType::Set => "hashtable",
+                ValueType::ZSet => "skiplist",
+                ValueType::Hash => "hashtable",
+                ValueType::Stream => "stream",
+            };
+            Reply::Bulk(Bytes::from_static(name.as_bytes()))
+        }
+    })
+}
+
+fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    match ctx.txn.meta(db, &args[2])? {
+        None => Ok(Reply::Null),
+        Some(_) => Err(CmdError::Static(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        )),
+    }
+}
+
+/// Firn does not record access times yet; an existing key reports 0.
+fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    Ok(match ctx.txn.meta(db, &args[2])? {
+        None => Reply::Null,
+        Some(_) => Reply::Integer(0),
+    })
+}
+
+/// Redis shares the integer objects 0..9999 (refcount INT_MAX).
+fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    Ok(match ctx.txn.meta(db, &args[2])? {
+        None => Reply::Null,
+        Some(meta) => match &meta.body {
+            Body::Inline(v)
+                if string_encoding(&meta) == "int"
+                    && parse_i64(v).is_some_and(|n| (0..10_000).contains(&n)) =>
+            {
+                Reply::Integer(i32::MAX as i64)
+            }
+            _ => Reply::Integer(1),
+        },
+    })
+}
+
+const OBJECT_HELP: &[&str] = &[
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// A HELP reply: one status line per entry.
+pub fn help_reply(lines: &[&'static str]) -> Reply {
+    Reply::Array(
+        lines
+            .iter()
+            .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
+            .collect(),
+    )
+}
+
+fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(help_reply(OBJECT_HELP))
+}
+
+fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let Some(meta) = ctx.txn.meta(db, &args[1])? else {
+        return Ok(Reply::Null);
+    };
+    match meta.value_type {
+        ValueType::String => {
+            let len = Txn::string_len_of(&meta);
+            let value = ctx.txn.read_string_range(db, &args[1], &meta, 0, len)?;
+            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump(
+                &crate::rdb::RdbValue::String(value.to_vec()),
+            ))))
+        }
+        other => Err(CmdError::Owned(format!(
+            "ERR Firn cannot dump a {} value yet",
+            other.name()
+        ))),
+    }
+}
+
+fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let now = ctx.txn.now_ms() as i64;
+    let (key, payload) = (&args[1], &args[3]);
+    let (mut replace, mut absttl, mut idletime, mut freq) = (false, false, false, false);
+    let mut opts = ArgCursor::new(args, 4);
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "replace") {
+            replace = true;
+        } else if is(opt, "absttl") {
+            absttl = true;
+        } else if is(opt, "idletime") && opts.peek().is_some() && !freq {
+            if opts.int_value()? < 0 {
+                return Err(CmdError::Static("ERR Invalid IDLETIME value, must be >= 0"));
+            }
+            idletime = true;
+        } else if is(opt, "freq") && opts.peek().is_some() && !idletime {
+            if !(0..=255).contains(&opts.int_value()?) {
+                return Err(CmdError::Static(
+                    "ERR Invalid FREQ value, must be >= 0 and <= 255",
+                ));
+            }
+            freq = true;
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    if !replace && ctx.txn.exists(db, key)? {
+        return Err(CmdError::Static("BUSYKEY Target key name already exists."));
+    }
+    let ttl = int_arg(&args[2])?;
+    if ttl < 0 {
+        return Err(CmdError::Static("ERR Invalid TTL value, must be >= 0"));
+    }
+    let value = crate::rdb::restore(payload).map_err(|e| CmdError::Owned(e.reply_text()))?;
+    let crate::rdb::RdbValue::String(bytes) = value else {
+        return Err(CmdError::Owned(format!(
+            "ERR Firn cannot restore a {} value yet",
+            value.type_name()
+        )));
+    };
+    let expire_at = match (ttl, absttl) {
+        (0, _) => 0,
+        (t, true) => t,
+        (t, false) => t.saturating_add(now),
+    };
+    if ttl != 0 && expire_at <= now {
+        // Already expired: Redis replies OK and stores nothing.
+        if replace {
+            ctx.txn.delete_key(db, key)?;
+        }
+        return Ok(Reply::ok());
+    }
+    let action = if expire_at == 0 {
+        firn_storage::ExpireAction::Clear
+    } else {
+        firn_storage::ExpireAction::At(expire_at as u64)
+    };
+    ctx.txn.set_string(db, key, Bytes::from(bytes), action)?;
+    Ok(Reply::ok())
 }
