@@ -93,7 +93,11 @@ fn commit_group(
     let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
     // Once writes are already failing, a group gets one attempt: retrying
     // each queued group for a second would stall shutdown and everyone.
-    let retries = if inner.write_error_text().is_some() { 1 } else { RETRIES };
+    let retries = if inner.write_error_text().is_some() {
+        1
+    } else {
+        RETRIES
+    };
     let mut attempt = 0;
     loop {
         let mut wb = WriteBatch::default();
