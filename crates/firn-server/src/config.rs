@@ -111,6 +111,23 @@ fn int_in(args: &[String], min: i64, max: i64) -> Result<i64, String> {
     Ok(v)
 }
 
+pub fn sync_policy(fsync: AppendFsync) -> firn_storage::SyncPolicy {
+    match fsync {
+        AppendFsync::Always => firn_storage::SyncPolicy::Always,
+        AppendFsync::EverySec => firn_storage::SyncPolicy::EverySec,
+        AppendFsync::No => firn_storage::SyncPolicy::No,
+    }
+}
+
+/// How the memory budget is shared (maxmemory 0 = 1 GiB).
+pub fn cache_budget(maxmemory: u64) -> (usize, u64, usize) {
+    let budget = if maxmemory == 0 { 1 << 30 } else { maxmemory };
+    let block_cache = (budget / 2) as usize;
+    let hot_cache = budget / 4;
+    let write_buffer = (budget / 8).clamp(4 << 20, 256 << 20) as usize;
+    (block_cache, hot_cache, write_buffer)
+}
+
 /// Redis's memtoull: a number with an optional k/kb/m/mb/g/gb suffix
 /// (k = 1000, kb = 1024, ...).
 pub fn parse_memory(text: &str) -> Option<u64> {
@@ -249,7 +266,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "appendfsync",
-        mutable: false,
+        mutable: true,
         doc: "When the RocksDB WAL is fsynced: always (before each reply, group-committed), everysec (WAL written before the reply, fsync every second), no.",
         get: |c| {
             match c.appendfsync {
@@ -264,7 +281,7 @@ pub static OPTIONS: &[OptionDef] = &[
                 "always" => AppendFsync::Always,
                 "everysec" => AppendFsync::EverySec,
                 "no" => AppendFsync::No,
-                _ => return Err("argument(s) must be one of the following: always, everysec, no".into()),
+                _ => return Err("argument(s) must be one of the following: everysec, always, no".into()),
             };
             Ok(())
         },
@@ -325,8 +342,8 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "maxmemory",
-        mutable: false,
-        doc: "Memory budget for caches (RocksDB block cache and memtables); 0 = 1 GiB default budget. Data is never evicted: it lives on disk.",
+        mutable: true,
+        doc: "Memory budget for caches: 1/2 RocksDB block cache, 1/4 hot tier, 1/8 memtables (fixed at start); 0 = a 1 GiB budget. Data is never evicted: it lives on disk.",
         get: |c| c.maxmemory.to_string(),
         set: |c, a| {
             c.maxmemory = memory(a)?;

@@ -205,6 +205,25 @@ impl Server {
         }
     }
 
+    /// CONFIG RESETSTAT: zero the counters INFO reports.
+    pub fn reset_stats(&self) {
+        let s = &self.stats;
+        for counter in [
+            &s.connections_received,
+            &s.rejected_connections,
+            &s.commands_processed,
+            &s.cold_commands,
+            &s.net_input_bytes,
+            &s.net_output_bytes,
+            &s.keyspace_hits,
+            &s.keyspace_misses,
+            &s.expired_keys,
+            &s.total_error_replies,
+        ] {
+            counter.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     pub fn request_shutdown(&self) {
         let _ = self.shutdown.send(true);
     }

@@ -1,7 +1,7 @@
 //! Start-up and shutdown: logging, file-descriptor limit, pidfile, the
 //! engine, background threads (active expiry), the listeners and signals.
 
-use firn_storage::{Engine, EngineConfig, ExpireCycle, SyncPolicy};
+use firn_storage::{Engine, EngineConfig, ExpireCycle};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -14,7 +14,7 @@ use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
 use crate::commands::Registry;
-use crate::config::{AppendFsync, Config};
+use crate::config::Config;
 use crate::server::{ClientInfo, Pause, Server, ServerStats, SlowLog};
 
 /// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
@@ -123,22 +123,15 @@ pub fn run(mut config: Config) -> Result<(), String> {
             tracing::warn!(error = %e, "cannot write pidfile");
         }
     }
-    let budget = if config.maxmemory == 0 {
-        1 << 30
-    } else {
-        config.maxmemory
-    };
+    let (block_cache_bytes, hot_cache_bytes, write_buffer_bytes) =
+        crate::config::cache_budget(config.maxmemory);
     let engine = Engine::open(&EngineConfig {
         path: config.dir.join("db"),
         databases: config.databases,
-        block_cache_bytes: (budget / 2) as usize,
-        hot_cache_bytes: budget / 4,
-        write_buffer_bytes: ((budget / 8).clamp(4 << 20, 256 << 20)) as usize,
-        sync: match config.appendfsync {
-            AppendFsync::Always => SyncPolicy::Always,
-            AppendFsync::EverySec => SyncPolicy::EverySec,
-            AppendFsync::No => SyncPolicy::No,
-        },
+        block_cache_bytes,
+        hot_cache_bytes,
+        write_buffer_bytes,
+        sync: crate::config::sync_policy(config.appendfsync),
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 

@@ -19,7 +19,7 @@ use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, DB,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -53,6 +53,7 @@ pub(crate) fn encode_counts(keys: i64, expires: i64) -> [u8; 16] {
 
 /// When the write-ahead log is fsynced (Redis's `appendfsync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum SyncPolicy {
     /// fsync before every reply (group commit shares one fsync per batch).
     Always,
@@ -122,7 +123,8 @@ pub(crate) struct Inner {
     pub(crate) locks: KeyLocks,
     pub(crate) next_version: AtomicU64,
     pub(crate) counts: Counts,
-    pub(crate) sync: SyncPolicy,
+    sync: AtomicU8,
+    block_cache: Mutex<Cache>,
     pub(crate) stats: EngineStats,
     pub(crate) databases: usize,
     db_map: RwLock<Vec<u8>>,
@@ -139,6 +141,14 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    pub(crate) fn sync_policy(&self) -> SyncPolicy {
+        match self.sync.load(Ordering::Relaxed) {
+            0 => SyncPolicy::Always,
+            1 => SyncPolicy::EverySec,
+            _ => SyncPolicy::No,
+        }
+    }
+
     pub(crate) fn cf(&self, cf: Cf) -> Option<&ColumnFamily> {
         self.db.cf_handle(cf.name())
     }
@@ -270,7 +280,8 @@ impl Engine {
             locks: KeyLocks::default(),
             next_version: AtomicU64::new(version),
             counts,
-            sync: config.sync,
+            sync: AtomicU8::new(config.sync as u8),
+            block_cache: Mutex::new(cache.clone()),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
             db_map: RwLock::new(db_map),
@@ -297,27 +308,28 @@ impl Engine {
                 .spawn(move || writer::run(writer_inner, rx))
                 .map_err(|e| StorageError::Rocks(format!("cannot start writer thread: {e}")))?,
         );
-        if config.sync == SyncPolicy::EverySec {
-            let sync_inner = inner.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name("firn-wal-sync".into())
-                    .spawn(move || {
-                        // fsync once a second; wake every 100 ms to notice shutdown.
-                        let mut ticks: u64 = 0;
-                        while !sync_inner.shutting_down.load(Ordering::Acquire) {
-                            std::thread::sleep(Duration::from_millis(100));
-                            ticks += 1;
-                            if ticks.is_multiple_of(10) {
-                                if let Err(e) = sync_inner.db.flush_wal(true) {
-                                    tracing::error!(error = %e, "WAL fsync failed");
-                                }
+        let sync_inner = inner.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("firn-wal-sync".into())
+                .spawn(move || {
+                    // With everysec, fsync the WAL once a second; wake every
+                    // 100 ms to notice shutdown and policy changes.
+                    let mut ticks: u64 = 0;
+                    while !sync_inner.shutting_down.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(100));
+                        ticks += 1;
+                        if ticks.is_multiple_of(10)
+                            && sync_inner.sync_policy() == SyncPolicy::EverySec
+                        {
+                            if let Err(e) = sync_inner.db.flush_wal(true) {
+                                tracing::error!(error = %e, "WAL fsync failed");
                             }
                         }
-                    })
-                    .map_err(|e| StorageError::Rocks(format!("cannot start sync thread: {e}")))?,
-            );
-        }
+                    }
+                })
+                .map_err(|e| StorageError::Rocks(format!("cannot start sync thread: {e}")))?,
+        );
         Ok(Engine {
             inner,
             threads: Arc::new(Mutex::new(threads)),
@@ -326,6 +338,21 @@ impl Engine {
 
     pub(crate) fn inner(&self) -> &Inner {
         &self.inner
+    }
+
+    /// Changes when the WAL is fsynced (CONFIG SET appendfsync).
+    pub fn set_sync_policy(&self, policy: SyncPolicy) {
+        self.inner.sync.store(policy as u8, Ordering::Relaxed);
+    }
+
+    /// Resizes the caches for a new memory budget (CONFIG SET maxmemory):
+    /// block cache and hot tier keep their shares of it.
+    pub fn set_cache_budget(&self, block_cache_bytes: usize, hot_cache_bytes: u64) {
+        self.inner
+            .block_cache
+            .lock()
+            .set_capacity(block_cache_bytes.max(8 << 20));
+        self.inner.hot.set_capacity(hot_cache_bytes);
     }
 
     /// A transaction for one command execution that holds no key locks.

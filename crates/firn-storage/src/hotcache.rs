@@ -90,6 +90,13 @@ impl HotCache {
         }
     }
 
+    /// Changes the capacity (a disabled cache stays disabled).
+    pub fn set_capacity(&self, capacity_bytes: u64) {
+        if let Some(cache) = &self.cache {
+            cache.set_capacity(capacity_bytes.max(1 << 20));
+        }
+    }
+
     pub fn used_bytes(&self) -> u64 {
         self.cache.as_ref().map_or(0, |c| c.weight())
     }

@@ -39,15 +39,20 @@ const RETRIES: u32 = 10;
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 const PROBE_KEY: &[u8] = b"write-probe";
 
+/// Write options for the current `appendfsync` policy.
+fn write_options(inner: &Inner) -> WriteOptions {
+    let mut opts = WriteOptions::default();
+    opts.set_sync(inner.sync_policy() == SyncPolicy::Always);
+    opts
+}
+
 pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<CommitBatch>) {
-    let mut write_opts = WriteOptions::default();
-    write_opts.set_sync(inner.sync == SyncPolicy::Always);
     let mut persisted_version = inner.next_version.load(Ordering::Acquire);
     loop {
         let first = match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(batch) => batch,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                probe_after_error(&inner, &write_opts);
+                probe_after_error(&inner, &write_options(&inner));
                 continue;
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
@@ -67,7 +72,12 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<CommitBatch>) {
                 Err(_) => break,
             }
         }
-        commit_group(&inner, &group, &write_opts, &mut persisted_version);
+        commit_group(
+            &inner,
+            &group,
+            &write_options(&inner),
+            &mut persisted_version,
+        );
     }
 }
 

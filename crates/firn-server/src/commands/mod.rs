@@ -147,6 +147,8 @@ enum Entry {
     Container {
         spec: &'static CommandSpec,
         subs: HashMap<Vec<u8>, Command>,
+        /// The container called without a subcommand (`COMMAND` alone).
+        bare: Option<Command>,
     },
 }
 
@@ -192,6 +194,16 @@ impl Registry {
                 loading_ok: Command::has_flag(spec, "loading"),
             };
             match d.name.split_once('|') {
+                None if !spec.subcommands.is_empty() => match entries
+                    .entry(d.name.as_bytes().to_vec())
+                    .or_insert_with(|| Entry::Container {
+                        spec,
+                        subs: HashMap::new(),
+                        bare: None,
+                    }) {
+                    Entry::Container { bare, .. } => *bare = Some(command),
+                    Entry::Leaf(_) => return Err(format!("'{}' registered twice", d.name)),
+                },
                 None => {
                     entries.insert(d.name.as_bytes().to_vec(), Entry::Leaf(command));
                 }
@@ -203,9 +215,15 @@ impl Registry {
                         .or_insert_with(|| Entry::Container {
                             spec: container_spec,
                             subs: HashMap::new(),
+                            bare: None,
                         });
-                    if let Entry::Container { subs, .. } = entry {
-                        subs.insert(sub.as_bytes().to_vec(), command);
+                    match entry {
+                        Entry::Container { subs, .. } => {
+                            subs.insert(sub.as_bytes().to_vec(), command);
+                        }
+                        Entry::Leaf(_) => {
+                            return Err(format!("'{container}' is both a command and a container"))
+                        }
                     }
                 }
             }
@@ -223,9 +241,12 @@ impl Registry {
         let command = match self.entries.get(&lower) {
             None => return Err(unknown_command(args)),
             Some(Entry::Leaf(c)) => c,
-            Some(Entry::Container { spec, subs }) => {
+            Some(Entry::Container { spec, subs, bare }) => {
                 let Some(sub) = args.get(1) else {
-                    return Err(wrong_arity(spec.name));
+                    return match bare {
+                        Some(command) => Ok(command),
+                        None => Err(wrong_arity(spec.name)),
+                    };
                 };
                 match subs.get(&sub.to_ascii_lowercase()) {
                     Some(c) => c,
