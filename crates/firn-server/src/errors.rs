@@ -16,6 +16,9 @@ pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is
 pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+/// getIntFromObjectOrReply on a number that fits a long but not an int.
+pub const INT_RANGE: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
 
 #[derive(Debug)]
 pub enum CmdError {

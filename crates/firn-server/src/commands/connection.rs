@@ -1,24 +1,48 @@
 //! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and
-//! CLIENT.
+//! CLIENT. Firn has one user, `default`, whose password is `requirepass`
+//! (none = any password is accepted where Redis accepts it).
 
 use bytes::Bytes;
-use firn_resp::Reply;
+use firn_resp::{Protocol, Reply};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
+use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
-use crate::errors::{CmdError, CmdResult, DB_OUT_OF_RANGE, INVALID_DB};
+use crate::args::{is, parse_i64};
+use crate::errors::{
+    wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INVALID_DB, SYNTAX, WRONGPASS,
+};
+use crate::server::{ClientInfo, ReplyMode};
 
 pub const COMMANDS: &[Def] = &[
     def("ping", ping),
     def("echo", echo),
     def("select", select),
     def("quit", quit),
+    def("hello", hello),
+    def("auth", auth),
+    def("reset", reset),
+    def("client|id", client_id),
+    def("client|setname", client_setname),
+    def("client|getname", client_getname),
+    def("client|list", client_list),
+    def("client|info", client_info),
+    def("client|kill", client_kill),
+    def("client|setinfo", client_setinfo),
+    def("client|reply", client_reply),
+    def("client|pause", client_pause),
+    def("client|unpause", client_unpause),
+    def("client|no-evict", client_no_evict),
+    def("client|no-touch", client_no_touch),
+    def("client|help", client_help),
 ];
 
 fn ping(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    Ok(match args.get(1) {
-        Some(msg) if args.len() == 2 => Reply::Bulk(msg.clone()),
-        Some(_) => return Err(crate::errors::wrong_arity("ping")),
-        None => Reply::Simple(Bytes::from_static(b"PONG")),
+    Ok(match args.len() {
+        1 => Reply::Simple(Bytes::from_static(b"PONG")),
+        2 => Reply::Bulk(args[1].clone()),
+        _ => return Err(wrong_arity("ping")),
     })
 }
 
@@ -27,7 +51,9 @@ fn echo(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let index = crate::args::parse_i64(&args[1]).ok_or(CmdError::Static(INVALID_DB))?;
+    let index = parse_i64(&args[1])
+        .filter(|n| i32::try_from(*n).is_ok())
+        .ok_or(CmdError::Static(INVALID_DB))?;
     if index < 0 || index as usize >= ctx.server.engine.databases() {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }
@@ -38,4 +64,425 @@ fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.deferred = Some(Deferred::Close);
     Ok(Reply::ok())
+}
+
+/// Redis's ACLAuthenticateUser for the single `default` user.
+fn credentials_ok(ctx: &Ctx<'_>, user: &[u8], password: &[u8]) -> bool {
+    if user != b"default" {
+        return false;
+    }
+    match &ctx.server.config().requirepass {
+        None => true,
+        Some(pass) => pass.as_bytes() == password,
+    }
+}
+
+fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (user, password): (&[u8], &[u8]) = match args.len() {
+        2 => {
+            if ctx.server.config().requirepass.is_none() {
+                return Err(CmdError::Static(
+                    "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+                ));
+            }
+            (b"default", &args[1])
+        }
+        3 => (&args[1], &args[2]),
+        _ => return Err(CmdError::Static(SYNTAX)),
+    };
+    if !credentials_ok(ctx, user, password) {
+        return Err(CmdError::Static(WRONGPASS));
+    }
+    ctx.session.authenticated = true;
+    Ok(Reply::ok())
+}
+
+/// Client names (and SETINFO values) are printable ASCII without spaces.
+fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+}
+
+const BAD_NAME: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+
+fn set_name(client: &ClientInfo, name: &Bytes) {
+    *client.name.lock() = if name.is_empty() {
+        None
+    } else {
+        Some(name.clone())
+    };
+}
+
+fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut version = None;
+    let mut next = 1;
+    if let Some(raw) = args.get(1) {
+        let v = parse_i64(raw).ok_or(CmdError::Static(
+            "ERR Protocol version is not an integer or out of range",
+        ))?;
+        if !(2..=3).contains(&v) {
+            return Err(CmdError::Static("NOPROTO unsupported protocol version"));
+        }
+        version = Some(v);
+        next = 2;
+    }
+    let (mut credentials, mut name) = (None, None);
+    let mut j = next;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if is(&args[j], "auth") && more >= 2 {
+            credentials = Some((&args[j + 1], &args[j + 2]));
+            j += 3;
+        } else if is(&args[j], "setname") && more >= 1 {
+            if !valid_name(&args[j + 1]) {
+                return Err(CmdError::Static(BAD_NAME));
+            }
+            name = Some(&args[j + 1]);
+            j += 2;
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&args[j])
+            )));
+        }
+    }
+    if let Some((user, password)) = credentials {
+        if !credentials_ok(ctx, user, password) {
+            return Err(CmdError::Static(WRONGPASS));
+        }
+        ctx.session.authenticated = true;
+    }
+    if !ctx.session.authenticated {
+        return Err(CmdError::Static("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
+    if let Some(name) = name {
+        set_name(ctx.client, name);
+    }
+    if let Some(v) = version {
+        ctx.session.protocol = if v == 3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        };
+    }
+    let proto = if ctx.session.protocol == Protocol::Resp3 {
+        3
+    } else {
+        2
+    };
+    let field = |s: &'static str| Reply::Bulk(Bytes::from_static(s.as_bytes()));
+    Ok(Reply::Map(vec![
+        (field("server"), field("redis")),
+        (field("version"), field("7.0.15")),
+        (field("proto"), Reply::Integer(proto)),
+        (field("id"), Reply::Integer(ctx.client.id as i64)),
+        (field("mode"), field("standalone")),
+        (field("role"), field("master")),
+        (field("modules"), Reply::Array(Vec::new())),
+    ]))
+}
+
+fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.session.db = 0;
+    ctx.session.protocol = Protocol::Resp2;
+    ctx.session.reply_mode = ReplyMode::On;
+    ctx.session.authenticated = ctx.server.config().requirepass.is_none();
+    *ctx.client.name.lock() = None;
+    ctx.client.no_evict.store(false, Ordering::Relaxed);
+    ctx.client.no_touch.store(false, Ordering::Relaxed);
+    Ok(Reply::Simple(Bytes::from_static(b"RESET")))
+}
+
+fn client_id(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::Integer(ctx.client.id as i64))
+}
+
+fn client_setname(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if !valid_name(&args[2]) {
+        return Err(CmdError::Static(BAD_NAME));
+    }
+    set_name(ctx.client, &args[2]);
+    Ok(Reply::ok())
+}
+
+fn client_getname(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(ctx
+        .client
+        .name
+        .lock()
+        .clone()
+        .map_or(Reply::Null, Reply::Bulk))
+}
+
+/// One CLIENT LIST/INFO line in Redis 7.0's field order.
+fn client_line(client: &ClientInfo, now_ms: u64) -> String {
+    let name = client.name.lock().clone().unwrap_or_default();
+    let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
+    let qbuf = client.query_buffer.load(Ordering::Relaxed);
+    let flags = if client.monitor.load(Ordering::Relaxed) {
+        "O"
+    } else {
+        "N"
+    };
+    format!(
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}\n",
+        client.id,
+        client.addr,
+        client.laddr,
+        client.fd,
+        String::from_utf8_lossy(&name),
+        client.created.elapsed().as_secs(),
+        idle,
+        flags,
+        client.db.load(Ordering::Relaxed),
+        qbuf,
+        16384u64.saturating_sub(qbuf),
+        16384 + qbuf,
+        client.last_cmd.lock(),
+        client.resp.load(Ordering::Relaxed),
+    )
+}
+
+fn client_info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    // The connection records these after the command; show them now.
+    ctx.client.db.store(ctx.session.db, Ordering::Relaxed);
+    *ctx.client.last_cmd.lock() = "client|info";
+    Ok(Reply::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(client_line(ctx.client, firn_storage::now_ms())),
+    })
+}
+
+fn all_clients(ctx: &Ctx<'_>) -> Vec<Arc<ClientInfo>> {
+    let mut clients: Vec<Arc<ClientInfo>> = ctx.server.clients.lock().values().cloned().collect();
+    clients.sort_by_key(|c| c.id);
+    clients
+}
+
+fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.client.db.store(ctx.session.db, Ordering::Relaxed);
+    *ctx.client.last_cmd.lock() = "client|list";
+    let mut clients = all_clients(ctx);
+    match args.len() {
+        2 => {}
+        4 if is(&args[2], "type") => {
+            let kind = String::from_utf8_lossy(&args[3]).to_ascii_lowercase();
+            match kind.as_str() {
+                "normal" => {}
+                "master" | "replica" | "slave" | "pubsub" => clients.clear(),
+                _ => return Err(CmdError::Owned(format!("ERR Unknown client type '{kind}'"))),
+            }
+        }
+        n if n >= 4 && is(&args[2], "id") => {
+            let mut ids = Vec::new();
+            for raw in &args[3..] {
+                match parse_i64(raw) {
+                    Some(id) if id > 0 => ids.push(id as u64),
+                    _ => return Err(CmdError::Static("ERR Invalid client ID")),
+                }
+            }
+            clients.retain(|c| ids.contains(&c.id));
+        }
+        _ => return Err(CmdError::Static(SYNTAX)),
+    }
+    let now = firn_storage::now_ms();
+    let text: String = clients.iter().map(|c| client_line(c, now)).collect();
+    Ok(Reply::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(text),
+    })
+}
+
+fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let clients = all_clients(ctx);
+    if args.len() == 3 {
+        // Old form: CLIENT KILL ip:port.
+        let addr = String::from_utf8_lossy(&args[2]).to_string();
+        let target = clients
+            .iter()
+            .find(|c| c.addr == addr)
+            .ok_or(CmdError::Static("ERR No such client"))?;
+        target.request_kill();
+        return Ok(Reply::ok());
+    }
+    if args.len() % 2 != 0 {
+        return Err(CmdError::Static(SYNTAX));
+    }
+    let (mut id, mut addr, mut laddr, mut user, mut normal_only, mut skip_me) =
+        (None, None, None, None, None, true);
+    for pair in args[2..].chunks(2) {
+        let value = String::from_utf8_lossy(&pair[1]).to_string();
+        if is(&pair[0], "id") {
+            id = Some(
+                parse_i64(&pair[1])
+                    .filter(|n| *n > 0)
+                    .ok_or(CmdError::Static("ERR client-id should be greater than 0"))?
+                    as u64,
+            );
+        } else if is(&pair[0], "addr") {
+            addr = Some(value);
+        } else if is(&pair[0], "laddr") {
+            laddr = Some(value);
+        } else if is(&pair[0], "user") {
+            user = Some(value);
+        } else if is(&pair[0], "type") {
+            normal_only = Some(match value.to_ascii_lowercase().as_str() {
+                "normal" => true,
+                "master" | "replica" | "slave" | "pubsub" => false,
+                _ => {
+                    return Err(CmdError::Owned(format!(
+                        "ERR Unknown client type '{value}'"
+                    )))
+                }
+            });
+        } else if is(&pair[0], "skipme") {
+            skip_me = match value.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err(CmdError::Static(SYNTAX)),
+            };
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let mut killed = 0;
+    for c in clients {
+        let matches = id.is_none_or(|id| c.id == id)
+            && addr.as_ref().is_none_or(|a| &c.addr == a)
+            && laddr.as_ref().is_none_or(|a| &c.laddr == a)
+            && user.as_ref().is_none_or(|u| u == "default")
+            && normal_only.is_none_or(|n| n)
+            && !(skip_me && c.id == ctx.client.id);
+        if matches {
+            c.request_kill();
+            killed += 1;
+        }
+    }
+    Ok(Reply::Integer(killed))
+}
+
+fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (attr, value) = (&args[2], &args[3]);
+    let slot = if is(attr, "lib-name") {
+        &ctx.client.lib_name
+    } else if is(attr, "lib-ver") {
+        &ctx.client.lib_ver
+    } else {
+        return Err(CmdError::Owned(format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(attr)
+        )));
+    };
+    if !valid_name(value) {
+        return Err(CmdError::Owned(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            String::from_utf8_lossy(attr).to_ascii_lowercase()
+        )));
+    }
+    *slot.lock() = if value.is_empty() {
+        None
+    } else {
+        Some(value.clone())
+    };
+    Ok(Reply::ok())
+}
+
+fn client_reply(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.session.reply_mode = if is(&args[2], "on") {
+        ReplyMode::On
+    } else if is(&args[2], "off") {
+        ReplyMode::Off
+    } else if is(&args[2], "skip") {
+        ReplyMode::SkipNext
+    } else {
+        return Err(CmdError::Static(SYNTAX));
+    };
+    Ok(Reply::ok())
+}
+
+fn client_pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let timeout = parse_i64(&args[2]).ok_or(CmdError::Static(
+        "ERR timeout is not an integer or out of range",
+    ))?;
+    if timeout < 0 {
+        return Err(CmdError::Static("ERR timeout is negative"));
+    }
+    let all = match args.get(3) {
+        None => true,
+        Some(mode) if is(mode, "all") => true,
+        Some(mode) if is(mode, "write") => false,
+        Some(_) => {
+            return Err(CmdError::Static(
+                "ERR CLIENT PAUSE mode must be WRITE or ALL",
+            ))
+        }
+    };
+    if args.len() > 4 {
+        return Err(CmdError::Static(SYNTAX));
+    }
+    let until = firn_storage::now_ms().saturating_add(timeout as u64);
+    {
+        let mut pause = ctx.server.pause.lock();
+        pause.until_ms = pause.until_ms.max(until);
+        pause.all = pause.all || all;
+    }
+    ctx.server.pause_changed.notify_waiters();
+    Ok(Reply::ok())
+}
+
+fn client_unpause(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    *ctx.server.pause.lock() = Default::default();
+    ctx.server.pause_changed.notify_waiters();
+    Ok(Reply::ok())
+}
+
+fn on_off(arg: &[u8]) -> CmdResult<bool> {
+    if is(arg, "on") {
+        Ok(true)
+    } else if is(arg, "off") {
+        Ok(false)
+    } else {
+        Err(CmdError::Static(SYNTAX))
+    }
+}
+
+fn client_no_evict(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.client
+        .no_evict
+        .store(on_off(&args[2])?, Ordering::Relaxed);
+    Ok(Reply::ok())
+}
+
+fn client_no_touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.client
+        .no_touch
+        .store(on_off(&args[2])?, Ordering::Relaxed);
+    Ok(Reply::ok())
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ID",
+    "    This connection's id.",
+    "INFO",
+    "    This connection, as one CLIENT LIST line.",
+    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> ...]",
+    "    Every connection, one line each.",
+    "KILL <ip:port> | KILL [ID <id>] [ADDR <ip:port>] [LADDR <ip:port>] [TYPE <type>] [USER <name>] [SKIPME (YES|NO)]",
+    "    Close matching connections.",
+    "SETNAME <name> | GETNAME",
+    "    Name this connection, or read its name.",
+    "SETINFO (LIB-NAME|LIB-VER) <value>",
+    "    Record the client library's name or version.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Turn replies to this connection on or off, or skip the next one.",
+    "PAUSE <timeout> [WRITE|ALL] | UNPAUSE",
+    "    Hold writes (or all commands) for <timeout> milliseconds, or stop holding.",
+    "NO-EVICT (ON|OFF) | NO-TOUCH (ON|OFF)",
+    "    Accepted for compatibility: Firn never evicts clients or data.",
+    "HELP",
+    "    Print this help.",
+];
+
+fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(help_reply(CLIENT_HELP))
 }

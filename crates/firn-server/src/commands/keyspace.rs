@@ -13,7 +13,7 @@ use firn_storage::{Body, Meta, Txn, ValueType};
 use super::{def, def_keys, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
-    CmdError, CmdResult, DB_OUT_OF_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
+    CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
 };
 use crate::glob::glob_match;
 
@@ -98,15 +98,24 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
 }
 
-/// Redis's cursor parsing (strtoul): digits with an optional sign.
+/// Redis's cursor parsing (`strtoul` base 10, then "the whole argument was
+/// consumed and did not start with a space"): an optional sign and digits,
+/// a negative value wrapping around as C's `strtoul` does, and the empty
+/// string reading as 0.
 fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(arg).ok()?;
-    let (negative, digits) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
+    let (negative, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
     };
-    let value: u64 = digits.parse().ok()?;
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
     Some(if negative {
         value.wrapping_neg()
     } else {
@@ -259,10 +268,12 @@ fn ttl_generic(ctx: &mut Ctx<'_>, args: &[Bytes], in_ms: bool, absolute: bool) -
     }
     let at = meta.expire_at_ms as i64;
     let value = if absolute { at } else { (at - now).max(0) };
+    // Rounded to seconds in 128 bits: an expiry near i64::MAX must not
+    // overflow (redis-server answers the mathematically rounded value).
     Ok(Reply::Integer(if in_ms {
         value
     } else {
-        (value + 500) / 1000
+        ((i128::from(value) + 500) / 1000) as i64
     }))
 }
 
@@ -318,13 +329,17 @@ fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     rename_generic(ctx, args, true)
 }
 
-/// A DB-number argument as SELECT/MOVE/COPY read it.
+/// A DB-number argument as MOVE and COPY read it (getIntFromObjectOrReply,
+/// then selectDb): not a number, outside an int, then outside the databases.
 fn db_arg(ctx: &Ctx<'_>, arg: &[u8]) -> CmdResult<u8> {
     let n = parse_i64(arg).ok_or(CmdError::Static(NOT_INTEGER))?;
-    if n < 0 || n as usize >= ctx.server.engine.databases() || n > i32::MAX as i64 {
+    if i32::try_from(n).is_err() {
+        return Err(CmdError::Static(INT_RANGE));
+    }
+    if n < 0 || n as usize >= ctx.server.engine.databases() {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }
-    Ok(n as u8)
+    u8::try_from(n).map_err(|_| CmdError::Static(DB_OUT_OF_RANGE))
 }
 
 /// The `DB n` option of COPY, if given and numeric.
@@ -355,14 +370,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(opt, "replace") {
             replace = true;
         } else if is(opt, "db") && opts.peek().is_some() {
-            let raw = opts.value()?;
-            let n = parse_i64(raw)
-                .filter(|n| i32::try_from(*n).is_ok())
-                .ok_or(CmdError::Static(NOT_INTEGER))?;
-            if n < 0 || n as usize >= ctx.server.engine.databases() {
-                return Err(CmdError::Static(DB_OUT_OF_RANGE));
-            }
-            target = n as u8;
+            target = db_arg(ctx, opts.value()?)?;
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
@@ -563,10 +571,12 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             value.type_name()
         )));
     };
+    // Redis adds the clock to a relative TTL in C arithmetic: a TTL so
+    // large that the sum overflows lands in the past, so nothing is stored.
     let expire_at = match (ttl, absttl) {
         (0, _) => 0,
         (t, true) => t,
-        (t, false) => t.saturating_add(now),
+        (t, false) => t.wrapping_add(now),
     };
     if ttl != 0 && expire_at <= now {
         // Already expired: Redis replies OK and stores nothing.
@@ -582,4 +592,117 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     ctx.txn.set_string(db, key, Bytes::from(bytes), action)?;
     Ok(Reply::ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_parse_like_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Some(0));
+        assert_eq!(parse_cursor(b""), Some(0));
+        assert_eq!(parse_cursor(b"00"), Some(0));
+        assert_eq!(parse_cursor(b"+7"), Some(7));
+        assert_eq!(parse_cursor(b"-0"), Some(0));
+        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"-18446744073709551615"), Some(1));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b"-18446744073709551616",
+            b"++1",
+            b"+-1",
+            b"-",
+            b"+",
+            b" 1",
+            b"1 ",
+            b"1.5",
+            b"0x10",
+            b"abc",
+        ] {
+            assert_eq!(
+                parse_cursor(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    fn string_meta(value: &[u8], raw: bool) -> Meta {
+        Meta {
+            raw_encoding: raw,
+            ..Meta::inline_string(Bytes::copy_from_slice(value))
+        }
+    }
+
+    #[test]
+    fn string_encodings_follow_redis() {
+        let x44 = vec![b'x'; 44];
+        let x45 = vec![b'x'; 45];
+        for (value, expected) in [
+            (&b"0"[..], "int"),
+            (b"-9223372036854775808", "int"),
+            (b"9223372036854775807", "int"),
+            (b"9223372036854775808", "embstr"),
+            (b"007", "embstr"),
+            (b"+1", "embstr"),
+            (b"-0", "embstr"),
+            (b"1.5", "embstr"),
+            (b"", "embstr"),
+            (&x44, "embstr"),
+            (&x45, "raw"),
+        ] {
+            let name = String::from_utf8_lossy(value);
+            assert_eq!(
+                string_encoding(&string_meta(value, false)),
+                expected,
+                "{name}"
+            );
+        }
+        // Modified in place (APPEND/SETRANGE/SETBIT): raw whatever it holds.
+        assert_eq!(string_encoding(&string_meta(b"12", true)), "raw");
+        assert_eq!(string_encoding(&string_meta(b"ab", true)), "raw");
+        let chunked = Meta {
+            body: Body::Chunked {
+                version: 1,
+                len: 1 << 20,
+            },
+            ..Meta::inline_string(Bytes::new())
+        };
+        assert_eq!(string_encoding(&chunked), "raw");
+    }
+
+    #[test]
+    fn copy_and_move_lock_both_databases() {
+        let args = |parts: &[&str]| -> Vec<Bytes> {
+            parts
+                .iter()
+                .map(|p| Bytes::copy_from_slice(p.as_bytes()))
+                .collect()
+        };
+        let k = |s: &str| Bytes::copy_from_slice(s.as_bytes());
+        assert_eq!(
+            copy_keys(&args(&["COPY", "a", "b", "DB", "3", "REPLACE"]), 1),
+            vec![(1, k("a")), (3, k("b"))]
+        );
+        assert_eq!(
+            copy_keys(&args(&["COPY", "a", "b"]), 2),
+            vec![(2, k("a")), (2, k("b"))]
+        );
+        // An invalid DB fails in the handler; locking stays in the session's db.
+        assert_eq!(
+            copy_keys(&args(&["COPY", "a", "b", "DB", "x"]), 2),
+            vec![(2, k("a")), (2, k("b"))]
+        );
+        assert_eq!(
+            move_keys(&args(&["MOVE", "a", "5"]), 0),
+            vec![(0, k("a")), (5, k("a"))]
+        );
+        assert_eq!(
+            move_keys(&args(&["MOVE", "a", "-1"]), 4),
+            vec![(4, k("a")), (4, k("a"))]
+        );
+    }
 }
