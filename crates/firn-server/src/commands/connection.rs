@@ -304,7 +304,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         target.request_kill();
         return Ok(Reply::ok());
     }
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(CmdError::Static(SYNTAX));
     }
     let (mut id, mut addr, mut laddr, mut user, mut normal_only, mut skip_me) =
