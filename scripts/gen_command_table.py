@@ -1,322 +1,606 @@
 #!/usr/bin/env python3
-"""Generates crates/firn-server/src/command_table.rs: one declaration per
-command Firn serves, as data (arity, flags, key positions, the complete
-COMMAND INFO and COMMAND DOCS replies).
+"""Generate crates/firn-server/src/command_table.rs from redis-server 7.0.15.
 
-Interface facts (arity, flags, key specs, argument structure, group, since,
-complexity) are read from a redis-server 7.0.15 started on a free loopback
-port, over RESP3 so that maps, sets and simple strings keep their types.
-The `summary` of each command is Firn's own text (SUMMARIES below). Redis
-7.2's CLIENT SETINFO and CLIENT NO-TOUCH, which 7.0 lacks, are declared
-here by hand.
+Firn declares every command once, as data (as Redis does in src/commands/*.json).
+This script asks a real redis-server for the interface facts of each command
+Firn serves and writes them out as Rust:
 
-    scripts/gen_command_table.py           # rewrite the file
-    scripts/gen_command_table.py --check   # exit 1 if the file is stale
+    scripts/gen_command_table.py            # regenerate the checked-in file
+    scripts/gen_command_table.py --check    # regenerate into a temp file, diff, exit 1 if different
+
+How it works:
+  * starts `redis-server` (must report version 7.0.15) on a free loopback port,
+    with no persistence, in a temporary directory; it is stopped on exit, on
+    error and on SIGINT/SIGTERM;
+  * sends `HELLO 3`, then `COMMAND INFO <name>` and `COMMAND DOCS <name>` for
+    every command in COMMAND_GROUPS, over a raw socket, parsed by the small
+    RESP3 reader below so that maps, sets, arrays, simple strings, bulk strings
+    and integers keep their exact wire type;
+  * replaces every `summary` in the docs with Firn's own sentence (SUMMARIES);
+    every other field (arity, flags, ACL categories, tips, key specs, argument
+    structure, group, since, complexity, history, deprecation facts) is copied
+    as Redis returns it;
+  * adds the subcommands Firn serves that Redis 7.0 lacks (EXTRA_SUBCOMMANDS,
+    hand-written from Redis 7.2's command JSON, in the shape 7.0 replies with);
+  * sorts subcommands by name. Redis keeps them in a dict hashed with a seed
+    chosen at startup, so their order changes from one redis-server run to the
+    next; sorting makes the output reproducible.
+
+Only the Python standard library is used.
 """
+
+import argparse
+import atexit
+import difflib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "crates", "firn-server", "src", "command_table.rs")
+REDIS_VERSION = "7.0.15"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUTPUT = os.path.join(REPO_ROOT, "crates", "firn-server", "src", "command_table.rs")
 
-COMMANDS = """ping echo hello auth select quit reset client
-info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog swapdb
-set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby incrbyfloat
-append strlen getrange substr setrange lcs
-setbit getbit bitcount bitpos bitop bitfield bitfield_ro
-del unlink exists type touch keys scan randomkey expire pexpire expireat pexpireat ttl pttl
-expiretime pexpiretime persist rename renamenx copy move object dump restore""".split()
+# The commands Firn serves in this wave, grouped as Redis documents them. Each
+# is taken with all of its Redis 7.0 subcommands (plus EXTRA_SUBCOMMANDS).
+COMMAND_GROUPS = [
+    ("connection", "ping echo hello auth select quit reset client"),
+    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog"),
+    (
+        "strings",
+        "set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby "
+        "incrbyfloat append strlen getrange substr setrange lcs",
+    ),
+    ("bitmaps", "setbit getbit bitcount bitpos bitop bitfield bitfield_ro"),
+    (
+        "keyspace",
+        "del unlink exists type touch keys scan randomkey expire pexpire expireat pexpireat ttl pttl "
+        "expiretime pexpiretime persist rename renamenx copy move swapdb object dump restore",
+    ),
+]
+COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
+# Firn's own one-line description of each command and subcommand. Redis's
+# summary sentences are not reused; everything else in COMMAND DOCS is.
 SUMMARIES = {
-    "ping": "Checks the connection; replies PONG or echoes the argument.",
-    "echo": "Replies with the given message.",
-    "hello": "Chooses the protocol version, optionally authenticating and naming the connection.",
-    "auth": "Authenticates the connection.",
-    "select": "Switches the connection to another logical database.",
-    "quit": "Closes the connection after replying.",
-    "reset": "Returns the connection to its initial state.",
-    "client": "Inspects and controls client connections.",
-    "client|id": "The connection's unique id.",
-    "client|setname": "Names the connection.",
-    "client|getname": "The connection's name.",
-    "client|list": "One line per open connection.",
-    "client|info": "This connection as one CLIENT LIST line.",
-    "client|kill": "Closes connections that match filters.",
-    "client|setinfo": "Records the client library's name or version.",
-    "client|reply": "Turns replies to this connection on or off.",
-    "client|pause": "Holds clients' commands for a while.",
-    "client|unpause": "Ends a CLIENT PAUSE.",
-    "client|no-evict": "Marks the connection as never to be evicted.",
-    "client|no-touch": "Keeps this connection's reads from counting as key accesses.",
-    "client|help": "Lists the CLIENT subcommands.",
-    "client|caching": "Controls client-side caching for the next command.",
-    "client|getredir": "The id client-side caching redirects to.",
-    "client|tracking": "Turns client-side caching on or off.",
-    "client|trackinginfo": "Client-side caching state of the connection.",
-    "client|unblock": "Unblocks a client blocked in a command.",
-    "info": "Server state and statistics as text sections.",
-    "dbsize": "Number of keys in the current database.",
-    "flushdb": "Removes every key of the current database.",
-    "flushall": "Removes every key of every database.",
-    "swapdb": "Exchanges the contents of two databases.",
-    "time": "The server's clock: seconds and microseconds.",
-    "lastsave": "Unix time of the last successful save.",
-    "monitor": "Streams every command the server runs.",
-    "config": "Reads and changes the server configuration.",
-    "config|get": "Options matching patterns, with their values.",
-    "config|set": "Changes options at run time.",
-    "config|resetstat": "Zeroes the statistics INFO reports.",
-    "config|rewrite": "Writes the running configuration back to its file.",
-    "config|help": "Lists the CONFIG subcommands.",
-    "command": "Describes the commands the server serves.",
-    "command|count": "How many commands the server serves.",
-    "command|info": "Arity, flags and key positions of commands.",
-    "command|docs": "Documentation of commands.",
-    "command|list": "Names of the commands served.",
-    "command|getkeys": "The keys a full command would touch.",
-    "command|getkeysandflags": "The keys a full command would touch, with access flags.",
-    "command|help": "Lists the COMMAND subcommands.",
-    "shutdown": "Stops the server.",
-    "save": "Writes a consistent snapshot and waits for it.",
-    "bgsave": "Writes a consistent snapshot in the background.",
-    "slowlog": "Reads and clears the log of slow commands.",
-    "slowlog|get": "The newest slow-log entries.",
-    "slowlog|len": "Number of slow-log entries.",
-    "slowlog|reset": "Empties the slow log.",
-    "slowlog|help": "Lists the SLOWLOG subcommands.",
-    "set": "Stores a string value, with optional expiry and conditions.",
-    "get": "The string value of a key.",
-    "getex": "The string value of a key, changing its expiry.",
-    "getdel": "The string value of a key, deleting the key.",
-    "getset": "Stores a string value and returns the previous one.",
-    "mget": "The string values of several keys.",
-    "mset": "Stores several string values at once.",
-    "msetnx": "Stores several string values only if none of the keys exists.",
-    "setnx": "Stores a string value only if the key does not exist.",
-    "setex": "Stores a string value that expires after some seconds.",
-    "psetex": "Stores a string value that expires after some milliseconds.",
-    "incr": "Adds one to an integer value.",
-    "decr": "Subtracts one from an integer value.",
-    "incrby": "Adds an integer to an integer value.",
-    "decrby": "Subtracts an integer from an integer value.",
-    "incrbyfloat": "Adds a floating-point number to a numeric value.",
-    "append": "Appends bytes to a string value.",
-    "strlen": "Length of a string value.",
-    "getrange": "A byte range of a string value.",
-    "substr": "A byte range of a string value (old name of GETRANGE).",
-    "setrange": "Overwrites bytes of a string value from an offset.",
-    "lcs": "Longest common subsequence of two string values.",
-    "setbit": "Sets or clears one bit of a string value.",
-    "getbit": "One bit of a string value.",
-    "bitcount": "Number of set bits in a string value or a range of it.",
-    "bitpos": "Position of the first set or clear bit.",
-    "bitop": "Bitwise AND, OR, XOR or NOT of string values into a key.",
-    "bitfield": "Reads, writes and increments integer fields of a string value.",
-    "bitfield_ro": "Reads integer fields of a string value.",
+    # connection
+    "ping": "Checks that the server is alive, answering PONG or echoing the message.",
+    "echo": "Replies with the message it was given.",
+    "hello": "Negotiates the protocol version, optionally authenticating and naming the connection.",
+    "auth": "Authenticates the connection with a password, or a username and password.",
+    "select": "Switches the connection to the database with the given number.",
+    "quit": "Asks the server to close this connection.",
+    "reset": "Returns the connection to the state it had just after connecting.",
+    "client": "Groups the commands that inspect and control client connections.",
+    "client|caching": "Tells the server whether to track the keys read by the next command.",
+    "client|getname": "Returns the name given to this connection.",
+    "client|getredir": "Returns the ID of the client that receives this connection's tracking notifications.",
+    "client|help": "Lists the CLIENT subcommands and what they do.",
+    "client|id": "Returns the unique ID of this connection.",
+    "client|info": "Describes this connection in the format of a CLIENT LIST line.",
+    "client|kill": "Closes client connections chosen by address, ID, type or user.",
+    "client|list": "Lists the open client connections and their attributes.",
+    "client|no-evict": "Exempts this connection from client eviction, or makes it eligible again.",
+    "client|no-touch": "Stops or resumes updating key access statistics for commands sent on this connection.",
+    "client|pause": "Holds back client commands, all or only writes, for a number of milliseconds.",
+    "client|reply": "Turns replies to this connection's commands on or off, or skips the next one.",
+    "client|setinfo": "Records the name or version of the client library using this connection.",
+    "client|setname": "Gives this connection a name.",
+    "client|tracking": "Turns server-assisted client-side caching on or off for this connection.",
+    "client|trackinginfo": "Describes the client-side caching settings of this connection.",
+    "client|unblock": "Wakes a client, given by ID, that is waiting in a blocking command.",
+    "client|unpause": "Lets paused clients run commands again.",
+    # server
+    "info": "Returns a text report of server state and statistics, section by section.",
+    "dbsize": "Returns how many keys the selected database holds.",
+    "flushdb": "Deletes every key in the selected database.",
+    "flushall": "Deletes every key in every database.",
+    "time": "Returns the server clock as seconds and microseconds.",
+    "lastsave": "Returns the Unix time of the last successful save.",
+    "monitor": "Streams every command the server processes to this connection.",
+    "config": "Groups the commands that read and change the server configuration.",
+    "config|get": "Returns the configuration parameters matching the given patterns, with their values.",
+    "config|help": "Lists the CONFIG subcommands and what they do.",
+    "config|resetstat": "Zeroes the statistics reported by INFO.",
+    "config|rewrite": "Writes the running configuration back to the configuration file.",
+    "config|set": "Changes configuration parameters while the server runs.",
+    "command": "Describes every command the server offers.",
+    "command|count": "Returns how many commands the server offers.",
+    "command|docs": "Returns the documentation of the named commands, or of all of them.",
+    "command|getkeys": "Returns the key names found in a complete command line.",
+    "command|getkeysandflags": "Returns the key names of a complete command line and how each is accessed.",
+    "command|help": "Lists the COMMAND subcommands and what they do.",
+    "command|info": "Describes the named commands, or every command when none is named.",
+    "command|list": "Lists command names, optionally filtered by module, ACL category or pattern.",
+    "shutdown": "Stops the server, saving first unless told otherwise.",
+    "save": "Writes a snapshot of the dataset to disk and replies when it is done.",
+    "bgsave": "Starts writing a snapshot of the dataset to disk in the background.",
+    "slowlog": "Groups the commands that read and clear the log of slow commands.",
+    "slowlog|get": "Returns the most recent entries of the slow command log.",
+    "slowlog|help": "Lists the SLOWLOG subcommands and what they do.",
+    "slowlog|len": "Returns how many entries the slow command log holds.",
+    "slowlog|reset": "Empties the slow command log.",
+    # strings
+    "set": "Stores a string under a key, with optional expiry and conditions.",
+    "get": "Returns the string stored at a key.",
+    "getex": "Returns the string stored at a key and optionally changes its expiry.",
+    "getdel": "Returns the string stored at a key and deletes the key.",
+    "getset": "Stores a new string under a key and returns the previous one.",
+    "mget": "Returns the strings stored at several keys.",
+    "mset": "Stores several key and string pairs at once.",
+    "msetnx": "Stores several key and string pairs at once, only when none of the keys exists.",
+    "setnx": "Stores a string under a key only when the key does not exist.",
+    "setex": "Stores a string under a key with an expiry in seconds.",
+    "psetex": "Stores a string under a key with an expiry in milliseconds.",
+    "incr": "Adds one to the integer stored at a key.",
+    "decr": "Subtracts one from the integer stored at a key.",
+    "incrby": "Adds an integer to the integer stored at a key.",
+    "decrby": "Subtracts an integer from the integer stored at a key.",
+    "incrbyfloat": "Adds a floating-point number to the number stored at a key.",
+    "append": "Adds bytes to the end of the string stored at a key.",
+    "strlen": "Returns the length in bytes of the string stored at a key.",
+    "getrange": "Returns the bytes of a string between two offsets.",
+    "substr": "Returns the bytes of a string between two offsets; the old name of GETRANGE.",
+    "setrange": "Overwrites part of a string starting at a byte offset.",
+    "lcs": "Finds the longest common subsequence of two strings.",
+    # bitmaps
+    "setbit": "Sets or clears one bit of a string and returns its previous value.",
+    "getbit": "Returns one bit of a string.",
+    "bitcount": "Counts the bits set to 1 in a string or in a range of it.",
+    "bitpos": "Returns the position of the first 0 or 1 bit in a string or in a range of it.",
+    "bitop": "Combines strings with AND, OR, XOR or NOT and stores the result.",
+    "bitfield": "Reads, writes and increments integer fields of any width inside a string.",
+    "bitfield_ro": "Reads integer fields of any width inside a string, without writing.",
+    # keyspace
     "del": "Deletes keys.",
-    "unlink": "Deletes keys (members are reclaimed in the background).",
-    "exists": "How many of the given keys exist.",
-    "type": "The type of the value at a key.",
-    "touch": "How many of the given keys exist, marking them accessed.",
-    "keys": "Every key matching a pattern.",
-    "scan": "Iterates over the keys of the database.",
-    "randomkey": "A random key of the database.",
-    "expire": "Sets a key's time to live in seconds.",
-    "pexpire": "Sets a key's time to live in milliseconds.",
-    "expireat": "Sets a key's expiry as a Unix time in seconds.",
-    "pexpireat": "Sets a key's expiry as a Unix time in milliseconds.",
-    "ttl": "A key's remaining time to live in seconds.",
-    "pttl": "A key's remaining time to live in milliseconds.",
-    "expiretime": "A key's expiry as a Unix time in seconds.",
-    "pexpiretime": "A key's expiry as a Unix time in milliseconds.",
-    "persist": "Removes a key's expiry.",
-    "rename": "Renames a key, replacing any destination.",
-    "renamenx": "Renames a key only if the new name is free.",
-    "copy": "Copies a value to another key, possibly in another database.",
+    "unlink": "Deletes keys, reclaiming their space in the background.",
+    "exists": "Counts how many of the given keys exist.",
+    "type": "Returns the type of the value stored at a key.",
+    "touch": "Updates the last access time of keys and counts those that exist.",
+    "keys": "Returns every key name matching a glob pattern.",
+    "scan": "Walks the key names a batch at a time with a cursor.",
+    "randomkey": "Returns a key name picked at random.",
+    "expire": "Makes a key expire after a number of seconds.",
+    "pexpire": "Makes a key expire after a number of milliseconds.",
+    "expireat": "Makes a key expire at a Unix time given in seconds.",
+    "pexpireat": "Makes a key expire at a Unix time given in milliseconds.",
+    "ttl": "Returns the seconds left before a key expires.",
+    "pttl": "Returns the milliseconds left before a key expires.",
+    "expiretime": "Returns the Unix time, in seconds, at which a key expires.",
+    "pexpiretime": "Returns the Unix time, in milliseconds, at which a key expires.",
+    "persist": "Removes the expiry from a key.",
+    "rename": "Gives a key a new name, replacing any key that already has it.",
+    "renamenx": "Gives a key a new name only when no key has that name yet.",
+    "copy": "Copies the value of a key to another key, optionally in another database.",
     "move": "Moves a key to another database.",
-    "object": "Inspects how values are stored.",
-    "object|encoding": "The internal encoding of a value.",
-    "object|freq": "The access frequency of a key.",
-    "object|idletime": "Seconds since a key was last accessed.",
-    "object|refcount": "Number of references to a value.",
-    "object|help": "Lists the OBJECT subcommands.",
-    "dump": "A value serialised in Redis's DUMP format.",
-    "restore": "Creates a key from a DUMP payload.",
+    "swapdb": "Exchanges the contents of two databases.",
+    "object": "Groups the commands that inspect how the value of a key is stored.",
+    "object|encoding": "Returns the internal encoding of the value stored at a key.",
+    "object|freq": "Returns the access frequency counter of a key.",
+    "object|help": "Lists the OBJECT subcommands and what they do.",
+    "object|idletime": "Returns the seconds since a key was last read or written.",
+    "object|refcount": "Returns the reference count of the value stored at a key.",
+    "dump": "Serializes the value stored at a key in the DUMP payload format.",
+    "restore": "Creates a key from a value serialized by DUMP.",
 }
 
-# Redis 7.2 subcommands Firn implements, in the parsed-reply shape below.
-def S(s): return ("S", s)
-def B(s): return ("B", s)
-def I(n): return ("I", n)
-def A(*xs): return ("A", list(xs))
-def T(*xs): return ("T", list(xs))
-def M(*kv): return ("M", [(B(k), v) for k, v in kv])
 
-EXTRA_CLIENT_SUBCOMMANDS = [
-    (A(B("client|setinfo"), I(4), T(S("noscript"), S("loading"), S("stale")), I(0), I(0), I(0),
-       T(S("@slow"), S("@connection")), A(), A(), A()),
-     M(("summary", B("")), ("since", B("7.2.0")), ("group", B("connection")), ("complexity", B("O(1)")),
-       ("arguments", A(M(("name", B("attr")), ("type", B("oneof")), ("arguments", A(
-           M(("name", B("libname")), ("type", B("string")), ("token", B("LIB-NAME"))),
-           M(("name", B("libver")), ("type", B("string")), ("token", B("LIB-VER")))))))))),
-    (A(B("client|no-touch"), I(3), T(S("noscript"), S("loading"), S("stale")), I(0), I(0), I(0),
-       T(S("@slow"), S("@connection")), A(), A(), A()),
-     M(("summary", B("")), ("since", B("7.2.0")), ("group", B("connection")), ("complexity", B("O(1)")),
-       ("arguments", A(M(("name", B("enabled")), ("type", B("oneof")), ("arguments", A(
-           M(("name", B("on")), ("type", B("pure-token")), ("token", B("ON"))),
-           M(("name", B("off")), ("type", B("pure-token")), ("token", B("OFF")))))))))),
-]
+# --- The reply tree ----------------------------------------------------------
+# A parsed RESP3 value is a (kind, payload) pair:
+#   ("int", n) ("simple", s) ("bulk", s) ("array", [v]) ("set", [v])
+#   ("map", [(key, v)]) with key itself a ("simple"|"bulk", s) pair.
+# The helpers build the same shape by hand.
 
 
-class Resp3:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.f = self.sock.makefile("rb")
+def Int(n):
+    return ("int", n)
+
+
+def Simple(s):
+    return ("simple", s)
+
+
+def Bulk(s):
+    return ("bulk", s)
+
+
+def Array(*items):
+    return ("array", list(items))
+
+
+def Set(*items):
+    return ("set", list(items))
+
+
+def Map(*pairs):
+    """A map whose keys are bulk strings, as in every COMMAND INFO/DOCS map."""
+    return ("map", [(Bulk(key), value) for key, value in pairs])
+
+
+def map_get(value, key):
+    assert value[0] == "map", value
+    for k, v in value[1]:
+        if k[1] == key:
+            return v
+    return None
+
+
+def map_set(value, key, new):
+    assert value[0] == "map", value
+    for i, (k, _) in enumerate(value[1]):
+        if k[1] == key:
+            value[1][i] = (k, new)
+            return
+    raise KeyError(key)
+
+
+def simple_flags(*flags):
+    return Set(*(Simple(f) for f in flags))
+
+
+def no_key_info(name, arity, flags, acl):
+    """A COMMAND INFO entry (7.0 layout) for a command without keys, tips or subcommands."""
+    return Array(
+        Bulk(name),
+        Int(arity),
+        simple_flags(*flags),
+        Int(0),
+        Int(0),
+        Int(0),
+        simple_flags(*acl),
+        Set(),  # tips
+        Set(),  # key specs
+        Set(),  # subcommands: Redis 7.0 replies with an empty *set* when there are none
+    )
+
+
+def pure_token(name, token):
+    return Map(("name", Bulk(name)), ("type", Bulk("pure-token")), ("token", Bulk(token)))
+
+
+# Subcommands Firn serves that redis-server 7.0.15 does not have. Facts from
+# Redis 7.2's src/commands/client-setinfo.json and client-no-touch.json, laid
+# out as Redis 7.0 replies (flag and ACL-category order as 7.0 prints them for
+# CLIENT SETNAME, which has the same flags; a command without the `fast` flag
+# gets `@slow`). Summaries come from SUMMARIES like all others.
+EXTRA_SUBCOMMANDS = {
+    "client": [
+        {
+            "name": "client|setinfo",
+            "subcommands": [],
+            "info": no_key_info("client|setinfo", 4, ["noscript", "loading", "stale"], ["@slow", "@connection"]),
+            "docs": Map(
+                ("summary", Bulk("")),
+                ("since", Bulk("7.2.0")),
+                ("group", Bulk("connection")),
+                ("complexity", Bulk("O(1)")),
+                (
+                    "arguments",
+                    Array(
+                        Map(
+                            ("name", Bulk("attr")),
+                            ("type", Bulk("oneof")),
+                            (
+                                "arguments",
+                                Array(
+                                    # The JSON spells these tokens "lib-name" and "lib-ver";
+                                    # Redis's utils/generate-command-code.py upper-cases every
+                                    # token, so COMMAND DOCS reports them in capitals.
+                                    Map(("name", Bulk("libname")), ("type", Bulk("string")), ("token", Bulk("LIB-NAME"))),
+                                    Map(("name", Bulk("libver")), ("type", Bulk("string")), ("token", Bulk("LIB-VER"))),
+                                ),
+                            ),
+                        )
+                    ),
+                ),
+            ),
+        },
+        {
+            "name": "client|no-touch",
+            "subcommands": [],
+            "info": no_key_info("client|no-touch", 3, ["noscript", "loading", "stale"], ["@slow", "@connection"]),
+            "docs": Map(
+                ("summary", Bulk("")),
+                ("since", Bulk("7.2.0")),
+                ("group", Bulk("connection")),
+                ("complexity", Bulk("O(1)")),
+                (
+                    "arguments",
+                    Array(
+                        Map(
+                            ("name", Bulk("enabled")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(pure_token("on", "ON"), pure_token("off", "OFF"))),
+                        )
+                    ),
+                ),
+            ),
+        },
+    ],
+}
+
+
+# --- RESP3 over a raw socket -------------------------------------------------
+
+
+class RespError(Exception):
+    pass
+
+
+class Resp3Connection:
+    def __init__(self, port, timeout=10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.reader = self.sock.makefile("rb")
+
+    def close(self):
+        try:
+            self.reader.close()
+        finally:
+            self.sock.close()
 
     def call(self, *args):
-        req = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args)
-        self.sock.sendall(req)
+        parts = [b"*%d\r\n" % len(args)]
+        for arg in args:
+            data = arg.encode() if isinstance(arg, str) else arg
+            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        self.sock.sendall(b"".join(parts))
         return self.read()
 
+    def _line(self):
+        line = self.reader.readline()
+        if not line.endswith(b"\r\n"):
+            raise RespError("connection closed or bad line: %r" % line)
+        return line[:-2]
+
+    def _text(self, data):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise RespError("non-UTF-8 string in reply: %r" % data) from err
+
     def read(self):
-        line = self.f.readline().rstrip(b"\r\n")
-        kind, rest = chr(line[0]), line[1:]
-        if kind == "+":
-            return ("S", rest.decode())
-        if kind == "-":
-            raise RuntimeError(rest.decode())
-        if kind == ":":
-            return ("I", int(rest))
-        if kind == "$":
-            n = int(rest)
-            return None if n < 0 else ("B", self.f.read(n + 2)[:-2].decode())
-        if kind == "_":
-            return None
-        if kind in "*~%":
-            n = int(rest)
-            items = [self.read() for _ in range(n * (2 if kind == "%" else 1))]
-            if kind == "%":
-                return ("M", [(items[i], items[i + 1]) for i in range(0, len(items), 2)])
-            return ("A" if kind == "*" else "T", items)
-        raise RuntimeError("unexpected reply " + repr(line))
+        line = self._line()
+        if not line:
+            raise RespError("empty line in reply")
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return ("simple", self._text(rest))
+        if kind == b"-":
+            raise RespError("error reply: %s" % self._text(rest))
+        if kind == b":":
+            return ("int", int(rest))
+        if kind == b"$":
+            size = int(rest)
+            if size < 0:
+                raise RespError("RESP2 null bulk in a RESP3 reply")
+            data = self.reader.read(size + 2)
+            if len(data) != size + 2 or data[-2:] != b"\r\n":
+                raise RespError("truncated bulk string")
+            return ("bulk", self._text(data[:-2]))
+        if kind in (b"*", b"~"):
+            count = int(rest)
+            if count < 0:
+                raise RespError("RESP2 null array in a RESP3 reply")
+            return ("array" if kind == b"*" else "set", [self.read() for _ in range(count)])
+        if kind == b"%":
+            return ("map", [(self.read(), self.read()) for _ in range(int(rest))])
+        if kind == b"_":
+            return ("null", None)
+        # Doubles, big numbers, booleans, verbatim strings, attributes and pushes
+        # never occur in COMMAND INFO/DOCS; MetaValue has no variant for them.
+        raise RespError("unexpected RESP3 type %r in reply" % line)
+
+
+# --- redis-server lifecycle --------------------------------------------------
+
+
+def die_with_parent():
+    """In the child: ask Linux to SIGTERM redis-server if this script dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: the finally/atexit paths still stop it
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
-def fetch():
-    port = free_port()
-    tmp = tempfile.mkdtemp()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tmp],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
+class RedisServer:
+    """A throw-away redis-server: no persistence, temp dir, always stopped."""
+
+    def __init__(self, executable):
+        self.executable = executable
+        self.process = None
+        self.port = None
+        self.tmp = tempfile.TemporaryDirectory(prefix="gen-command-table-")
+
+    def start(self):
+        last_error = None
+        for _ in range(5):  # the free port may be taken between probe and bind
+            self.port = free_port()
+            log = os.path.join(self.tmp.name, "redis.log")
+            self.process = subprocess.Popen(
+                [
+                    self.executable,
+                    "--port", str(self.port),
+                    "--bind", "127.0.0.1",
+                    "--save", "",
+                    "--appendonly", "no",
+                    "--daemonize", "no",
+                    "--dir", self.tmp.name,
+                    "--logfile", log,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=die_with_parent,
+            )
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    conn = Resp3Connection(self.port, timeout=2)
+                except OSError as err:
+                    last_error = err
+                    time.sleep(0.05)
+                    continue
+                try:
+                    conn.call("PING")
+                    return conn
+                except (OSError, RespError) as err:  # e.g. still loading
+                    last_error = err
+                    conn.close()
+                    time.sleep(0.05)
+            self.stop()
+        raise RuntimeError("could not start %s: %s" % (self.executable, last_error))
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
             try:
-                conn = Resp3(port)
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("redis-server did not start")
-        conn.call("HELLO", "3")
-        out = []
-        for name in COMMANDS:
-            info = conn.call("COMMAND", "INFO", name)[1][0]
-            docs = conn.call("COMMAND", "DOCS", name)[1][0][1]
-            out.append((info, docs))
-        return out
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def cleanup(self):
+        self.stop()
+        self.tmp.cleanup()
+
+
+# --- Collecting the facts ----------------------------------------------------
+
+
+def check_map_keys(value, where):
+    """MetaValue::Map keys are plain &str emitted as bulk strings: insist Redis agrees."""
+    kind, payload = value
+    if kind == "map":
+        for key, item in payload:
+            if key[0] != "bulk":
+                raise RuntimeError("%s: map key %r is not a bulk string; MetaValue needs a variant for it" % (where, key))
+            check_map_keys(item, where)
+    elif kind in ("array", "set"):
+        for item in payload:
+            check_map_keys(item, where)
+    elif kind not in ("int", "simple", "bulk"):
+        raise RuntimeError("%s: %s value has no MetaValue variant" % (where, kind))
+
+
+def fetch(conn, name):
+    info = conn.call("COMMAND", "INFO", name)
+    if info[0] != "array" or len(info[1]) != 1 or info[1][0][0] != "array":
+        raise RuntimeError("COMMAND INFO %s: unexpected reply %r" % (name, info))
+    docs = conn.call("COMMAND", "DOCS", name)
+    if docs[0] != "map" or len(docs[1]) != 1 or docs[1][0][0] != Bulk(name):
+        raise RuntimeError("COMMAND DOCS %s: unexpected reply %r" % (name, docs))
+    info_entry, docs_entry = info[1][0], docs[1][0][1]
+    check_map_keys(info_entry, "COMMAND INFO " + name)
+    check_map_keys(docs_entry, "COMMAND DOCS " + name)
+    return info_entry, docs_entry
+
+
+def command_from_redis(info, docs):
+    """Split a container's reply into a command record with nested subcommand records."""
+    name = info[1][0][1]
+    subs = []
+    sub_infos = info[1][9][1]
+    sub_docs = map_get(docs, "subcommands")
+    if sub_infos:
+        if sub_docs is None or len(sub_docs[1]) != len(sub_infos):
+            raise RuntimeError("%s: COMMAND INFO and COMMAND DOCS disagree on subcommands" % name)
+        docs_by_name = {k[1]: v for k, v in sub_docs[1]}
+        for sub_info in sub_infos:
+            sub_name = sub_info[1][0][1]
+            subs.append({"name": sub_name, "info": sub_info, "docs": docs_by_name[sub_name], "subcommands": []})
+    elif sub_docs is not None:
+        raise RuntimeError("%s: subcommands in COMMAND DOCS only" % name)
+    return {"name": name, "info": info, "docs": docs, "subcommands": subs}
+
+
+def set_subcommands(command, subs):
+    """Install `subs` (sorted by name) in the record and in its nested INFO/DOCS replies."""
+    subs = sorted(subs, key=lambda s: s["name"])
+    command["subcommands"] = subs
+    if subs:
+        command["info"][1][9] = Array(*(s["info"] for s in subs))
+        map_set(command["docs"], "subcommands", ("map", [(Bulk(s["name"]), s["docs"]) for s in subs]))
+
+
+def apply_summary(command):
+    """Put Firn's summary in place of Redis's; drop empty history/doc_flags."""
+    name = command["name"]
+    if name not in SUMMARIES:
+        raise RuntimeError("no Firn summary for %s: add one to SUMMARIES" % name)
+    docs = command["docs"]
+    if map_get(docs, "summary") is None:
+        raise RuntimeError("%s: COMMAND DOCS has no summary" % name)
+    map_set(docs, "summary", Bulk(SUMMARIES[name]))
+    docs[1][:] = [(k, v) for k, v in docs[1] if not (k[1] in ("history", "doc_flags") and not v[1])]
+    check_no_argument_summaries(name, map_get(docs, "arguments"))
+
+
+def check_no_argument_summaries(name, arguments):
+    # Redis 7.0 gives none of these commands' arguments a summary; if one ever
+    # appears it is Redis's prose and needs Firn's own words first.
+    for argument in (arguments or ("array", []))[1]:
+        if map_get(argument, "summary") is not None:
+            raise RuntimeError("%s: argument %r has a Redis summary" % (name, map_get(argument, "name")))
+        check_no_argument_summaries(name, map_get(argument, "arguments"))
+
+
+def collect(executable):
+    server = RedisServer(executable)
+    atexit.register(server.cleanup)
+    try:
+        conn = server.start()
+        try:
+            hello = conn.call("HELLO", "3")
+            version = map_get(hello, "version")
+            if version != Bulk(REDIS_VERSION):
+                raise RuntimeError("%s reports version %r, need %s" % (executable, version, REDIS_VERSION))
+            commands = []
+            for name in COMMAND_NAMES:
+                command = command_from_redis(*fetch(conn, name))
+                set_subcommands(command, command["subcommands"] + EXTRA_SUBCOMMANDS.get(name, []))
+                commands.append(command)
+        finally:
+            conn.close()
     finally:
-        proc.terminate()
-        proc.wait()
+        server.cleanup()
+    for command in commands:
+        apply_summary(command)
+        for sub in command["subcommands"]:
+            apply_summary(sub)
+    used = {c["name"] for c in commands} | {s["name"] for c in commands for s in c["subcommands"]}
+    unused = sorted(set(SUMMARIES) - used)
+    if unused:
+        raise RuntimeError("SUMMARIES has entries for commands not generated: %s" % ", ".join(unused))
+    return commands
 
 
-def with_summary(name, docs):
-    """The docs map with Firn's summary (and subcommand docs likewise)."""
-    kind, pairs = docs
-    new = []
-    for k, v in pairs:
-        if k[1] == "summary":
-            v = ("B", SUMMARIES.get(name, ""))
-        elif k[1] == "subcommands":
-            v = ("M", [(sk, with_summary(sk[1], sv)) for sk, sv in v[1]])
-        new.append((k, v))
-    return (kind, new)
+# --- Rust output -------------------------------------------------------------
 
+WIDTH = 100
 
-def lit(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+HEADER = '''\
+//! Generated by scripts/gen_command_table.py from redis-server 7.0.15's COMMAND INFO / COMMAND DOCS,
+//! plus Firn's own entries (see the script). Do not edit by hand: edit the script and re-run it.
+//!
+//! Every `summary` is Firn's own text; all other facts are Redis's. Subcommands are sorted by
+//! name (Redis's own order changes between runs). Map keys are always bulk strings in these
+//! replies, so `MetaValue::Map` keys are plain `&str`.
 
-
-def meta(v, indent=""):
-    if v is None:
-        return "MetaValue::Array(&[])"
-    kind, x = v
-    if kind == "S":
-        return "MetaValue::Simple(%s)" % lit(x)
-    if kind == "B":
-        return "MetaValue::Bulk(%s)" % lit(x)
-    if kind == "I":
-        return "MetaValue::Int(%d)" % x
-    if kind == "A":
-        return "MetaValue::Array(&[%s])" % ", ".join(meta(i) for i in x)
-    if kind == "T":
-        return "MetaValue::Set(&[%s])" % ", ".join(meta(i) for i in x)
-    if kind == "M":
-        return "MetaValue::Map(&[%s])" % ", ".join("(%s, %s)" % (lit(k[1]), meta(v)) for k, v in x)
-    raise ValueError(kind)
-
-
-def spec(info, docs):
-    fields = info[1]
-    name = fields[0][1]
-    subdocs = {}
-    for k, v in (docs[1] if docs else []):
-        if k[1] == "subcommands":
-            subdocs = {sk[1]: sv for sk, sv in v[1]}
-    subs = fields[9][1] if len(fields) > 9 else []
-    sub_specs = ",\n".join(spec(s, subdocs.get(s[1][0][1])) for s in subs)
-    return ("CommandSpec {\n name: %s,\n arity: %d,\n flags: &[%s],\n first_key: %d,\n last_key: %d,\n key_step: %d,\n"
-            " info: %s,\n docs: %s,\n subcommands: &[%s],\n}") % (
-        lit(name), fields[1][1], ", ".join(lit(f[1]) for f in fields[2][1]), fields[3][1], fields[4][1],
-        fields[5][1], meta(info), meta(docs), sub_specs)
-
-
-def render():
-    entries = []
-    for info, docs in fetch():
-        name = info[1][0][1]
-        if name == "client":
-            info[1][9][1].extend(i for i, _ in EXTRA_CLIENT_SUBCOMMANDS)
-            for k, v in docs[1]:
-                if k[1] == "subcommands":
-                    v[1].extend((B(i[1][0][1]), d) for i, d in EXTRA_CLIENT_SUBCOMMANDS)
-        # Redis lists subcommands in hash-table order; sort for stable output.
-        if len(info[1]) > 9:
-            info[1][9][1].sort(key=lambda sub: sub[1][0][1])
-        for k, v in docs[1]:
-            if k[1] == "subcommands":
-                v[1].sort(key=lambda pair: pair[0][1])
-        entries.append(spec(info, with_summary(name, docs)))
-    return HEADER + "pub static COMMANDS: &[CommandSpec] = &[\n" + ",\n".join(entries) + "\n];\n"
-
-
-HEADER = '''//! Generated by scripts/gen_command_table.py from redis-server 7.0.15's
-//! COMMAND INFO / COMMAND DOCS (interface facts) with Firn's own summaries,
-//! plus Redis 7.2's CLIENT SETINFO and CLIENT NO-TOUCH. Do not edit by hand:
-//! edit the script and run it again.
-
-/// A reply tree as COMMAND INFO / COMMAND DOCS return it, keeping RESP3
-/// types so that RESP2 and RESP3 replies can both be produced exactly.
+/// A reply tree as COMMAND INFO / COMMAND DOCS return it (RESP3 types kept, so RESP2 and RESP3
+/// can both be produced exactly).
 #[derive(Debug)]
 pub enum MetaValue {
     Int(i64),
@@ -324,46 +608,261 @@ pub enum MetaValue {
     Bulk(&'static str),
     Array(&'static [MetaValue]),
     Set(&'static [MetaValue]),
+    /// Keys are bulk strings in every COMMAND INFO / COMMAND DOCS map.
     Map(&'static [(&'static str, MetaValue)]),
 }
 
-/// One command as data: dispatch, arity checks, key locking and COMMAND
-/// all read it.
 #[derive(Debug)]
 pub struct CommandSpec {
-    /// Lowercase, `container|sub` for subcommands.
+    /// Lowercase as Redis reports it, e.g. "get", "config|get".
     pub name: &'static str,
     pub arity: i32,
+    /// Command flags, e.g. ["write", "denyoom"].
     pub flags: &'static [&'static str],
     pub first_key: i32,
     pub last_key: i32,
     pub key_step: i32,
-    /// The complete COMMAND INFO entry.
+    /// The complete COMMAND INFO entry for this command, as Redis returns it.
     pub info: MetaValue,
-    /// The complete COMMAND DOCS value.
+    /// The complete COMMAND DOCS value (the map) for this command, with Firn's own summary.
     pub docs: MetaValue,
     pub subcommands: &'static [CommandSpec],
 }
 
+use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
+
+'''
+
+FOOTER = '''
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(value: &MetaValue) -> Option<&'static str> {
+        match value {
+            Bulk(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn int(value: &MetaValue) -> Option<i64> {
+        match value {
+            Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn docs_field(spec: &CommandSpec, key: &str) -> Option<&'static MetaValue> {
+        match spec.docs {
+            Map(pairs) => pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The scalar fields mirror the INFO reply, and subcommands appear in the same (sorted)
+    /// order in `subcommands`, in INFO's subcommand array and in DOCS' subcommand map.
+    fn check(spec: &CommandSpec, container: Option<&str>) {
+        let Array(fields) = spec.info else {
+            panic!("{}: COMMAND INFO entry is not an array", spec.name)
+        };
+        assert_eq!(fields.len(), 10, "{}", spec.name);
+        assert_eq!(bulk(&fields[0]), Some(spec.name));
+        let arity = Some(i64::from(spec.arity));
+        assert_eq!(int(&fields[1]), arity, "{}", spec.name);
+        let flags: Vec<&str> = match fields[2] {
+            Set(flags) => flags
+                .iter()
+                .filter_map(|f| match f {
+                    Simple(s) => Some(*s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        assert_eq!(flags, spec.flags, "{}", spec.name);
+        let keys = [spec.first_key, spec.last_key, spec.key_step].map(|n| Some(i64::from(n)));
+        let found = [int(&fields[3]), int(&fields[4]), int(&fields[5])];
+        assert_eq!(found, keys, "{}", spec.name);
+        let summary = docs_field(spec, "summary").and_then(bulk);
+        assert!(summary.is_some_and(|s| !s.is_empty()), "{}", spec.name);
+        let parent = spec.name.split_once('|').map(|(parent, _)| parent);
+        assert_eq!(parent, container, "{}", spec.name);
+
+        let names: Vec<&str> = spec.subcommands.iter().map(|s| s.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted, "{}: subcommands not sorted", spec.name);
+        let info_names: Vec<&str> = match fields[9] {
+            // Redis 7.0 replies with an empty set, not an empty array, when there are none.
+            Set(&[]) => Vec::new(),
+            Array(subs) => subs
+                .iter()
+                .filter_map(|s| match s {
+                    Array(sub_fields) => sub_fields.first().and_then(bulk),
+                    _ => None,
+                })
+                .collect(),
+            _ => panic!("{}: INFO subcommands field", spec.name),
+        };
+        assert_eq!(info_names, names, "{}", spec.name);
+        let docs_names: Vec<&str> = match docs_field(spec, "subcommands") {
+            None => Vec::new(),
+            Some(Map(subs)) => subs.iter().map(|(k, _)| *k).collect(),
+            Some(_) => panic!("{}: DOCS subcommands field", spec.name),
+        };
+        assert_eq!(docs_names, names, "{}", spec.name);
+        for sub in spec.subcommands {
+            check(sub, Some(spec.name));
+        }
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        assert!(!COMMANDS.is_empty());
+        for spec in COMMANDS {
+            check(spec, None);
+        }
+    }
+}
 '''
 
 
+def rust_str(text):
+    out = ['"']
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append("\\u{%x}" % ord(ch))
+    out.append('"')
+    return "".join(out)
+
+
+def inline(value):
+    kind, payload = value
+    if kind == "int":
+        return "Int(%d)" % payload
+    if kind == "simple":
+        return "Simple(%s)" % rust_str(payload)
+    if kind == "bulk":
+        return "Bulk(%s)" % rust_str(payload)
+    if kind in ("array", "set"):
+        return "%s(&[%s])" % ("Array" if kind == "array" else "Set", ", ".join(inline(v) for v in payload))
+    if kind == "map":
+        return "Map(&[%s])" % ", ".join("(%s, %s)" % (rust_str(k[1]), inline(v)) for k, v in payload)
+    raise ValueError(kind)
+
+
+def pretty(value, indent, column):
+    """`value` as Rust, starting at `column`; broken over lines at `indent` when too wide."""
+    flat = inline(value)
+    kind, payload = value
+    if column + len(flat) + 1 <= WIDTH or kind in ("int", "simple", "bulk"):
+        return flat
+    inner = indent + 4
+    pad = " " * inner
+    lines = []
+    if kind == "map":
+        head = "Map(&["
+        for key, item in payload:
+            prefix = "(%s, " % rust_str(key[1])
+            lines.append(pad + prefix + pretty(item, inner, inner + len(prefix)) + "),")
+    else:
+        head = "%s(&[" % ("Array" if kind == "array" else "Set")
+        for item in payload:
+            lines.append(pad + pretty(item, inner, inner) + ",")
+    return head + "\n" + "\n".join(lines) + "\n" + " " * indent + "])"
+
+
+def spec_rust(command, indent):
+    fields = command["info"][1]
+    pad = " " * (indent + 4)
+    flags = [f[1] for f in fields[2][1]]
+    lines = [" " * indent + "CommandSpec {"]
+    lines.append(pad + "name: %s," % rust_str(command["name"]))
+    lines.append(pad + "arity: %d," % fields[1][1])
+    lines.append(pad + "flags: &[%s]," % ", ".join(rust_str(f) for f in flags))
+    lines.append(pad + "first_key: %d," % fields[3][1])
+    lines.append(pad + "last_key: %d," % fields[4][1])
+    lines.append(pad + "key_step: %d," % fields[5][1])
+    lines.append(pad + "info: " + pretty(command["info"], indent + 4, indent + 10) + ",")
+    lines.append(pad + "docs: " + pretty(command["docs"], indent + 4, indent + 10) + ",")
+    if command["subcommands"]:
+        lines.append(pad + "subcommands: &[")
+        for sub in command["subcommands"]:
+            lines.append(spec_rust(sub, indent + 8))
+        lines.append(pad + "],")
+    else:
+        lines.append(pad + "subcommands: &[],")
+    lines.append(" " * indent + "},")
+    return "\n".join(lines)
+
+
+def render(commands):
+    parts = [HEADER]
+    parts.append("/// Every command Firn serves, grouped as in the script's COMMAND_GROUPS.\n")
+    parts.append("#[rustfmt::skip]\n")
+    parts.append("pub static COMMANDS: &[CommandSpec] = &[\n")
+    for group, names in COMMAND_GROUPS:
+        parts.append("    // %s\n" % group)
+        wanted = set(names.split())
+        for command in commands:
+            if command["name"] in wanted:
+                parts.append(spec_rust(command, 4) + "\n")
+    parts.append("];\n")
+    parts.append(FOOTER)
+    return "".join(parts)
+
+
 def main():
-    text = render()
-    formatted = subprocess.run(["rustfmt", "--edition", "2021", "--emit", "stdout", "--quiet"],
-                               input=text.encode(), capture_output=True)
-    if formatted.returncode == 0:
-        text = formatted.stdout.decode()
-    if "--check" in sys.argv:
-        with open(OUT) as f:
-            if f.read() != text:
-                print("command_table.rs is stale: run scripts/gen_command_table.py", file=sys.stderr)
-                sys.exit(1)
-        print("command_table.rs is up to date")
-        return
-    with open(OUT, "w") as f:
-        f.write(text)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="regenerate into a temp file and diff with the checked-in one")
+    parser.add_argument("--redis-server", default="redis-server", help="redis-server %s executable" % REDIS_VERSION)
+    parser.add_argument("--output", default=OUTPUT, help="file to write (or to compare with --check)")
+    options = parser.parse_args()
+
+    # Turn SIGTERM/SIGHUP into SystemExit so the finally blocks stop redis-server.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda s, _frame: sys.exit(128 + s))
+
+    text = render(collect(options.redis_server))
+
+    if options.check:
+        with tempfile.NamedTemporaryFile("w", suffix=".rs", delete=False) as tmp:
+            tmp.write(text)
+        try:
+            with open(options.output) as current_file:
+                current = current_file.read()
+            with open(tmp.name) as fresh_file:
+                fresh = fresh_file.read()
+        finally:
+            os.unlink(tmp.name)
+        if current != fresh:
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    current.splitlines(True), fresh.splitlines(True), options.output, "regenerated"
+                )
+            )
+            print("%s is out of date: run scripts/gen_command_table.py" % options.output, file=sys.stderr)
+            return 1
+        print("%s is up to date" % options.output)
+        return 0
+
+    with open(options.output, "w") as out:
+        out.write(text)
+    print("wrote %s (%d commands)" % (options.output, len(COMMAND_NAMES)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,8 +11,8 @@
 #define FIRN_LD_MAX_CHARS (5 * 1024)
 
 /* Parses `len` bytes as a long double with Redis's rules: no leading
- * space, the whole input consumed, no NaN, no overflow/underflow to
- * +-HUGE_VAL or zero. Returns 1 on success. */
+ * space, the whole input consumed (an embedded NUL fails), no NaN, no
+ * overflow/underflow to +-HUGE_VAL or zero. Returns 1 on success. */
 static int parse_ld(const char *s, size_t len, long double *out) {
     char buf[FIRN_LD_MAX_CHARS];
     char *end;
@@ -22,7 +22,7 @@ static int parse_ld(const char *s, size_t len, long double *out) {
     buf[len] = '\0';
     errno = 0;
     v = strtold(buf, &end);
-    if (isspace((unsigned char)buf[0]) || end[0] != '\0' ||
+    if (isspace((unsigned char)buf[0]) || end[0] != '\0' || (size_t)(end - buf) != len ||
         (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) ||
         isnan(v))
         return 0;

@@ -10,7 +10,6 @@ pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
-pub const INVALID_DB: &str = "ERR invalid DB index";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";

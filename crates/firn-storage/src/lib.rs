@@ -28,7 +28,7 @@ pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, ScanPage};
 pub use locks::KeyGuard;
-pub use meta::{Body, Meta, ValueType};
+pub use meta::{Body, EncodingHint, Meta, ValueType};
 pub use string::{ExpireAction, CHUNK_SIZE};
 pub use txn::{ReadMode, Txn};
 

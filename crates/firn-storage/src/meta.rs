@@ -54,6 +54,18 @@ impl ValueType {
 const FLAG_EXPIRE: u8 = 1;
 const FLAG_CHUNKED: u8 = 2;
 const FLAG_RAW: u8 = 4;
+const FLAG_PLAIN: u8 = 8;
+
+/// How Redis would hold a string value, for OBJECT ENCODING.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodingHint {
+    /// By content: "int" for a canonical integer, else "embstr"/"raw" by length.
+    Auto,
+    /// A plain string object (never "int"), as INCRBYFLOAT leaves it.
+    Plain,
+    /// Modified in place ("raw"), as APPEND/SETRANGE/SETBIT leave it.
+    Raw,
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
@@ -74,9 +86,8 @@ pub struct Meta {
     pub value_type: ValueType,
     /// Absolute expiry in Unix milliseconds; 0 means no expiry.
     pub expire_at_ms: u64,
-    /// OBJECT ENCODING reports "raw" (the value was modified in place, as
-    /// Redis's APPEND/SETRANGE/SETBIT leave it) even when it is short.
-    pub raw_encoding: bool,
+    /// What OBJECT ENCODING reports for a string.
+    pub encoding: EncodingHint,
     pub body: Body,
 }
 
@@ -85,7 +96,7 @@ impl Meta {
         Meta {
             value_type: ValueType::String,
             expire_at_ms: 0,
-            raw_encoding: false,
+            encoding: EncodingHint::Auto,
             body: Body::Inline(value),
         }
     }
@@ -107,8 +118,10 @@ impl Meta {
         if self.expire_at_ms != 0 {
             flags |= FLAG_EXPIRE;
         }
-        if self.raw_encoding {
-            flags |= FLAG_RAW;
+        match self.encoding {
+            EncodingHint::Auto => {}
+            EncodingHint::Plain => flags |= FLAG_PLAIN,
+            EncodingHint::Raw => flags |= FLAG_RAW,
         }
         if matches!(self.body, Body::Chunked { .. }) {
             flags |= FLAG_CHUNKED;
@@ -172,7 +185,13 @@ impl Meta {
         Ok(Meta {
             value_type,
             expire_at_ms,
-            raw_encoding: flags & FLAG_RAW != 0,
+            encoding: if flags & FLAG_RAW != 0 {
+                EncodingHint::Raw
+            } else if flags & FLAG_PLAIN != 0 {
+                EncodingHint::Plain
+            } else {
+                EncodingHint::Auto
+            },
             body,
         })
     }
@@ -193,13 +212,13 @@ mod tests {
             Meta::inline_string(Bytes::from_static(b"hello")),
             Meta {
                 expire_at_ms: 1_700_000_000_000,
-                raw_encoding: true,
+                encoding: EncodingHint::Raw,
                 ..Meta::inline_string(Bytes::new())
             },
             Meta {
                 value_type: ValueType::String,
                 expire_at_ms: 5,
-                raw_encoding: false,
+                encoding: EncodingHint::Auto,
                 body: Body::Chunked {
                     version: 9,
                     len: 1 << 30,
@@ -208,7 +227,7 @@ mod tests {
             Meta {
                 value_type: ValueType::Hash,
                 expire_at_ms: 0,
-                raw_encoding: false,
+                encoding: EncodingHint::Auto,
                 body: Body::Collection {
                     version: 1,
                     size: 2,
@@ -227,7 +246,7 @@ mod tests {
         let encoded = Meta {
             value_type: ValueType::String,
             expire_at_ms: 77,
-            raw_encoding: false,
+            encoding: EncodingHint::Auto,
             body: Body::Chunked { version: 1, len: 2 },
         }
         .encode();

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::{Result, StorageError};
 use crate::keys::member_key;
-use crate::meta::{Body, Meta, ValueType};
+use crate::meta::{Body, EncodingHint, Meta, ValueType};
 use crate::txn::Txn;
 use crate::Cf;
 
@@ -116,6 +116,18 @@ impl Txn<'_> {
         value: Bytes,
         expire: ExpireAction,
     ) -> Result<()> {
+        self.set_string_as(db, key, value, expire, EncodingHint::Auto)
+    }
+
+    /// `set_string` with the encoding OBJECT ENCODING should report.
+    pub fn set_string_as(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        value: Bytes,
+        expire: ExpireAction,
+        encoding: EncodingHint,
+    ) -> Result<()> {
         let old_expire = match expire {
             ExpireAction::Keep => self.meta(db, key)?.map_or(0, |m| m.expire_at_ms),
             _ => 0,
@@ -145,7 +157,7 @@ impl Txn<'_> {
         let meta = Meta {
             value_type: ValueType::String,
             expire_at_ms,
-            raw_encoding: false,
+            encoding,
             body,
         };
         self.write_meta(db, key, &meta)
@@ -207,7 +219,7 @@ impl Txn<'_> {
         let new_meta = Meta {
             value_type: ValueType::String,
             expire_at_ms,
-            raw_encoding: true,
+            encoding: EncodingHint::Raw,
             body,
         };
         self.write_meta(db, key, &new_meta)?;

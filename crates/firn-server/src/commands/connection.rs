@@ -11,7 +11,7 @@ use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::errors::{
-    wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INVALID_DB, SYNTAX, WRONGPASS,
+    wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, SYNTAX, WRONGPASS,
 };
 use crate::server::{ClientInfo, ReplyMode};
 
@@ -51,9 +51,10 @@ fn echo(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let index = parse_i64(&args[1])
-        .filter(|n| i32::try_from(*n).is_ok())
-        .ok_or(CmdError::Static(INVALID_DB))?;
+    let index = parse_i64(&args[1]).ok_or(CmdError::Static(NOT_INTEGER))?;
+    if i32::try_from(index).is_err() {
+        return Err(CmdError::Static(INT_RANGE));
+    }
     if index < 0 || index as usize >= ctx.server.engine.databases() {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }

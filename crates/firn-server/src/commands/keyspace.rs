@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Body, Meta, Txn, ValueType};
+use firn_storage::{Body, EncodingHint, Meta, Txn, ValueType};
 
 use super::{def, def_keys, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
@@ -418,8 +418,12 @@ fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// 44 bytes, "raw" beyond or after an in-place modification.
 pub fn string_encoding(meta: &Meta) -> &'static str {
     match &meta.body {
-        Body::Inline(v) if !meta.raw_encoding && v.len() <= 20 && parse_i64(v).is_some() => "int",
-        Body::Inline(v) if !meta.raw_encoding && v.len() <= 44 => "embstr",
+        Body::Inline(v)
+            if meta.encoding == EncodingHint::Auto && v.len() <= 20 && parse_i64(v).is_some() =>
+        {
+            "int"
+        }
+        Body::Inline(v) if meta.encoding != EncodingHint::Raw && v.len() <= 44 => "embstr",
         _ => "raw",
     }
 }
@@ -632,7 +636,11 @@ mod tests {
 
     fn string_meta(value: &[u8], raw: bool) -> Meta {
         Meta {
-            raw_encoding: raw,
+            encoding: if raw {
+                EncodingHint::Raw
+            } else {
+                EncodingHint::Auto
+            },
             ..Meta::inline_string(Bytes::copy_from_slice(value))
         }
     }

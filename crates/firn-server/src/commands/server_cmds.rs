@@ -178,10 +178,7 @@ fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !args.len().is_multiple_of(2) {
-        return Err(CmdError::Owned(format!(
-            "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
-            String::from_utf8_lossy(&args[args.len() - 1])
-        )));
+        return Err(CmdError::Static(SYNTAX));
     }
     let mut updated = ctx.server.config().clone();
     let mut seen: Vec<&str> = Vec::new();
@@ -311,7 +308,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
         args[2..]
             .iter()
-            .map(|name| find_served(ctx, name).map_or(Reply::NullArray, |s| meta_reply(&s.info)))
+            .map(|name| find_served(ctx, name).map_or(Reply::Null, |s| meta_reply(&s.info)))
             .collect(),
     ))
 }
@@ -404,16 +401,7 @@ fn keys_of(ctx: &Ctx<'_>, args: &[Bytes]) -> CmdResult<(Vec<Bytes>, &'static Com
         }
         _ => CmdError::Static("ERR Invalid command specified"),
     })?;
-    let keys: Vec<Bytes> = command
-        .lock_keys(full, ctx.db())
-        .into_iter()
-        .map(|(_, k)| k)
-        .collect();
-    let keys = if keys.is_empty() {
-        table_keys(command.spec, full)
-    } else {
-        keys
-    };
+    let keys = table_keys(command.spec, full);
     if keys.is_empty() {
         return Err(CmdError::Static("ERR The command has no key arguments"));
     }
@@ -425,32 +413,65 @@ fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(keys.into_iter().map(Reply::Bulk).collect()))
 }
 
-/// Access flags of a command's first key spec (RW/RO/OW/RM + access kind).
-fn key_flags(spec: &CommandSpec) -> Vec<Reply> {
-    let MetaValue::Array(fields) = &spec.info else {
-        return Vec::new();
-    };
-    let Some(MetaValue::Array(specs)) = fields.get(8) else {
-        return Vec::new();
-    };
-    let Some(MetaValue::Map(first)) = specs.first() else {
-        return Vec::new();
-    };
-    match first.iter().find(|(k, _)| *k == "flags") {
-        Some((_, value)) => match meta_reply(value) {
-            Reply::Set(items) | Reply::Array(items) => items,
-            _ => Vec::new(),
-        },
-        None => Vec::new(),
+/// The key specs of a command's COMMAND INFO entry.
+fn key_specs(spec: &CommandSpec) -> &'static [MetaValue] {
+    let MetaValue::Array(fields) = &spec.info else { return &[] };
+    match fields.get(8) {
+        Some(MetaValue::Array(specs)) | Some(MetaValue::Set(specs)) => specs,
+        _ => &[],
+    }
+}
+
+fn spec_flags(key_spec: &MetaValue) -> Vec<Reply> {
+    let MetaValue::Map(fields) = key_spec else { return Vec::new() };
+    match fields.iter().find(|(k, _)| *k == "flags").map(|(_, v)| meta_reply(v)) {
+        Some(Reply::Set(items)) | Some(Reply::Array(items)) => items
+            .into_iter()
+            .filter(|f| !matches!(f, Reply::Simple(s) if s.as_ref() == b"variable_flags"))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Flags Redis computes per call for its `variable_flags` commands (its
+/// setGetKeys and bitfieldGetKeys).
+fn variable_flags(name: &str, full: &[Bytes]) -> Option<&'static [&'static str]> {
+    match name {
+        "set" if full[3..].iter().any(|a| is(a, "get")) => Some(&["RW", "access", "update"]),
+        "set" => Some(&["OW", "update"]),
+        "bitfield" => {
+            let mut i = 2;
+            while i < full.len() {
+                let remaining = full.len() - i - 1;
+                if is(&full[i], "get") && remaining >= 2 {
+                    i += 3;
+                } else if is(&full[i], "overflow") && remaining >= 1 {
+                    i += 2;
+                } else {
+                    return Some(&["RW", "access", "update"]);
+                }
+            }
+            Some(&["RO", "access"])
+        }
+        _ => None,
     }
 }
 
 fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (keys, spec) = keys_of(ctx, args)?;
-    let flags = key_flags(spec);
+    let specs = key_specs(spec);
+    let fixed = variable_flags(spec.name, &args[2..]);
     Ok(Reply::Array(
         keys.into_iter()
-            .map(|k| Reply::Array(vec![Reply::Bulk(k), Reply::Set(flags.clone())]))
+            .enumerate()
+            .map(|(i, k)| {
+                let flags = match fixed {
+                    Some(names) => names.iter().map(|n| Reply::Simple(Bytes::from_static(n.as_bytes()))).collect(),
+                    // Key i belongs to spec i (the last spec covers the rest).
+                    None => specs.get(i.min(specs.len().saturating_sub(1))).map_or_else(Vec::new, spec_flags),
+                };
+                Reply::Array(vec![Reply::Bulk(k), Reply::Set(flags)])
+            })
             .collect(),
     ))
 }

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{ExpireAction, Txn};
+use firn_storage::{EncodingHint, ExpireAction, Txn};
 
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
@@ -371,8 +371,14 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .get_string(db, &args[1])?
         .unwrap_or_else(|| Bytes::from_static(b"0"));
     let next = long_double_add(&current, &args[2])?;
-    ctx.txn
-        .set_string(db, &args[1], next.clone(), ExpireAction::Keep)?;
+    // Redis stores the result as a plain string object, never "int".
+    ctx.txn.set_string_as(
+        db,
+        &args[1],
+        next.clone(),
+        ExpireAction::Keep,
+        EncodingHint::Plain,
+    )?;
     Ok(Reply::Bulk(next))
 }
 
@@ -635,6 +641,8 @@ mod tests {
         assert!(long_double_add(b"abc", b"1").is_err());
         assert!(long_double_add(b"1", b" 1").is_err());
         assert!(long_double_add(b"0", b"1e5000").is_err());
+        assert!(long_double_add(b"\0\0", b"1").is_err());
+        assert!(long_double_add(b"1\0", b"1").is_err());
     }
 
     #[test]
