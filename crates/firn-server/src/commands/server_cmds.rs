@@ -415,7 +415,9 @@ fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// The key specs of a command's COMMAND INFO entry.
 fn key_specs(spec: &CommandSpec) -> &'static [MetaValue] {
-    let MetaValue::Array(fields) = &spec.info else { return &[] };
+    let MetaValue::Array(fields) = &spec.info else {
+        return &[];
+    };
     match fields.get(8) {
         Some(MetaValue::Array(specs)) | Some(MetaValue::Set(specs)) => specs,
         _ => &[],
@@ -423,8 +425,14 @@ fn key_specs(spec: &CommandSpec) -> &'static [MetaValue] {
 }
 
 fn spec_flags(key_spec: &MetaValue) -> Vec<Reply> {
-    let MetaValue::Map(fields) = key_spec else { return Vec::new() };
-    match fields.iter().find(|(k, _)| *k == "flags").map(|(_, v)| meta_reply(v)) {
+    let MetaValue::Map(fields) = key_spec else {
+        return Vec::new();
+    };
+    match fields
+        .iter()
+        .find(|(k, _)| *k == "flags")
+        .map(|(_, v)| meta_reply(v))
+    {
         Some(Reply::Set(items)) | Some(Reply::Array(items)) => items
             .into_iter()
             .filter(|f| !matches!(f, Reply::Simple(s) if s.as_ref() == b"variable_flags"))
@@ -466,9 +474,14 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .enumerate()
             .map(|(i, k)| {
                 let flags = match fixed {
-                    Some(names) => names.iter().map(|n| Reply::Simple(Bytes::from_static(n.as_bytes()))).collect(),
+                    Some(names) => names
+                        .iter()
+                        .map(|n| Reply::Simple(Bytes::from_static(n.as_bytes())))
+                        .collect(),
                     // Key i belongs to spec i (the last spec covers the rest).
-                    None => specs.get(i.min(specs.len().saturating_sub(1))).map_or_else(Vec::new, spec_flags),
+                    None => specs
+                        .get(i.min(specs.len().saturating_sub(1)))
+                        .map_or_else(Vec::new, spec_flags),
                 };
                 Reply::Array(vec![Reply::Bulk(k), Reply::Set(flags)])
             })
