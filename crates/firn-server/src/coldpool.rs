@@ -79,3 +79,35 @@ impl ColdReadPool {
         Ok(done_rx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_full_queue_rejects_instead_of_growing() {
+        let pool = ColdReadPool::new(1, 1).unwrap();
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let (started_tx, started_rx) = crossbeam_channel::bounded::<()>(1);
+        // Occupies the only thread until released.
+        let busy = pool
+            .submit(move || {
+                let _ = started_tx.send(());
+                let _ = release_rx.recv();
+                1
+            })
+            .unwrap();
+        started_rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        // One job may wait in the queue; the next is refused.
+        let queued = pool.submit(|| 2).unwrap();
+        let refused = pool.submit(|| 3);
+        assert!(matches!(refused, Err(QueueFull(1))));
+        assert_eq!(pool.state().rejected.load(Ordering::Relaxed), 1);
+        release_tx.send(()).unwrap();
+        assert_eq!(busy.blocking_recv().unwrap(), 1);
+        assert_eq!(queued.blocking_recv().unwrap(), 2);
+        // Room again once the queue drained.
+        assert_eq!(pool.submit(|| 4).unwrap().blocking_recv().unwrap(), 4);
+    }
+}

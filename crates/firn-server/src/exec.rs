@@ -108,29 +108,19 @@ pub async fn execute(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Executed {
-    if let Attempt::Done(done) = attempt(
-        server,
-        cmd,
-        args,
-        session,
-        client,
-        Run::Real(ReadMode::MemoryOnly),
-    ) {
-        return done;
-    }
-    server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
-    for _ in 0..2 {
-        if let Err(reply) = on_pool(server, args, session, client, Run::Warmup).await {
-            return Executed::reply(reply);
+    // Round 0 runs on this thread; before rounds 1 and 2 the command warms
+    // the cache on the cold-read pool.
+    for round in 0..3 {
+        if round > 0 {
+            if round == 1 {
+                server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Err(reply) = on_pool(server, args, session, client, Run::Warmup).await {
+                return Executed::reply(reply);
+            }
         }
-        if let Attempt::Done(done) = attempt(
-            server,
-            cmd,
-            args,
-            session,
-            client,
-            Run::Real(ReadMode::MemoryOnly),
-        ) {
+        let real = Run::Real(ReadMode::MemoryOnly);
+        if let Attempt::Done(done) = attempt(server, cmd, args, session, client, real) {
             return done;
         }
     }
