@@ -4,10 +4,12 @@
 #   bench/redis_benchmark.sh [requests] [keyspace]
 #
 # Starts a release build of firn and Debian's redis-server on free loopback
-# ports with temporary data dirs, runs GET and SET with 50 clients at -P 1
-# and -P 16 against each (alternating, so drift hits both alike), and
-# prints a Markdown table of requests/s with the firn/redis ratio. Both
-# servers are stopped on exit, even on failure.
+# ports with temporary data dirs: one redis-server without persistence (the
+# issue's reference) and one with appendonly yes + appendfsync everysec (the
+# same durability as firn's default). Runs GET and SET with 50 clients at
+# -P 1 and -P 16 against each in turn, and prints a Markdown table of
+# requests/s with the ratios. All servers are stopped on exit, even on
+# failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/../scripts/install-deps.sh"
@@ -37,13 +39,17 @@ wait_ping() {
 }
 
 redis_port=$(free_port)
+aof_port=$(free_port)
 firn_port=$(free_port)
-mkdir -p "$work/redis" "$work/firn"
+mkdir -p "$work/redis" "$work/aof" "$work/firn"
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis" >"$work/redis.log" 2>&1 &
+pids+=($!)
+redis-server --port "$aof_port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync everysec --dir "$work/aof" >"$work/aof.log" 2>&1 &
 pids+=($!)
 "$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --loglevel warning >"$work/firn.log" 2>&1 &
 pids+=($!)
 wait_ping "$redis_port"
+wait_ping "$aof_port"
 wait_ping "$firn_port"
 
 bench() { # port pipeline test -> requests/s
@@ -51,15 +57,16 @@ bench() { # port pipeline test -> requests/s
         | awk -F, -v t="\"${3^^}\"" '$1==t {gsub(/"/,"",$2); print $2}'
 }
 
-echo "| test | pipeline | redis-server req/s | firn req/s | firn/redis |"
-echo "|---|---|---|---|---|"
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
+echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |"
+echo "|---|---|---|---|---|---|---|"
 for pipeline in 1 16; do
     for test in set get; do
         r=$(bench "$redis_port" "$pipeline" "$test")
+        a=$(bench "$aof_port" "$pipeline" "$test")
         f=$(bench "$firn_port" "$pipeline" "$test")
-        ratio=$(python3 -c "print(f'{float(\"$f\")/float(\"$r\"):.2f}')")
-        echo "| ${test^^} | $pipeline | $r | $f | $ratio |"
+        echo "| ${test^^} | $pipeline | $r | $a | $f | $(ratio "$f" "$r") | $(ratio "$f" "$a") |"
     done
 done
 echo
-echo "requests=$requests keyspace=$keyspace clients=50, $(nproc) cores, firn appendfsync=everysec, redis-server without persistence"
+echo "requests=$requests keyspace=$keyspace clients=50, $(nproc) cores; firn appendfsync=everysec"
