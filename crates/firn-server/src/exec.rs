@@ -85,6 +85,18 @@ fn attempt(
         Err(e) => Attempt::Done(Executed::reply(e.into_reply())),
         Ok(_) if run == Run::Warmup => Attempt::Done(Executed::reply(Reply::Null)),
         Ok(reply) => {
+            if cmd.readonly {
+                // Redis counts key lookups of read-only commands.
+                let (hits, misses) = ctx.txn.key_lookups();
+                server
+                    .stats
+                    .keyspace_hits
+                    .fetch_add(hits, Ordering::Relaxed);
+                server
+                    .stats
+                    .keyspace_misses
+                    .fetch_add(misses, Ordering::Relaxed);
+            }
             let deferred = ctx.deferred.take();
             match ctx.txn.commit() {
                 Ok(seq) => Attempt::Done(Executed {

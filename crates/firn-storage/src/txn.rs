@@ -48,6 +48,9 @@ pub struct Txn<'e> {
     max_version: u64,
     /// The caller holds the locks of every key this transaction touches.
     locked: bool,
+    /// Live keys found and not found by `meta` (INFO keyspace_hits/misses).
+    key_hits: u64,
+    key_misses: u64,
 }
 
 fn read_options(mode: ReadMode) -> ReadOptions {
@@ -77,7 +80,14 @@ impl<'e> Txn<'e> {
             count_resets: Vec::new(),
             max_version: 0,
             locked,
+            key_hits: 0,
+            key_misses: 0,
         }
+    }
+
+    /// `(hits, misses)` of key lookups so far.
+    pub fn key_lookups(&self) -> (u64, u64) {
+        (self.key_hits, self.key_misses)
     }
 
     /// The command's clock: fixed for its whole execution, as in Redis.
@@ -259,17 +269,23 @@ impl<'e> Txn<'e> {
     /// key is deleted on the spot (lazy expiry) and reported missing.
     pub fn meta(&mut self, db: u8, key: &[u8]) -> Result<Option<Meta>> {
         let pdb = self.physical(db);
-        match self.raw_meta(pdb, key)? {
+        let found = match self.raw_meta(pdb, key)? {
             Some(meta) if meta.is_expired(self.now_ms) => {
                 self.remove_meta_physical(pdb, key, Some(&meta));
                 self.inner
                     .stats
                     .expired_keys
                     .fetch_add(1, Ordering::Relaxed);
-                Ok(None)
+                None
             }
-            other => Ok(other),
+            other => other,
+        };
+        if found.is_some() {
+            self.key_hits += 1;
+        } else {
+            self.key_misses += 1;
         }
+        Ok(found)
     }
 
     /// Stores `meta` for `key`, keeping counters and the expire index exact.
