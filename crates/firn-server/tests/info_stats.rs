@@ -35,6 +35,10 @@ fn keyspace_hits_and_misses_match_redis() {
         }
     }
     for field in ["keyspace_hits", "keyspace_misses"] {
-        assert_eq!(stat(&servers[0], field), stat(&servers[1], field), "{field}");
+        assert_eq!(
+            stat(&servers[0], field),
+            stat(&servers[1], field),
+            "{field}"
+        );
     }
 }
