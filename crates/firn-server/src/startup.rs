@@ -167,7 +167,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         scan_cursors: Mutex::new(Default::default()),
     });
 
-    let expiry = start_active_expiry(server.clone());
+    let expiry = start_active_expiry(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("firn-net")
@@ -193,7 +193,7 @@ fn random_run_id() -> String {
         .collect()
 }
 
-fn start_active_expiry(server: Arc<Server>) -> std::thread::JoinHandle<()> {
+fn start_active_expiry(server: Arc<Server>) -> Result<std::thread::JoinHandle<()>, String> {
     std::thread::Builder::new()
         .name("firn-expire".into())
         .spawn(move || {
@@ -211,7 +211,7 @@ fn start_active_expiry(server: Arc<Server>) -> std::thread::JoinHandle<()> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         })
-        .unwrap_or_else(|e| panic!("cannot start the expiry thread: {e}"))
+        .map_err(|e| format!("cannot start the expiry thread: {e}"))
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
