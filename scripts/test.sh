@@ -5,6 +5,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/install-deps.sh"
+"$here/install-deps.sh" --check
 source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
