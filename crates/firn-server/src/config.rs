@@ -39,6 +39,9 @@ pub struct Config {
     pub client_query_buffer_limit: u64,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// Testing aid: every memory-only read of committed data answers
+    /// "not in memory", so every command takes the cold path.
+    pub debug_cold_reads: bool,
     /// The file the config was read from (CONFIG REWRITE writes it back).
     pub config_file: Option<PathBuf>,
 }
@@ -67,6 +70,7 @@ impl Default for Config {
             client_query_buffer_limit: 1 << 30,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            debug_cold_reads: false,
             config_file: None,
         }
     }
@@ -117,6 +121,14 @@ pub fn sync_policy(fsync: AppendFsync) -> firn_storage::SyncPolicy {
         AppendFsync::EverySec => firn_storage::SyncPolicy::EverySec,
         AppendFsync::No => firn_storage::SyncPolicy::No,
     }
+}
+
+/// Bytes of submitted but uncommitted writes (the overlay and the writer's
+/// queue) beyond which connections stop reading requests until the writer
+/// catches up: 1/16 of the memory budget, at least 16 MiB.
+pub fn pending_writes_limit(maxmemory: u64) -> u64 {
+    let budget = if maxmemory == 0 { 1 << 30 } else { maxmemory };
+    (budget / 16).max(16 << 20)
 }
 
 /// How the memory budget is shared (maxmemory 0 = 1 GiB).
@@ -327,6 +339,16 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| c.io_threads.to_string(),
         set: |c, a| {
             c.io_threads = int_in(a, 1, 128)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "debug-cold-reads",
+        mutable: true,
+        doc: "Testing aid: treat all committed data as cold, so every command that reads it runs on the cold-read pool and commits through the write-stamp check (the test suites' cold mode). Never for production.",
+        get: |c| yn(c.debug_cold_reads),
+        set: |c, a| {
+            c.debug_cold_reads = yes_no(a)?;
             Ok(())
         },
     },

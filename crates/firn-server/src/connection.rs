@@ -4,6 +4,7 @@
 
 use bytes::{Bytes, BytesMut};
 use firn_resp::{Limits, Protocol, Reply, RequestDecoder};
+use firn_storage::Ticket;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,9 +36,14 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut decoder = RequestDecoder::new();
     let mut out = BytesMut::with_capacity(16 * 1024);
-    let mut committed = server.committed.clone();
     let mut shutdown = server.shutdown.subscribe();
     'conn: loop {
+        // Backpressure: while the writer is behind by more than the
+        // pending-write bound, no connection reads more requests.
+        let room = crate::config::pending_writes_limit(server.config().maxmemory);
+        if server.engine.pending_bytes() > room {
+            server.engine.wait_for_room(room).await;
+        }
         let idle = server.config().timeout_secs;
         let read = async {
             if idle > 0 {
@@ -84,42 +90,20 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
                 Ok(Some(args)) => args,
                 Err(e) => {
                     e.to_reply().encode(&mut out, session.protocol);
-                    let _ = flush(
-                        &mut writer,
-                        &mut out,
-                        &server,
-                        &mut committed,
-                        &mut awaiting,
-                    )
-                    .await;
+                    let _ = flush(&mut writer, &mut out, &server, &mut awaiting).await;
                     break 'conn;
                 }
             };
-            let (flow, seq) = run_one(&server, &client, &mut session, &args, &mut out).await;
-            if let Some(seq) = seq {
-                awaiting.add(seq);
-            }
+            let (flow, tickets) = run_one(&server, &client, &mut session, &args, &mut out).await;
+            awaiting.extend(tickets);
             if let Flow::Close = flow {
-                let _ = flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await;
+                let _ = flush(&mut writer, &mut out, &server, &mut awaiting).await;
                 break 'conn;
             }
             if client.monitor.load(Ordering::Acquire) {
-                if flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await
-                .is_err()
+                if flush(&mut writer, &mut out, &server, &mut awaiting)
+                    .await
+                    .is_err()
                 {
                     break 'conn;
                 }
@@ -127,15 +111,9 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
                 break 'conn;
             }
             if out.len() >= FLUSH_BYTES
-                && flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await
-                .is_err()
+                && flush(&mut writer, &mut out, &server, &mut awaiting)
+                    .await
+                    .is_err()
             {
                 break 'conn;
             }
@@ -150,15 +128,9 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
             );
             break;
         }
-        if flush(
-            &mut writer,
-            &mut out,
-            &server,
-            &mut committed,
-            &mut awaiting,
-        )
-        .await
-        .is_err()
+        if flush(&mut writer, &mut out, &server, &mut awaiting)
+            .await
+            .is_err()
         {
             break;
         }
@@ -167,43 +139,25 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
 
-/// The commit sequence numbers the buffered replies depend on.
-#[derive(Clone, Copy, Default)]
-struct Awaiting {
-    first: u64,
-    last: u64,
-}
-
-impl Awaiting {
-    fn add(&mut self, seq: u64) {
-        if self.first == 0 {
-            self.first = seq;
-        }
-        self.last = self.last.max(seq);
-    }
-}
+/// The batches the buffered replies depend on: the connection's own
+/// writes and other clients' pending writes that its replies showed.
+type Awaiting = Vec<Ticket>;
 
 /// Waits until the writes behind `out` are durable, then writes `out`. If
 /// the writer gave up on any of them (disk full), the replies are dropped
 /// and the connection is closed: the client is never told that a write it
-/// cannot find again succeeded.
+/// cannot find again succeeded, nor shown data that was rolled back.
 async fn flush(
     writer: &mut tokio::net::tcp::OwnedWriteHalf,
     out: &mut BytesMut,
     server: &Server,
-    committed: &mut tokio::sync::watch::Receiver<u64>,
     awaiting: &mut Awaiting,
 ) -> std::io::Result<()> {
-    let wait_seq = awaiting.last;
-    if wait_seq > 0 {
-        if *committed.borrow() < wait_seq {
-            let _ = committed.wait_for(|s| *s >= wait_seq).await;
-        }
-        if server.engine.failed_between(awaiting.first, wait_seq) {
+    for ticket in awaiting.drain(..) {
+        if ticket.wait().await.is_err() {
             out.clear();
             return Err(std::io::Error::other("write could not be made durable"));
         }
-        *awaiting = Awaiting::default();
     }
     if out.is_empty() {
         return Ok(());
@@ -224,7 +178,7 @@ async fn run_one(
     session: &mut Session,
     args: &[Bytes],
     out: &mut BytesMut,
-) -> (Flow, Option<u64>) {
+) -> (Flow, Vec<Ticket>) {
     server
         .stats
         .commands_processed
@@ -234,7 +188,7 @@ async fn run_one(
         Err(e) => (
             Executed {
                 reply: e.into_reply(),
-                seq: None,
+                tickets: Vec::new(),
                 deferred: None,
             },
             None,
@@ -243,7 +197,7 @@ async fn run_one(
             Err(e) => (
                 Executed {
                     reply: e.into_reply(),
-                    seq: None,
+                    tickets: Vec::new(),
                     deferred: None,
                 },
                 Some(cmd.name()),
@@ -267,7 +221,7 @@ async fn run_one(
 
     let Executed {
         reply,
-        seq,
+        tickets,
         deferred,
     } = executed;
     let mut flow = Flow::Continue;
@@ -284,7 +238,7 @@ async fn run_one(
                 let _ = tokio::task::spawn_blocking(move || engine.checkpoint(&dir)).await;
             }
             server.request_shutdown();
-            return (Flow::Close, seq);
+            return (Flow::Close, tickets);
         }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
@@ -316,7 +270,7 @@ async fn run_one(
         },
         Ordering::Relaxed,
     );
-    (flow, seq)
+    (flow, tickets)
 }
 
 fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {

@@ -134,7 +134,6 @@ pub struct Server {
     pub slowlog: Mutex<SlowLog>,
     pub started: Instant,
     pub run_id: String,
-    pub committed: watch::Receiver<u64>,
     pub shutdown: watch::Sender<bool>,
     pub last_save_unix: AtomicU64,
     pub bgsave_in_progress: AtomicBool,

@@ -135,10 +135,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
-    let (commit_tx, commit_rx) = watch::channel(0u64);
-    engine.set_commit_listener(move |seq| {
-        commit_tx.send_replace(seq);
-    });
+    engine.set_force_cold_reads(config.debug_cold_reads);
     let registry = Registry::build()?;
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
         .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;
@@ -156,7 +153,6 @@ pub fn run(mut config: Config) -> Result<(), String> {
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
-        committed: commit_rx,
         shutdown: shutdown_tx,
         last_save_unix: AtomicU64::new(firn_storage::now_ms() / 1000),
         bgsave_in_progress: AtomicBool::new(false),

@@ -234,8 +234,10 @@ fn expire_generic(
     }
     if when <= now {
         ctx.txn.delete_key(db, &args[1])?;
+        ctx.replay_as(&[b"DEL", &args[1]]);
     } else {
         ctx.txn.set_expire_at(db, &args[1], when as u64)?;
+        ctx.replay_as(&[b"PEXPIREAT", &args[1], when.to_string().as_bytes()]);
     }
     Ok(Reply::Integer(1))
 }

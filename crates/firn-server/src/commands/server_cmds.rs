@@ -1,8 +1,11 @@
 //! Server commands: INFO, DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, TIME, LASTSAVE,
 //! MONITOR, CONFIG, COMMAND, SHUTDOWN, SAVE/BGSAVE, SLOWLOG.
 //!
-//! Whole-database operations (flush, swap, checkpoint) block until durable,
-//! so they run as `Deferred::Blocking` jobs, never on a network thread.
+//! FLUSHDB, FLUSHALL and SWAPDB hold every key lock only while they queue
+//! their batch (a range delete or a database-map change, both O(1)); like
+//! any write, their reply waits for durability without holding the locks.
+//! Checkpoints block, so they run as `Deferred::Blocking` jobs, never on a
+//! network thread.
 
 use bytes::Bytes;
 use firn_resp::Reply;
@@ -10,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::keyspace::help_reply;
-use super::{def, table_keys, Ctx, Def, Deferred};
+use super::{def, def_all, table_keys, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::command_table::{CommandSpec, MetaValue};
 use crate::config::{find_option, OPTIONS};
@@ -23,9 +26,9 @@ use crate::server::Server;
 pub const COMMANDS: &[Def] = &[
     def("info", info),
     def("dbsize", dbsize),
-    def("flushdb", flushdb),
-    def("flushall", flushall),
-    def("swapdb", swapdb),
+    def_all("flushdb", flushdb),
+    def_all("flushall", flushall),
+    def_all("swapdb", swapdb),
     def("time", time),
     def("lastsave", lastsave),
     def("monitor", monitor),
@@ -79,25 +82,16 @@ fn check_flush_mode(args: &[Bytes]) -> CmdResult<()> {
     }
 }
 
-fn run_flush(ctx: &mut Ctx<'_>, db: Option<u8>) {
-    ctx.deferred = Some(Deferred::Blocking(Box::new(
-        move |server: &Arc<Server>| match server.engine.flush(db) {
-            Ok(()) => Reply::ok(),
-            Err(e) => Reply::error(storage_error_text(&e)),
-        },
-    )));
-}
-
 fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
     let db = ctx.db();
-    run_flush(ctx, Some(db));
+    ctx.txn.flush_databases(Some(db));
     Ok(Reply::ok())
 }
 
 fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
-    run_flush(ctx, None);
+    ctx.txn.flush_databases(None);
     Ok(Reply::ok())
 }
 
@@ -113,13 +107,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }
     if first != second {
-        let (a, b) = (first as u8, second as u8);
-        ctx.deferred = Some(Deferred::Blocking(Box::new(
-            move |server: &Arc<Server>| match server.engine.swap_db(a, b) {
-                Ok(()) => Reply::ok(),
-                Err(e) => Reply::error(storage_error_text(&e)),
-            },
-        )));
+        ctx.txn.swap_databases(first as u8, second as u8);
     }
     Ok(Reply::ok())
 }
@@ -205,6 +193,9 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         (def.set)(&mut updated, &[value]).map_err(|e| failed(&e))?;
     }
     ctx.server.cold_pool.set_max_queued(updated.io_queue_max);
+    ctx.server
+        .engine
+        .set_force_cold_reads(updated.debug_cold_reads);
     ctx.server
         .engine
         .set_sync_policy(crate::config::sync_policy(updated.appendfsync));

@@ -153,6 +153,11 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Reply::Null
         });
     }
+    if let (ExpireOpt::At(at), Some((keyword, _))) = (expire, expire_arg) {
+        if !is(keyword, "pxat") {
+            ctx.replay_as(&[b"SET", key, &value, b"PXAT", at.to_string().as_bytes()]);
+        }
+    }
     store(&mut ctx.txn, db, key, value, expire)?;
     Ok(if want_get {
         bulk_or_null(old)
@@ -190,11 +195,14 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let at = parse_expire(raw, unit, absolute, now, "getex")?;
         if at <= now {
             ctx.txn.delete_key(db, key)?;
+            ctx.replay_as(&[b"DEL", key]);
         } else {
             ctx.txn.set_expire_at(db, key, at)?;
+            ctx.replay_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
         }
     } else if persist {
         ctx.txn.set_expire_at(db, key, 0)?;
+        ctx.replay_as(&[b"PERSIST", key]);
     }
     Ok(Reply::Bulk(value))
 }
@@ -204,6 +212,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let value = ctx.txn.get_string(db, &args[1])?;
     if value.is_some() {
         ctx.txn.delete_key(db, &args[1])?;
+        ctx.replay_as(&[b"DEL", &args[1]]);
     }
     Ok(bulk_or_null(value))
 }
@@ -213,6 +222,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let old = ctx.txn.get_string(db, &args[1])?;
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
+    ctx.replay_as(&[b"SET", &args[1], &args[2]]);
     Ok(bulk_or_null(old))
 }
 
@@ -271,6 +281,13 @@ fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn setex_with_unit(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) -> CmdResult {
     let db = ctx.db();
     let at = parse_expire(&args[2], unit_ms, false, ctx.txn.now_ms(), name)?;
+    ctx.replay_as(&[
+        b"SET",
+        &args[1],
+        &args[3],
+        b"PXAT",
+        at.to_string().as_bytes(),
+    ]);
     store(
         &mut ctx.txn,
         db,
@@ -379,6 +396,8 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ExpireAction::Keep,
         EncodingHint::Plain,
     )?;
+    // Replicas must not redo the float arithmetic.
+    ctx.replay_as(&[b"SET", &args[1], &next, b"KEEPTTL"]);
     Ok(Reply::Bulk(next))
 }
 
