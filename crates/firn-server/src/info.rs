@@ -223,8 +223,8 @@ fn server_section(server: &Server, out: &mut String) {
     line(out, "server_time_usec", now.as_micros());
     line(out, "uptime_in_seconds", server.uptime_secs());
     line(out, "uptime_in_days", server.uptime_secs() / 86_400);
-    line(out, "hz", 10);
-    line(out, "configured_hz", 10);
+    line(out, "hz", config.hz);
+    line(out, "configured_hz", config.hz);
     // Redis's LRU clock: seconds, 24 bits.
     line(out, "lru_clock", now.as_secs() & ((1 << 24) - 1));
     line(

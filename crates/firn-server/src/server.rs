@@ -260,7 +260,10 @@ impl AccessTimes {
         if shard.current.len() >= ACCESS_GENERATION / ACCESS_SHARDS {
             shard.previous = std::mem::take(&mut shard.current);
         }
-        shard.current.insert((db, key.clone()), unix_secs);
+        // A copy: `key` may share the connection's whole read buffer.
+        shard
+            .current
+            .insert((db, Bytes::copy_from_slice(key)), unix_secs);
     }
 
     /// Forgets a key that no longer exists.

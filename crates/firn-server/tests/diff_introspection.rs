@@ -59,6 +59,15 @@ fn a_monitor_still_runs_commands_that_do_not_touch_keys() {
     // Fed with the database the command left selected.
     d.cmd(&["SELECT", "1"]);
     expect_feed(&mut d, r#"[1] "SELECT" "1""#);
+    // A monitor is flagged O in CLIENT LIST/INFO.
+    d.cmd_with(&["CLIENT", "INFO"], |r| {
+        let fields: Vec<R> = ["flags", "db", "cmd"]
+            .iter()
+            .map(|f| R::Simple(format!("{f}={}", client_field(r, f))))
+            .collect();
+        R::Array(Some(fields))
+    });
+    expect_feed(&mut d, r#"[1] "CLIENT" "INFO""#);
     // MONITOR again is ignored without a reply.
     d.send(&["MONITOR"]);
     d.cmd(&["ECHO", "after"]);
@@ -139,6 +148,17 @@ fn config_set_takes_several_parameters() {
         ],
         config_pairs,
     );
+    // INFO reports the configured hz.
+    d.cmd(&["CONFIG", "SET", "hz", "50"]);
+    d.cmd_with(&["INFO", "server"], |r| {
+        let text = r.as_str().unwrap_or_default();
+        let lines: Vec<R> = text
+            .lines()
+            .filter(|l| l.starts_with("hz:") || l.starts_with("configured_hz:"))
+            .map(|l| R::Simple(l.to_string()))
+            .collect();
+        R::Array(Some(lines))
+    });
 }
 
 #[test]
