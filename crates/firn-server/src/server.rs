@@ -217,22 +217,27 @@ impl ServerStats {
 /// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
 /// LRU clock also ticks in seconds).
 ///
-/// Bounded by two generations of `ACCESS_GENERATION` keys each: when the
-/// current one is full it becomes the previous one and the old previous one
-/// is dropped. A key accessed within the last `ACCESS_GENERATION` distinct
-/// keys is therefore always found; a key not found is reported as idle since
-/// the server started, as Redis reports keys loaded from an RDB file.
+/// Bounded in bytes by two generations of at most `ACCESS_GENERATION_BYTES`
+/// each: when the current one is full it becomes the previous one and the
+/// old previous one is dropped. The keys accessed most recently (about 32
+/// MiB of them: some 300,000 keys of 40 bytes) are therefore always found;
+/// a key not found is reported as idle since the server started, as Redis
+/// reports keys loaded from an RDB file.
 pub struct AccessTimes {
     shards: Vec<Mutex<AccessShard>>,
 }
 
-/// Keys per generation, over all shards.
-const ACCESS_GENERATION: usize = 1 << 20;
+/// Bytes of one generation, over all shards.
+const ACCESS_GENERATION_BYTES: usize = 32 << 20;
 const ACCESS_SHARDS: usize = 16;
+/// What an entry costs besides its key: the map slot, the key's header and
+/// its heap allocation's overhead (an estimate).
+const ACCESS_ENTRY_OVERHEAD_BYTES: usize = 80;
 
 #[derive(Default)]
 struct AccessShard {
     current: HashMap<(u8, Bytes), u64>,
+    current_bytes: usize,
     previous: HashMap<(u8, Bytes), u64>,
 }
 
@@ -255,23 +260,40 @@ impl AccessTimes {
     }
 
     /// Records an access to `key` at `unix_secs`.
-    pub fn touch(&self, db: u8, key: &Bytes, unix_secs: u64) {
+    pub fn touch(&self, db: u8, key: &[u8], unix_secs: u64) {
+        let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
         let mut shard = self.shard(db, key).lock();
-        if shard.current.len() >= ACCESS_GENERATION / ACCESS_SHARDS {
+        if shard.current_bytes + cost > ACCESS_GENERATION_BYTES / ACCESS_SHARDS {
             shard.previous = std::mem::take(&mut shard.current);
+            shard.current_bytes = 0;
         }
         // A copy: `key` may share the connection's whole read buffer.
-        shard
-            .current
-            .insert((db, Bytes::copy_from_slice(key)), unix_secs);
+        let entry = (db, Bytes::copy_from_slice(key));
+        if shard.current.insert(entry, unix_secs).is_none() {
+            shard.current_bytes += cost;
+        }
     }
 
     /// Forgets a key that no longer exists.
     pub fn forget(&self, db: u8, key: &Bytes) {
         let mut shard = self.shard(db, key).lock();
         let entry = (db, key.clone());
-        shard.current.remove(&entry);
+        if shard.current.remove(&entry).is_some() {
+            shard.current_bytes -= key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        }
         shard.previous.remove(&entry);
+    }
+
+    /// Entries held, both generations.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock();
+                s.current.len() + s.previous.len()
+            })
+            .sum()
     }
 
     /// When `key` was last accessed, if it was within the tracked window.
@@ -549,4 +571,80 @@ impl Server {
 /// Resolves once the server is shutting down.
 pub async fn until_shutdown(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_times_keep_recent_keys_within_their_byte_budget() {
+        let times = AccessTimes::default();
+        let key = |i: usize| Bytes::from(format!("key:{i:08}"));
+        let cost = key(0).len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        let per_generation = ACCESS_GENERATION_BYTES / cost;
+        let total = per_generation * 3;
+        for i in 0..total {
+            times.touch(0, &key(i), i as u64);
+        }
+        // Two generations at most, and the latest keys are all there.
+        assert!(times.len() <= 2 * per_generation + ACCESS_SHARDS);
+        for i in total - per_generation / 2..total {
+            assert_eq!(times.last_access(0, &key(i)), Some(i as u64));
+        }
+        assert_eq!(times.last_access(0, &key(0)), None);
+        assert_eq!(times.last_access(1, &key(total - 1)), None);
+        times.forget(0, &key(total - 1));
+        assert_eq!(times.last_access(0, &key(total - 1)), None);
+    }
+
+    #[test]
+    fn only_lookup_free_commands_skip_the_touch() {
+        for name in ["get", "set", "touch", "append", "rename", "getex", "dump"] {
+            assert!(touches_keys(name), "{name}");
+        }
+        for name in [
+            "type",
+            "ttl",
+            "pttl",
+            "exists",
+            "object|idletime",
+            "object|freq",
+        ] {
+            assert!(!touches_keys(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn dirty_counts_follow_redis() {
+        let args = |line: &str| -> Vec<Bytes> {
+            line.split(' ')
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        };
+        let ok = Reply::ok();
+        let dirty = |line: &str, reply: &Reply| {
+            let a = args(line);
+            dirty_changes(
+                &a[0]
+                    .to_ascii_lowercase()
+                    .iter()
+                    .map(|&b| b as char)
+                    .collect::<String>(),
+                &a,
+                reply,
+            )
+        };
+        assert_eq!(dirty("SET k v", &ok), 1);
+        assert_eq!(dirty("SET k v NX", &Reply::Null), 0);
+        assert_eq!(dirty("SET k v NX GET", &Reply::Null), 1);
+        assert_eq!(dirty("SET k v XX GET", &Reply::Null), 0);
+        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(1)), 0);
+        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(0)), 1);
+        assert_eq!(dirty("MSET a 1 b 2 c 3", &ok), 3);
+        assert_eq!(dirty("DEL a b", &Reply::Integer(1)), 1);
+        assert_eq!(dirty("INCRBY k x", &Reply::Error("ERR".into())), 0);
+        assert_eq!(dirty("SETRANGE k 0 ", &Reply::Integer(3)), 0);
+        assert_eq!(dirty("RENAME k k", &ok), 0);
+    }
 }
