@@ -832,3 +832,31 @@ fn command_list_filters_by_acl_category_and_pattern() {
     d.cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN"]);
     d.cmd(&["COMMAND", "LIST", "FILTERBY"]);
 }
+
+/// Parameter names of a CONFIG GET * reply.
+fn config_names(r: &R) -> std::collections::BTreeSet<String> {
+    r.items()
+        .iter()
+        .step_by(2)
+        .filter_map(|name| name.as_str())
+        .collect()
+}
+
+#[test]
+fn config_get_star_lists_only_redis_names_and_firns_own() {
+    // Firn's own options, documented in docs/configuration.md.
+    const FIRN_ONLY: &[&str] = &["io-queue-max"];
+    let redis = common::Server::redis();
+    let firn = common::Server::firn();
+    let redis_names = config_names(&redis.conn().cmd(&["CONFIG", "GET", "*"]));
+    let firn_names = config_names(&firn.conn().cmd(&["CONFIG", "GET", "*"]));
+    assert!(redis_names.len() > 100, "{redis_names:?}");
+    let unknown: Vec<&String> = firn_names
+        .iter()
+        .filter(|n| !redis_names.contains(*n) && !FIRN_ONLY.contains(&n.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "not Redis parameters: {unknown:?}");
+    for common in ["maxmemory-policy", "appendonly", "save", "databases", "hz"] {
+        assert!(firn_names.contains(common), "{common} missing");
+    }
+}
