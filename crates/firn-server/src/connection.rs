@@ -237,10 +237,6 @@ async fn run_one(
     args: &[Bytes],
     out: &mut BytesMut,
 ) -> (Flow, Option<u64>) {
-    server
-        .stats
-        .commands_processed
-        .fetch_add(1, Ordering::Relaxed);
     let mut started = Instant::now();
     let mut ran = None;
     let (executed, name) = match server.registry.lookup(args) {

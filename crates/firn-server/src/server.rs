@@ -471,6 +471,10 @@ impl Server {
         reply: Option<&Reply>,
         client: &ClientInfo,
     ) {
+        // Redis counts only commands that ran (not rejected ones).
+        self.stats
+            .commands_processed
+            .fetch_add(1, Ordering::Relaxed);
         let failed = matches!(reply, Some(Reply::Error(_)));
         self.stats.commands.record_call(cmd.name(), micros, failed);
         if cmd.write {

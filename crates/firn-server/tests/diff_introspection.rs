@@ -342,6 +342,18 @@ fn commandstats_and_errorstats_count_as_redis_does() {
     d.cmd(&["WRONGTYPE-NOT-A-COMMAND"]);
     d.cmd(&["SET", "a", "1", "EX", "0"]);
     d.cmd_with(&["INFO", "errorstats"], stat_lines);
+    // total_commands_processed counts only commands that ran.
+    d.cmd_with(&["INFO", "stats"], |r| {
+        let text = r.as_str().unwrap_or_default();
+        let lines: Vec<R> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("total_commands_processed:") || l.starts_with("total_error_replies:")
+            })
+            .map(|l| R::Simple(l.to_string()))
+            .collect();
+        R::Array(Some(lines))
+    });
     // CONFIG RESETSTAT empties both sections (and is then counted).
     d.cmd(&["CONFIG", "RESETSTAT"]);
     d.cmd_with(&["INFO", "commandstats"], stat_lines);
@@ -859,4 +871,26 @@ fn config_get_star_lists_only_redis_names_and_firns_own() {
     for common in ["maxmemory-policy", "appendonly", "save", "databases", "hz"] {
         assert!(firn_names.contains(common), "{common} missing");
     }
+}
+
+#[test]
+fn client_pause_checks_the_mode_before_the_timeout() {
+    let mut d = Diff::new();
+    for args in [
+        &["abc", "foo"][..],
+        &["-1"],
+        &["-1", "WRITE"],
+        &["10", "write", "extra"],
+        &["abc"],
+        &["99999999999999999999"],
+        &["0", "ALL"],
+        &["0", "write"],
+    ] {
+        let mut cmd = vec!["CLIENT", "PAUSE"];
+        cmd.extend_from_slice(args);
+        d.cmd(&cmd);
+    }
+    d.cmd(&["CLIENT", "UNPAUSE"]);
+    d.cmd(&["CLIENT", "UNPAUSE", "extra"]);
+    d.cmd(&["SET", "k", "v"]);
 }
