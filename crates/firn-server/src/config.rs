@@ -42,6 +42,14 @@ pub struct Config {
     /// Testing aid: every memory-only read of committed data answers
     /// "not in memory", so every command takes the cold path.
     pub debug_cold_reads: bool,
+    /// Accepted and reported, never applied: Firn evicts no data.
+    pub maxmemory_policy: &'static str,
+    pub maxmemory_samples: u32,
+    /// Accepted and reported (clamped to 1..500 as Redis does); Firn has no
+    /// periodic cron whose frequency it would set.
+    pub hz: u32,
+    pub replica_read_only: bool,
+    pub stop_writes_on_bgsave_error: bool,
     /// The file the config was read from (CONFIG REWRITE writes it back).
     pub config_file: Option<PathBuf>,
 }
@@ -71,6 +79,11 @@ impl Default for Config {
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             debug_cold_reads: false,
+            maxmemory_policy: "noeviction",
+            maxmemory_samples: 5,
+            hz: 10,
+            replica_read_only: true,
+            stop_writes_on_bgsave_error: true,
             config_file: None,
         }
     }
@@ -242,7 +255,7 @@ pub static OPTIONS: &[OptionDef] = &[
         doc: "Maximum simultaneous clients; RLIMIT_NOFILE is raised to fit at start.",
         get: |c| c.maxclients.to_string(),
         set: |c, a| {
-            c.maxclients = int_in(a, 1, 1_000_000)? as usize;
+            c.maxclients = int_in(a, 1, u32::MAX as i64)? as usize;
             Ok(())
         },
     },
@@ -421,6 +434,90 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "maxmemory-policy",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: Firn never evicts data (it lives on disk); only caches are trimmed to `maxmemory`.",
+        get: |c| c.maxmemory_policy.to_string(),
+        set: |c, a| {
+            let v = one(a)?.to_ascii_lowercase();
+            c.maxmemory_policy = MAXMEMORY_POLICIES
+                .iter()
+                .find(|p| **p == v)
+                .ok_or_else(|| format!("argument(s) must be one of the following: {}", MAXMEMORY_POLICIES.join(", ")))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "maxmemory-samples",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored (no eviction sampling).",
+        get: |c| c.maxmemory_samples.to_string(),
+        set: |c, a| {
+            c.maxmemory_samples = int_in(a, 1, i32::MAX as i64)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "notify-keyspace-events",
+        mutable: true,
+        doc: "Always empty: Firn publishes no keyspace notifications; any other value is refused.",
+        get: |_| String::new(),
+        set: |_, a| match one(a)? {
+            "" => Ok(()),
+            _ => Err("Firn does not publish keyspace notifications".into()),
+        },
+    },
+    OptionDef {
+        name: "hz",
+        mutable: true,
+        doc: "Accepted for compatibility (clamped to 1..500 as Redis does) and ignored: Firn has no periodic cron.",
+        get: |c| c.hz.to_string(),
+        set: |c, a| {
+            c.hz = int_in(a, 0, i32::MAX as i64)?.clamp(1, 500) as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "replica-read-only",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: Firn has no replication yet.",
+        get: |c| yn(c.replica_read_only),
+        set: |c, a| {
+            c.replica_read_only = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "stop-writes-on-bgsave-error",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: writes stop only when the RocksDB WAL cannot be written.",
+        get: |c| yn(c.stop_writes_on_bgsave_error),
+        set: |c, a| {
+            c.stop_writes_on_bgsave_error = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cluster-enabled",
+        mutable: false,
+        doc: "Always no: Firn runs standalone (read-only, for tools that ask).",
+        get: |_| "no".into(),
+        set: |_, a| match yes_no(a)? {
+            false => Ok(()),
+            true => Err("Firn has no cluster mode yet".into()),
+        },
+    },
+    OptionDef {
+        name: "daemonize",
+        mutable: false,
+        doc: "Always no: Firn runs in the foreground (use a service manager).",
+        get: |_| "no".into(),
+        set: |_, a| match yes_no(a)? {
+            false => Ok(()),
+            true => Err("Firn does not daemonize; run it under a service manager".into()),
+        },
+    },
+    OptionDef {
         name: "appendonly",
         mutable: false,
         doc: "Always yes: every write goes to the RocksDB write-ahead log (read-only, for tools that ask).",
@@ -440,6 +537,18 @@ pub static OPTIONS: &[OptionDef] = &[
             _ => Err("Firn has no snapshot schedule; only an empty save is accepted".into()),
         },
     },
+];
+
+/// Redis's maxmemory-policy names, in its error message's order.
+const MAXMEMORY_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
 ];
 
 pub fn find_option(name: &str) -> Option<&'static OptionDef> {

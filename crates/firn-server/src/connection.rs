@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::commands::server_cmds::redacted_args;
 use crate::commands::{Command, Deferred};
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
@@ -107,8 +108,19 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
                 {
                     break 'conn;
                 }
-                monitor_loop(&server, &client, &mut writer).await;
-                break 'conn;
+                let mut monitored = Monitored {
+                    reader: &mut reader,
+                    writer: &mut writer,
+                    inbuf: &mut inbuf,
+                    decoder: &mut decoder,
+                    limits: &limits,
+                    query_limit,
+                };
+                if let Flow::Close =
+                    monitor_loop(&server, &client, &mut session, &mut monitored).await
+                {
+                    break 'conn;
+                }
             }
             if out.len() >= FLUSH_BYTES
                 && flush(&mut writer, &mut out, &server, &mut awaiting)
@@ -179,36 +191,46 @@ async fn run_one(
     args: &[Bytes],
     out: &mut BytesMut,
 ) -> (Flow, Vec<Ticket>) {
-    server
-        .stats
-        .commands_processed
-        .fetch_add(1, Ordering::Relaxed);
-    let started = Instant::now();
+    let mut started = Instant::now();
+    let mut ran = None;
     let (executed, name) = match server.registry.lookup(args) {
-        Err(e) => (
-            Executed {
-                reply: e.into_reply(),
-                tickets: Vec::new(),
-                deferred: None,
-            },
-            None,
-        ),
-        Ok(cmd) => match check_allowed(server, session, cmd) {
-            Err(e) => (
+        Err(e) => {
+            let reply = e.into_reply();
+            if let Some(name) = rejected_command(server, args, &reply) {
+                server.stats.commands.record_rejected(name);
+            }
+            (
                 Executed {
-                    reply: e.into_reply(),
+                    reply,
                     tickets: Vec::new(),
                     deferred: None,
                 },
-                Some(cmd.name()),
-            ),
-            Ok(()) => {
-                wait_for_pause(server, cmd).await;
-                feed_monitors(server, client, session, args);
+                None,
+            )
+        }
+        Ok(cmd) => match check_allowed(server, session, cmd) {
+            Err(e) => {
+                server.stats.commands.record_rejected(cmd.name());
                 (
-                    execute(server, cmd, args, session, client).await,
+                    Executed {
+                        reply: e.into_reply(),
+                        tickets: Vec::new(),
+                        deferred: None,
+                    },
                     Some(cmd.name()),
                 )
+            }
+            Ok(()) => {
+                wait_for_pause(server, cmd).await;
+                started = Instant::now();
+                ran = Some(cmd);
+                let executed = execute(server, cmd, args, session, client).await;
+                // As in Redis, monitors see a command once it ran, with the
+                // database it left selected; admin commands are not shown.
+                if !cmd.admin {
+                    feed_monitors(server, client, session, args);
+                }
+                (executed, Some(cmd.name()))
             }
         },
     };
@@ -216,8 +238,6 @@ async fn run_one(
         *client.last_cmd.lock() = name;
     }
     client.db.store(session.db, Ordering::Relaxed);
-    let micros = started.elapsed().as_micros() as u64;
-    server.slowlog_record(args, micros, client);
 
     let Executed {
         reply,
@@ -248,12 +268,14 @@ async fn run_one(
             }
         }
     };
+    // Only commands that ran are counted as calls and logged, as in Redis.
+    if let Some(cmd) = ran {
+        let micros = started.elapsed().as_micros() as u64;
+        server.after_call(cmd, args, session.db, micros, reply.as_ref(), client);
+    }
     if let Some(reply) = reply {
-        if matches!(reply, Reply::Error(_)) {
-            server
-                .stats
-                .total_error_replies
-                .fetch_add(1, Ordering::Relaxed);
+        if let Reply::Error(text) = &reply {
+            server.stats.count_error(text);
         }
         match session.reply_mode {
             ReplyMode::On => reply.encode(out, session.protocol),
@@ -271,6 +293,14 @@ async fn run_one(
         Ordering::Relaxed,
     );
     (flow, tickets)
+}
+
+/// The command a request names when the registry refused it for its
+/// arity: Redis counts that as a rejected call of the command.
+fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'static str> {
+    let name = crate::commands::server_cmds::command_named(server, args)?;
+    let arity_error = crate::errors::wrong_arity(name).into_reply();
+    (*reply == arity_error).then_some(name)
 }
 
 fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {
@@ -307,8 +337,6 @@ fn feed_monitors(server: &Server, client: &ClientInfo, session: &Session, args: 
     if server.monitor_feed.receiver_count() == 0 {
         return;
     }
-    let name = args[0].to_ascii_lowercase();
-    let redacted = matches!(name.as_slice(), b"auth" | b"hello" | b"migrate" | b"config");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -319,14 +347,9 @@ fn feed_monitors(server: &Server, client: &ClientInfo, session: &Session, args: 
         session.db,
         client.addr
     );
-    if redacted && name != b"config" {
-        line.push_str(&format!(" {}", quote_arg(&args[0])));
-        line.push_str(" \"(redacted)\"");
-    } else {
-        for arg in args {
-            line.push(' ');
-            line.push_str(&quote_arg(arg));
-        }
+    for arg in redacted_args(args).iter() {
+        line.push(' ');
+        line.push_str(&quote_arg(arg));
     }
     line.push_str("\r\n");
     let _ = server.monitor_feed.send(Bytes::from(line));
@@ -353,26 +376,102 @@ pub fn quote_arg(arg: &[u8]) -> String {
     s
 }
 
+/// The connection's halves and input state, lent to [`monitor_loop`].
+struct Monitored<'a> {
+    reader: &'a mut tokio::net::tcp::OwnedReadHalf,
+    writer: &'a mut tokio::net::tcp::OwnedWriteHalf,
+    inbuf: &'a mut BytesMut,
+    decoder: &'a mut RequestDecoder,
+    limits: &'a Limits,
+    query_limit: u64,
+}
+
+/// Redis's reply to a monitor's command that reads or writes keys: a
+/// monitor is a replica-like client, which may not touch the keyspace.
+const MONITOR_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
+
+/// MONITOR mode: streams the monitor feed and, as Redis does, keeps serving
+/// the connection's own requests. Commands that read or write keys are
+/// refused, MONITOR again is ignored (no reply), QUIT closes, and RESET
+/// leaves the mode: then the requests still buffered are the caller's.
 async fn monitor_loop(
-    server: &Server,
-    client: &ClientInfo,
-    writer: &mut tokio::net::tcp::OwnedWriteHalf,
-) {
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &mut Session,
+    conn: &mut Monitored<'_>,
+) -> Flow {
     let mut feed = server.monitor_feed.subscribe();
     let mut shutdown = server.shutdown.subscribe();
+    let mut out = BytesMut::new();
     loop {
+        // Serve every complete request already buffered, in order.
+        while client.monitor.load(Ordering::Acquire) {
+            let args = match conn
+                .decoder
+                .decode(conn.inbuf, conn.limits, session.authenticated)
+            {
+                Ok(None) => break,
+                Ok(Some(args)) if args.is_empty() => continue,
+                Ok(Some(args)) => args,
+                Err(e) => {
+                    e.to_reply().encode(&mut out, session.protocol);
+                    let _ = conn.writer.write_all(&out).await;
+                    return Flow::Close;
+                }
+            };
+            let mut awaiting = Awaiting::default();
+            let flow = match server.registry.lookup(&args) {
+                Ok(cmd) if cmd.name() == "monitor" => Flow::Continue,
+                Ok(cmd) if cmd.readonly || cmd.write => {
+                    server.stats.commands.record_rejected(cmd.name());
+                    server.stats.count_error(MONITOR_KEYSPACE.as_bytes());
+                    Reply::Error(Bytes::from_static(MONITOR_KEYSPACE.as_bytes()))
+                        .encode(&mut out, session.protocol);
+                    Flow::Continue
+                }
+                _ => {
+                    let (flow, tickets) = run_one(server, client, session, &args, &mut out).await;
+                    awaiting.extend(tickets);
+                    flow
+                }
+            };
+            // The reply goes out before the feed line of this very command.
+            if flush(conn.writer, &mut out, server, &mut awaiting)
+                .await
+                .is_err()
+            {
+                return Flow::Close;
+            }
+            if let Flow::Close = flow {
+                return Flow::Close;
+            }
+        }
+        if !client.monitor.load(Ordering::Acquire) {
+            return Flow::Continue;
+        }
         tokio::select! {
             line = feed.recv() => match line {
                 Ok(line) => {
-                    if writer.write_all(&line).await.is_err() {
-                        return;
+                    if conn.writer.write_all(&line).await.is_err() {
+                        return Flow::Close;
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return,
+                Err(_) => return Flow::Close,
             },
-            _ = client.kill.notified() => return,
-            _ = crate::server::until_shutdown(&mut shutdown) => return,
+            read = conn.reader.read_buf(conn.inbuf) => {
+                let n = read.unwrap_or(0);
+                if n == 0 || client.killed.load(Ordering::Acquire) {
+                    return Flow::Close;
+                }
+                server.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                client.last_interaction_ms.store(firn_storage::now_ms(), Ordering::Relaxed);
+                if conn.inbuf.len() as u64 > conn.query_limit {
+                    return Flow::Close;
+                }
+            }
+            _ = client.kill.notified() => return Flow::Close,
+            _ = crate::server::until_shutdown(&mut shutdown) => return Flow::Close,
         }
     }
 }

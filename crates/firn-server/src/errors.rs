@@ -85,6 +85,17 @@ pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
     ))
 }
 
+/// Redis's addReplySubcommandSyntaxError: a known subcommand called with
+/// arguments its own parser rejects ("ERR unknown subcommand or wrong number
+/// of arguments for 'GET'. Try SLOWLOG HELP.").
+pub fn subcommand_syntax(container: &str, sub: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        truncate_for_error(sub, 128),
+        container.to_ascii_uppercase()
+    ))
+}
+
 /// A client-supplied string as Redis quotes it in error texts (`%.128s`).
 pub fn truncate_for_error(bytes: &[u8], max: usize) -> String {
     let cut = &bytes[..bytes.len().min(max)];

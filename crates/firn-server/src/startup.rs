@@ -161,6 +161,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause: Mutex::new(Pause::default()),
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
+        access_times: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;
