@@ -343,6 +343,10 @@ fn a_client_that_does_not_read_is_not_buffered_without_bound() {
     hostile.write_all(&pipelined_gets(GETS)).expect("write");
     wait_until_quiescent(&mut control);
     let grown = peak_rss_bytes(pid).saturating_sub(before);
+    eprintln!(
+        "peak RSS grew by {} MB for 300 MB of unread replies",
+        grown >> 20
+    );
     assert!(
         grown < 200 << 20,
         "firn grew by {} MB for a client that does not read",
@@ -605,6 +609,7 @@ fn commands_over_a_512mb_value() {
                 .map(peak_rss_bytes)
                 .unwrap_or(0)
                 .saturating_sub(before);
+            eprintln!("peak RSS grew by {} MB serving a 512 MB reply", grown >> 20);
             assert!(
                 grown < 900 << 20,
                 "firn grew by {} MB serving a 512 MB reply",
