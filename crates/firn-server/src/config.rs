@@ -16,6 +16,103 @@ pub enum AppendFsync {
     No,
 }
 
+/// One class of `client-output-buffer-limit`: a client is closed when its
+/// unsent output passes `hard_bytes`, or stays above `soft_bytes` for more
+/// than `soft_seconds` (0 = no such limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    pub hard_bytes: u64,
+    pub soft_bytes: u64,
+    pub soft_seconds: u64,
+}
+
+/// `client-output-buffer-limit`, per client class, as in Redis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimits {
+    pub normal: OutputLimit,
+    /// Accepted and printed for compatibility: Firn has no replicas yet.
+    pub replica: OutputLimit,
+    /// Accepted and printed for compatibility: Firn has no pub/sub yet.
+    pub pubsub: OutputLimit,
+}
+
+impl Default for OutputLimits {
+    /// Redis's defaults.
+    fn default() -> Self {
+        OutputLimits {
+            normal: OutputLimit::default(),
+            replica: OutputLimit {
+                hard_bytes: 256 << 20,
+                soft_bytes: 64 << 20,
+                soft_seconds: 60,
+            },
+            pubsub: OutputLimit {
+                hard_bytes: 32 << 20,
+                soft_bytes: 8 << 20,
+                soft_seconds: 60,
+            },
+        }
+    }
+}
+
+impl OutputLimits {
+    /// Redis's CONFIG GET form: `normal 0 0 0 slave 268435456 67108864 60
+    /// pubsub 33554432 8388608 60`.
+    fn render(&self) -> String {
+        [
+            ("normal", self.normal),
+            ("slave", self.replica),
+            ("pubsub", self.pubsub),
+        ]
+        .iter()
+        .map(|(class, l)| {
+            format!(
+                "{class} {} {} {}",
+                l.hard_bytes, l.soft_bytes, l.soft_seconds
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+
+    /// Applies `<class> <hard> <soft> <soft seconds>` groups (all or
+    /// nothing), with Redis's error texts.
+    fn apply(&mut self, words: &[&str]) -> Result<(), String> {
+        if !words.len().is_multiple_of(4) {
+            return Err("Wrong number of arguments in buffer limit configuration.".into());
+        }
+        let mut updated = *self;
+        for group in words.chunks(4) {
+            let class = match group[0].to_ascii_lowercase().as_str() {
+                "normal" => &mut updated.normal,
+                "replica" | "slave" => &mut updated.replica,
+                "pubsub" => &mut updated.pubsub,
+                _ => {
+                    return Err(
+                        "Invalid client class specified in buffer limit configuration.".into(),
+                    )
+                }
+            };
+            let bad =
+                || "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            let hard_bytes = parse_memory(group[1]).ok_or_else(bad)?;
+            let soft_bytes = parse_memory(group[2]).ok_or_else(bad)?;
+            let soft_seconds = group[3]
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s <= i64::MAX as u64)
+                .ok_or_else(bad)?;
+            *class = OutputLimit {
+                hard_bytes,
+                soft_bytes,
+                soft_seconds,
+            };
+        }
+        *self = updated;
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub port: u16,
@@ -37,6 +134,7 @@ pub struct Config {
     pub maxmemory: u64,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
+    pub client_output_buffer_limit: OutputLimits,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
     /// Testing aid: every memory-only read of committed data answers
@@ -76,6 +174,7 @@ impl Default for Config {
             maxmemory: 0,
             proto_max_bulk_len: 512 << 20,
             client_query_buffer_limit: 1 << 30,
+            client_output_buffer_limit: OutputLimits::default(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             debug_cold_reads: false,
@@ -414,6 +513,16 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "client-output-buffer-limit",
+        mutable: true,
+        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). Only normal clients exist so far. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
+        get: |c| c.client_output_buffer_limit.render(),
+        set: |c, a| {
+            let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();
+            c.client_output_buffer_limit.apply(&words)
+        },
+    },
+    OptionDef {
         name: "slowlog-log-slower-than",
         mutable: true,
         doc: "Log commands slower than this many microseconds (negative disables).",
@@ -708,8 +817,30 @@ pub fn render_markdown() -> String {
     out.push_str(
         "\nMemory values accept Redis's units: `1k` = 1000, `1kb` = 1024, likewise `m`/`mb`, `g`/`gb`.\n",
     );
+    out.push_str(LIMITS_DOC);
     out
 }
+
+/// The section of docs/configuration.md on what protects clients from
+/// each other.
+const LIMITS_DOC: &str = "
+## Limits that protect the other clients
+
+Each is tested with a hostile client in `crates/firn-server/tests/hostile.rs`,
+side by side with redis-server: the hostile client gets Redis's reply or is
+disconnected as Redis does it, and another client's PING keeps being answered.
+
+| limit | what happens past it |
+|---|---|
+| `maxclients` | a new connection gets `-ERR max number of clients reached` and is closed; a burst of connections cannot slip past it |
+| `timeout` | a client with no traffic in either direction for that many seconds is closed (each byte received counts: a request that stops arriving is closed, one arriving a byte at a time is not) |
+| `client-query-buffer-limit` | a client whose request in progress, less its complete arguments, passes it is closed without a reply |
+| `proto-max-bulk-len` | a longer bulk argument is `Protocol error: invalid bulk length` and the client is closed; also the largest string value and LCS table |
+| multibulk length | above 2147483647 (`INT_MAX`, as Redis 7.0) it is `Protocol error: invalid multibulk length`; a request of hundreds of thousands of arguments works |
+| `client-output-buffer-limit` | class `normal`: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than its seconds, is closed |
+| unsent replies (not configurable) | while more than 64 MiB (or the `normal` hard or soft limit, if higher) of a client's replies are unsent, Firn reads no more of its requests, so a client that never reads costs a bounded amount of memory |
+| big values | GETRANGE and BITCOUNT over more than 1 MiB and LCS over more than 2^20 table cells run on a blocking thread, not a network thread; BITCOUNT holds 1 MiB of the value at a time and a big GETRANGE reply is sent without being copied |
+";
 
 /// Redis's stringmatchlen-style glob used by CONFIG GET (and KEYS/SCAN).
 pub use crate::glob::glob_match;

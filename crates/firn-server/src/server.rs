@@ -50,6 +50,10 @@ pub struct ClientInfo {
     pub lib_ver: Mutex<Option<Bytes>>,
     pub last_cmd: Mutex<&'static str>,
     pub query_buffer: AtomicU64,
+    /// Unsent reply bytes (CLIENT LIST `omem`).
+    pub output_bytes: AtomicU64,
+    /// Unsent reply segments (CLIENT LIST `oll`).
+    pub output_segments: AtomicU64,
     pub monitor: AtomicBool,
     pub no_evict: AtomicBool,
     pub no_touch: AtomicBool,
@@ -73,6 +77,8 @@ impl ClientInfo {
             lib_ver: Mutex::new(None),
             last_cmd: Mutex::new("NULL"),
             query_buffer: AtomicU64::new(0),
+            output_bytes: AtomicU64::new(0),
+            output_segments: AtomicU64::new(0),
             monitor: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),

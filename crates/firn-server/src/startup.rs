@@ -295,11 +295,19 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
             let _ = sock.set_tcp_keepalive(&ka);
         }
+        // Admission is decided here, one connection at a time, so a burst
+        // of connections cannot slip past maxclients.
+        let admitted = server
+            .connected
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                ((n as usize) < maxclients).then_some(n + 1)
+            })
+            .is_ok();
         let server2 = server.clone();
         tokio::spawn(async move {
             use tokio::io::AsyncWriteExt;
             let mut stream = stream;
-            if server2.connected.load(Ordering::Acquire) as usize >= maxclients {
+            if !admitted {
                 server2
                     .stats
                     .rejected_connections
@@ -310,12 +318,12 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                 return;
             }
             if protected && !has_pass && !peer.ip().is_loopback() {
+                server2.connected.fetch_sub(1, Ordering::AcqRel);
                 let _ = stream
                     .write_all(b"-DENIED Firn is running in protected mode because protected mode is enabled and no password is set for the default user. Connections are only accepted from the loopback interface. Set a password with requirepass, or disable protected mode with CONFIG SET protected-mode no.\r\n")
                     .await;
                 return;
             }
-            server2.connected.fetch_add(1, Ordering::AcqRel);
             let id = server2.next_client_id.fetch_add(1, Ordering::Relaxed);
             let laddr = stream
                 .local_addr()

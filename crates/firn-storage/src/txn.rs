@@ -585,6 +585,7 @@ impl<'e> Txn<'e> {
 /// of its meta and member writes.
 fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
     let mut keys: Vec<(u8, Bytes)> = Vec::new();
+    let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
     for raw in writes.keys() {
         let found = match raw.first().and_then(|&b| Cf::from_u8(b)) {
             Some(Cf::Meta) => keys::parse_meta_key(&raw[1..]),
@@ -594,7 +595,7 @@ fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
             _ => None,
         };
         if let Some((pdb, key)) = found {
-            if !keys.iter().any(|(d, k)| *d == pdb && k.as_ref() == key) {
+            if seen.insert((pdb, key)) {
                 keys.push((pdb, Bytes::copy_from_slice(key)));
             }
         }

@@ -304,21 +304,22 @@ impl Registry {
     }
 }
 
-/// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ".
+/// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ", with
+/// the client's bytes raw, as Redis formats it (`%.128s` each).
 pub fn unknown_command(args: &[Bytes]) -> CmdError {
-    let mut listed = String::new();
+    let mut listed: Vec<u8> = Vec::new();
     for arg in args.iter().skip(1) {
         if listed.len() >= 128 {
             break;
         }
         let room = 128 - listed.len();
-        listed.push('\'');
-        listed.push_str(&truncate_for_error(arg, room));
-        listed.push_str("' ");
+        listed.push(b'\'');
+        listed.extend_from_slice(truncate_for_error(arg, room));
+        listed.extend_from_slice(b"' ");
     }
-    CmdError::Owned(format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        truncate_for_error(&args[0], 128),
-        listed
-    ))
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(truncate_for_error(&args[0], 128));
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend_from_slice(&listed);
+    CmdError::Text(text.into())
 }
