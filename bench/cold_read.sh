@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Does a cold read stall other clients? (DESIGN.md principle 3)
 #
-#   sudo bench/cold_read.sh [cold_keys] [read_iops]
+#   sudo bench/cold_read.sh [cold_keys] [read_iops] [maxmemory] [cold_clients]
+#
+# read_iops 0 leaves the disk unthrottled. The heavier case of issue 10:
+#   sudo bench/cold_read.sh 300000 0 256mb 32
+#   sudo bench/cold_read.sh 300000 1000 256mb 32
 #
 # 1. Loads `cold_keys` (default 1,000,000) poorly compressible 1000-byte
 #    values plus 1,000 hot keys into firn with a 64 MB memory budget, so
@@ -18,6 +22,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cold_keys="${1:-1000000}"
 iops="${2:-200}"
+maxmemory="${3:-64mb}"
+cold_clients="${4:-16}"
 [ "$(id -u)" = 0 ] || { echo "needs root (drop_caches, blkio cgroup)" >&2; exit 1; }
 "$here/../scripts/install-deps.sh"
 source "$here/../scripts/env.sh"
@@ -37,7 +43,7 @@ trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start_firn() {
-    "$firn" --port "$port" --dir "$work/data" --maxmemory 64mb --loglevel warning >>"$work/firn.log" 2>&1 &
+    "$firn" --port "$port" --dir "$work/data" --maxmemory "$maxmemory" --loglevel warning >>"$work/firn.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 300); do redis-cli -p "$port" PING >/dev/null 2>&1 && return 0; sleep 0.1; done
     echo "firn did not start" >&2; cat "$work/firn.log" >&2; exit 1
@@ -58,13 +64,15 @@ sync
 echo 3 > /proc/sys/vm/drop_caches
 dev=$(lsblk -no PKNAME "$(df --output=source "$work" | tail -1)" 2>/dev/null || true)
 majmin=$(lsblk -no MAJ:MIN "/dev/${dev:-$(basename "$(df --output=source "$work" | tail -1)")}" 2>/dev/null | head -1 | tr -d ' ')
-mkdir -p "$cg"
-echo "$majmin $iops" > "$cg/blkio.throttle.read_iops_device"
-echo "$pid" > "$cg/cgroup.procs"
-for t in $(ls /proc/"$pid"/task); do echo "$t" > "$cg/tasks" 2>/dev/null || true; done
+if [ "$iops" != 0 ]; then
+    mkdir -p "$cg"
+    echo "$majmin $iops" > "$cg/blkio.throttle.read_iops_device"
+    echo "$pid" > "$cg/cgroup.procs"
+    for t in $(ls /proc/"$pid"/task); do echo "$t" > "$cg/tasks" 2>/dev/null || true; done
+fi
 
 hot_alone=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds 8)
-"$load" --port "$port" --mode get --prefix cold: --keys "$cold_keys" --clients 16 --seconds 10 >"$work/cold.json" &
+"$load" --port "$port" --mode get --prefix cold: --keys "$cold_keys" --clients "$cold_clients" --seconds 10 >"$work/cold.json" &
 cold_pid=$!
 sleep 1
 hot_mixed=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds 8)
@@ -74,10 +82,10 @@ cold=$(cat "$work/cold.json")
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 echo "| run | ops/s | p50 µs | p99 µs | p99.9 µs | max µs |"
 echo "|---|---|---|---|---|---|"
-for row in "hot GETs alone|$hot_alone" "hot GETs during cold reads|$hot_mixed" "cold GETs (16 clients)|$cold"; do
+for row in "hot GETs alone|$hot_alone" "hot GETs during cold reads|$hot_mixed" "cold GETs ($cold_clients clients)|$cold"; do
     name="${row%%|*}"; json="${row#*|}"
     echo "| $name | $(field "$json" ops_per_sec) | $(field "$json" p50_us) | $(field "$json" p99_us) | $(field "$json" p999_us) | $(field "$json" max_us) |"
 done
 echo
-echo "cold_keys=$cold_keys x 1000 B, maxmemory=64mb, read IOPS limit=$iops on $majmin, page cache dropped, $(nproc) cores"
+echo "cold_keys=$cold_keys x 1000 B, maxmemory=$maxmemory, read IOPS limit=$iops (0 = none) on $majmin, page cache dropped, $(nproc) cores"
 redis-cli -p "$port" INFO storage | tr -d '\r' | grep -E "cold|incomplete|hot|io_" >&2 || true

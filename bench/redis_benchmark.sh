@@ -8,7 +8,10 @@
 # issue's reference) and one with appendonly yes + appendfsync everysec (the
 # same durability as firn's default). Runs GET and SET with 50 clients at
 # -P 1 and -P 16 against each in turn, and prints a Markdown table of
-# requests/s with the ratios. All servers are stopped on exit, even on
+# requests/s with the ratios. With KVROCKS=/path/to/kvrocks (for example
+# ../shared/peers/kvrocks/kvrocks), Kvrocks 2.10 runs too, with --workers
+# equal to the core count and the same block cache as firn's default
+# budget gives its own (512 MB). All servers are stopped on exit, even on
 # failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,6 +54,16 @@ pids+=($!)
 wait_ping "$redis_port"
 wait_ping "$aof_port"
 wait_ping "$firn_port"
+kv_port=""
+if [ -n "${KVROCKS:-}" ]; then
+    kv_port=$(free_port)
+    mkdir -p "$work/kvrocks"
+    "$KVROCKS" -c "$(dirname "$KVROCKS")/kvrocks.conf" --bind 127.0.0.1 --port "$kv_port" \
+        --dir "$work/kvrocks" --log-dir "$work/kvrocks" --workers "$(nproc)" \
+        --rocksdb.block_cache_size 512 --daemonize no >"$work/kvrocks.log" 2>&1 &
+    pids+=($!)
+    wait_ping "$kv_port"
+fi
 
 bench() { # port pipeline test -> requests/s
     redis-benchmark -p "$1" -c 50 -n "$requests" -r "$keyspace" -P "$2" -t "$3" --csv -q 2>/dev/null \
@@ -58,14 +71,21 @@ bench() { # port pipeline test -> requests/s
 }
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
-echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |"
-echo "|---|---|---|---|---|---|---|"
+kv_head=""; kv_rule=""
+[ -n "$kv_port" ] && kv_head=" kvrocks req/s | kvrocks/redis-AOF |" && kv_rule="---|---|"
+echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |$kv_head"
+echo "|---|---|---|---|---|---|---|$kv_rule"
 for pipeline in 1 16; do
     for test in set get; do
         r=$(bench "$redis_port" "$pipeline" "$test")
         a=$(bench "$aof_port" "$pipeline" "$test")
         f=$(bench "$firn_port" "$pipeline" "$test")
-        echo "| ${test^^} | $pipeline | $r | $a | $f | $(ratio "$f" "$r") | $(ratio "$f" "$a") |"
+        kv=""
+        if [ -n "$kv_port" ]; then
+            k=$(bench "$kv_port" "$pipeline" "$test")
+            kv=" $k | $(ratio "$k" "$a") |"
+        fi
+        echo "| ${test^^} | $pipeline | $r | $a | $f | $(ratio "$f" "$r") | $(ratio "$f" "$a") |$kv"
     done
 done
 echo
