@@ -5,17 +5,32 @@
 //! everything here works on metadata: deleting or expiring a collection is
 //! O(1) and its members are reclaimed by compaction. Copies (RENAME, COPY,
 //! MOVE) of chunked strings and collections copy their members.
+//!
+//! Commands whose work grows with the data never run on a network thread:
+//! KEYS, SCAN with a COUNT above [`SCAN_INLINE_MAX_COUNT`], and a RANDOMKEY
+//! that finds only expired keys within [`RANDOMKEY_INLINE_VISITS`] records
+//! run as blocking jobs over one consistent snapshot (firn-storage's
+//! `KeyspaceView`). Short steps stay inline, where they answer faster.
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Body, EncodingHint, Meta, Txn, ValueType};
+use firn_storage::{Body, EncodingHint, Meta, RandomPick, ScanPage, Txn, ValueType};
+use std::sync::Arc;
 
-use super::{def, def_keys, Ctx, Def};
+use super::{def, def_keys, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
 };
-use crate::glob::glob_match;
+use crate::glob::Glob;
+use crate::server::Server;
+
+/// SCAN steps visiting at most this many records run on the network thread.
+pub const SCAN_INLINE_MAX_COUNT: usize = 1000;
+
+/// Records RANDOMKEY visits on the network thread before handing the search
+/// to a blocking thread (only expired keys seen so far).
+pub const RANDOMKEY_INLINE_VISITS: usize = 100;
 
 pub const COMMANDS: &[Def] = &[
     def("del", del),
@@ -80,22 +95,50 @@ fn key_type(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Simple(Bytes::from_static(name.as_bytes())))
 }
 
-fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let db = ctx.db();
-    let pattern = &args[1];
-    let all = pattern.as_ref() == b"*";
-    let mut out = Vec::new();
-    let mut after: Option<Bytes> = None;
-    loop {
-        let page = ctx.txn.scan_keys(db, after.as_deref(), 1024, |key, _| {
-            all || glob_match(pattern, key, false)
-        })?;
-        out.extend(page.keys.into_iter().map(Reply::Bulk));
-        match page.next_after {
-            Some(next) => after = Some(next),
-            None => return Ok(Reply::Array(out)),
+/// A KEYS or SCAN MATCH pattern. A lone `*` takes every key, the empty key
+/// included: Redis tests for it before matching, and the matcher itself
+/// never matches an empty subject with a non-empty pattern.
+enum KeyPattern {
+    All,
+    Glob(Glob),
+}
+
+impl KeyPattern {
+    fn new(pattern: &[u8]) -> KeyPattern {
+        if pattern == b"*" {
+            KeyPattern::All
+        } else {
+            KeyPattern::Glob(Glob::new(pattern, false))
         }
     }
+
+    fn matches(&self, key: &[u8]) -> bool {
+        match self {
+            KeyPattern::All => true,
+            KeyPattern::Glob(glob) => glob.matches(key),
+        }
+    }
+}
+
+/// Runs `job` on a blocking thread; its reply replaces the handler's.
+fn defer(ctx: &mut Ctx<'_>, job: impl FnOnce(&Arc<Server>) -> CmdResult + Send + 'static) {
+    ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
+        job(server).unwrap_or_else(CmdError::into_reply)
+    })));
+}
+
+/// KEYS visits every key: always a blocking job over a snapshot.
+fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let pattern = KeyPattern::new(&args[1]);
+    defer(ctx, move |server| {
+        let mut view = server.engine.keyspace_view(db)?;
+        let page = view.scan_keys(None, usize::MAX, |key, _| pattern.matches(key))?;
+        Ok(Reply::Array(
+            page.keys.into_iter().map(Reply::Bulk).collect(),
+        ))
+    });
+    Ok(Reply::Null)
 }
 
 /// Redis's cursor parsing (`strtoul` base 10, then "the whole argument was
@@ -123,23 +166,54 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     })
 }
 
+/// SCAN's MATCH and TYPE options.
+struct ScanFilter {
+    pattern: KeyPattern,
+    type_name: Option<Bytes>,
+}
+
+impl ScanFilter {
+    fn keeps(&self, key: &[u8], meta: &Meta) -> bool {
+        self.pattern.matches(key)
+            && self
+                .type_name
+                .as_ref()
+                .is_none_or(|t| t.eq_ignore_ascii_case(meta.value_type.name().as_bytes()))
+    }
+}
+
+/// `[next cursor, keys]`, remembering where the step stopped.
+fn scan_reply(server: &Server, db: u8, page: ScanPage) -> Reply {
+    let next = match page.next_after {
+        Some(last) => server.scan_cursors.lock().save(db, last),
+        None => 0,
+    };
+    Reply::Array(vec![
+        Reply::Bulk(Bytes::from(next.to_string())),
+        Reply::Array(page.keys.into_iter().map(Reply::Bulk).collect()),
+    ])
+}
+
 fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let cursor = parse_cursor(&args[1]).ok_or(CmdError::Static("ERR invalid cursor"))?;
-    let (mut pattern, mut count, mut type_filter): (Option<&Bytes>, usize, Option<&Bytes>) =
-        (None, 10, None);
+    let mut filter = ScanFilter {
+        pattern: KeyPattern::All,
+        type_name: None,
+    };
+    let mut count = 10;
     let mut opts = ArgCursor::new(args, 2);
     while let Some(opt) = opts.next_arg() {
         if is(opt, "match") && opts.peek().is_some() {
-            pattern = opts.next_arg();
+            filter.pattern = KeyPattern::new(opts.value()?);
         } else if is(opt, "count") && opts.peek().is_some() {
             let n = opts.int_value()?;
             if n < 1 {
                 return Err(CmdError::Static(SYNTAX));
             }
-            count = n as usize;
+            count = usize::try_from(n).unwrap_or(usize::MAX);
         } else if is(opt, "type") && opts.peek().is_some() {
-            type_filter = opts.next_arg();
+            filter.type_name = Some(opts.value()?.clone());
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
@@ -149,30 +223,40 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         ctx.server.scan_cursors.lock().resume(db, cursor)
     };
-    let page = ctx
-        .txn
-        .scan_keys(db, after.as_deref(), count, |key, meta| {
-            pattern.is_none_or(|p| p.as_ref() == b"*" || glob_match(p, key, false))
-                && type_filter
-                    .is_none_or(|t| t.eq_ignore_ascii_case(meta.value_type.name().as_bytes()))
-        })?;
-    let next = match page.next_after {
-        Some(last) => ctx.server.scan_cursors.lock().save(db, last),
-        None => 0,
-    };
-    Ok(Reply::Array(vec![
-        Reply::Bulk(Bytes::from(next.to_string())),
-        Reply::Array(page.keys.into_iter().map(Reply::Bulk).collect()),
-    ]))
+    if count <= SCAN_INLINE_MAX_COUNT {
+        let page = ctx
+            .txn
+            .scan_keys(db, after.as_deref(), count, |key, meta| {
+                filter.keeps(key, meta)
+            })?;
+        return Ok(scan_reply(ctx.server, db, page));
+    }
+    defer(ctx, move |server| {
+        let mut view = server.engine.keyspace_view(db)?;
+        let page = view.scan_keys(after.as_deref(), count, |key, meta| filter.keeps(key, meta))?;
+        Ok(scan_reply(server, db, page))
+    });
+    Ok(Reply::Null)
 }
 
+/// Like Redis, RANDOMKEY answers nil only for a database without live
+/// keys, however many expired ones it must pass first. The first
+/// [`RANDOMKEY_INLINE_VISITS`] records are tried inline; past them the
+/// search continues from the same position on a blocking thread.
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let seed: u64 = rand::random();
-    Ok(ctx
-        .txn
-        .random_key(db, seed)?
-        .map_or(Reply::Null, Reply::Bulk))
+    match ctx.txn.random_key(db, seed, RANDOMKEY_INLINE_VISITS)? {
+        RandomPick::Key(key) => Ok(Reply::Bulk(key)),
+        RandomPick::Empty => Ok(Reply::Null),
+        RandomPick::Undecided => {
+            defer(ctx, move |server| {
+                let mut view = server.engine.keyspace_view(db)?;
+                Ok(view.random_key(seed)?.map_or(Reply::Null, Reply::Bulk))
+            });
+            Ok(Reply::Null)
+        }
+    }
 }
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT, following Redis's
