@@ -189,15 +189,17 @@ impl Glob {
 
     /// Whether `text` matches, as Redis's stringmatchlen answers.
     pub fn matches(&self, text: &[u8]) -> bool {
-        let mut steps = 0;
-        self.matches_counting(text, &mut steps)
+        let mut unlimited = u64::MAX;
+        self.matches_within(text, &mut unlimited).unwrap_or(false)
     }
 
-    /// [`Glob::matches`], adding the loop iterations it took to `steps`
-    /// (at most (tokens + 1) × (text + 1) + 1).
-    fn matches_counting(&self, text: &[u8], steps: &mut u64) -> bool {
+    /// [`Glob::matches`] spending at most `budget` steps, which it
+    /// decrements; `None` once they run out. A match takes at most
+    /// (tokens + 1) × (text + 1) + 1 steps, so this is for callers that
+    /// must stay short whatever the pattern and key lengths.
+    pub fn matches_within(&self, text: &[u8], budget: &mut u64) -> Option<bool> {
         if text.is_empty() {
-            return self.empty;
+            return Some(self.empty);
         }
         let tokens = &self.tokens;
         let (mut t, mut s) = (0usize, 0usize);
@@ -205,12 +207,12 @@ impl Glob {
         // that star swallowing one more byte.
         let mut backtrack: Option<(usize, usize)> = None;
         while s < text.len() {
-            *steps += 1;
+            *budget = budget.checked_sub(1)?;
             match tokens.get(t) {
                 Some(Token::Star) => {
                     t += 1;
                     if t == tokens.len() {
-                        return true;
+                        return Some(true);
                     }
                     backtrack = Some((t, s));
                     continue;
@@ -228,10 +230,10 @@ impl Glob {
                     s = from + 1;
                     backtrack = Some((after_star, s));
                 }
-                None => return false,
+                None => return Some(false),
             }
         }
-        tokens[t..].iter().all(|token| matches!(token, Token::Star))
+        Some(tokens[t..].iter().all(|token| matches!(token, Token::Star)))
     }
 }
 
@@ -500,6 +502,22 @@ mod tests {
     }
 
     #[test]
+    fn a_step_budget_stops_a_long_match() {
+        let glob = Glob::new(
+            &[b"*".to_vec(), b"a".repeat(100), b"b".to_vec()].concat(),
+            false,
+        );
+        let text = b"a".repeat(10_000);
+        let mut budget = 1000;
+        assert_eq!(glob.matches_within(&text, &mut budget), None);
+        assert_eq!(budget, 0);
+        let mut budget = 10;
+        assert_eq!(glob.matches_within(b"ab", &mut budget), Some(false));
+        assert_eq!(glob.matches_within(b"", &mut budget), Some(false));
+        assert!(budget < 10);
+    }
+
+    #[test]
     fn pathological_patterns_take_bounded_steps() {
         let cases: Vec<(Vec<u8>, Vec<u8>, bool)> = vec![
             // The CVE-2022-36021 report: 38 stars, a 50-byte key.
@@ -536,8 +554,9 @@ mod tests {
         ];
         for (pattern, text, expected) in cases {
             let glob = Glob::new(&pattern, false);
-            let mut steps = 0u64;
-            assert_eq!(glob.matches_counting(&text, &mut steps), expected);
+            let mut budget = u64::MAX;
+            assert_eq!(glob.matches_within(&text, &mut budget), Some(expected));
+            let steps = u64::MAX - budget;
             let bound = (glob.tokens.len() as u64 + 1) * (text.len() as u64 + 1) + 1;
             assert!(
                 steps <= bound,

@@ -364,6 +364,22 @@ fn scan_with_a_large_count_returns_every_key() {
     d.cmd(&["SCAN", "0", "COUNT", "100000", "MATCH", "nomatch*"]);
 }
 
+/// Small SCAN steps whose matching would take long (long keys, long
+/// pattern) move off the network thread; the keys returned do not change.
+#[test]
+fn scan_with_long_keys_and_a_long_pattern_returns_the_same_keys() {
+    let mut d = Diff::new();
+    for i in 0..30 {
+        let tail = if i % 3 == 0 { "b" } else { "c" };
+        d.cmd(&["SET", &format!("{}{tail}{i}", "a".repeat(5000)), "1"]);
+    }
+    let pattern = format!("*{}b*", "a".repeat(400));
+    d.scan_all(&["SCAN"], &["MATCH", &pattern]);
+    d.scan_all(&["SCAN"], &["MATCH", &pattern, "COUNT", "3"]);
+    let long_pattern = format!("{}*", "a".repeat(2000));
+    d.scan_all(&["SCAN"], &["MATCH", &long_pattern, "COUNT", "5"]);
+}
+
 /// KEYS runs over a snapshot taken once every write queued before it is
 /// committed: writes pipelined just before it are in its answer.
 #[test]

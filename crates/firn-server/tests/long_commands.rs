@@ -94,6 +94,25 @@ fn scan_with_a_large_count_runs_off_the_network_threads() {
     }
 }
 
+/// A SCAN step of 10 records is normally inline, but matching long keys
+/// against a long pattern costs (pattern × key) steps each: past a step
+/// budget the step moves off the network thread.
+#[test]
+fn a_small_scan_step_with_a_costly_pattern_runs_off_the_network_threads() {
+    let server = Server::firn();
+    let mut setup = server.conn();
+    load_long_keys(&mut setup, 12, 20_000);
+    setup.cmd(&["SET", "probe", "here"]);
+    let pattern = format!("*{}b", "a".repeat(500));
+    let args: [&[u8]; 6] = [b"SCAN", b"0", b"COUNT", b"10", b"MATCH", pattern.as_bytes()];
+    for reply in probe_while_running(&server, &args) {
+        let items = reply.items();
+        assert_eq!(items.len(), 2, "{}", reply.render());
+        assert_ne!(items[0].as_str().as_deref(), Some("0"));
+        assert_eq!(items[1], R::Array(Some(Vec::new())));
+    }
+}
+
 /// A small SCAN step stays inline and still pages through everything.
 #[test]
 fn small_scan_steps_page_through_every_key() {

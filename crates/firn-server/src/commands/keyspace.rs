@@ -7,7 +7,8 @@
 //! MOVE) of chunked strings and collections copy their members.
 //!
 //! Commands whose work grows with the data never run on a network thread:
-//! KEYS, SCAN with a COUNT above [`SCAN_INLINE_MAX_COUNT`], and a RANDOMKEY
+//! KEYS, SCAN with a COUNT above [`SCAN_INLINE_MAX_COUNT`] (or a pattern too
+//! long to match inline, see [`SCAN_INLINE_MATCH_STEPS`]), and a RANDOMKEY
 //! that finds only expired keys within [`RANDOMKEY_INLINE_VISITS`] records
 //! run as blocking jobs over one consistent snapshot (firn-storage's
 //! `KeyspaceView`). Short steps stay inline, where they answer faster.
@@ -30,6 +31,14 @@ use crate::server::Server;
 /// 0.07 ms inline, while handing a step to a blocking thread costs about
 /// 0.15 ms more; 1000 records would hold a network thread for 0.5 ms.
 pub const SCAN_INLINE_MAX_COUNT: usize = 100;
+
+/// Inline SCAN steps take MATCH patterns up to this many bytes...
+pub const SCAN_INLINE_MAX_PATTERN: usize = 1024;
+
+/// ...and give up matching after this many glob steps (a few tenths of a
+/// millisecond), handing the step to a blocking thread: long keys against
+/// a long pattern cost (pattern × key) steps each.
+pub const SCAN_INLINE_MATCH_STEPS: u64 = 200_000;
 
 /// Records RANDOMKEY visits on the network thread before handing the search
 /// to a blocking thread (only expired keys seen so far).
@@ -121,6 +130,14 @@ impl KeyPattern {
             KeyPattern::Glob(glob) => glob.matches(key),
         }
     }
+
+    /// [`KeyPattern::matches`] within a step budget (see `Glob::matches_within`).
+    fn matches_within(&self, key: &[u8], budget: &mut u64) -> Option<bool> {
+        match self {
+            KeyPattern::All => Some(true),
+            KeyPattern::Glob(glob) => glob.matches_within(key, budget),
+        }
+    }
 }
 
 /// Runs `job` off the network threads; its reply replaces the handler's.
@@ -166,8 +183,10 @@ fn run_in_background(work: impl FnOnce() -> CmdResult + Send) -> CmdResult {
 /// KEYS visits every key: always a blocking job over a snapshot.
 fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
-    let pattern = KeyPattern::new(&args[1]);
+    let pattern = args[1].clone();
     defer(ctx, move |server| {
+        // Compiled here: a pattern may be as long as a bulk string.
+        let pattern = KeyPattern::new(&pattern);
         let mut view = server.engine.keyspace_view(db)?;
         let page = view.scan_keys(None, usize::MAX, |key, _| pattern.matches(key))?;
         Ok(Reply::Array(
@@ -202,19 +221,30 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     })
 }
 
-/// SCAN's MATCH and TYPE options.
+/// SCAN's MATCH and TYPE options, compiled.
 struct ScanFilter {
     pattern: KeyPattern,
     type_name: Option<Bytes>,
 }
 
 impl ScanFilter {
-    fn keeps(&self, key: &[u8], meta: &Meta) -> bool {
-        self.pattern.matches(key)
-            && self
-                .type_name
-                .as_ref()
-                .is_none_or(|t| t.eq_ignore_ascii_case(meta.value_type.name().as_bytes()))
+    fn new(pattern: Option<&Bytes>, type_name: Option<Bytes>) -> ScanFilter {
+        ScanFilter {
+            pattern: pattern.map_or(KeyPattern::All, |p| KeyPattern::new(p)),
+            type_name,
+        }
+    }
+
+    /// Whether SCAN returns `key`; `None` if matching ran out of `budget`.
+    fn keeps(&self, key: &[u8], meta: &Meta, budget: &mut u64) -> Option<bool> {
+        let type_ok = self
+            .type_name
+            .as_ref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(meta.value_type.name().as_bytes()));
+        if !type_ok {
+            return Some(false);
+        }
+        self.pattern.matches_within(key, budget)
     }
 }
 
@@ -233,15 +263,11 @@ fn scan_reply(server: &Server, db: u8, page: ScanPage) -> Reply {
 fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let cursor = parse_cursor(&args[1]).ok_or(CmdError::Static("ERR invalid cursor"))?;
-    let mut filter = ScanFilter {
-        pattern: KeyPattern::All,
-        type_name: None,
-    };
-    let mut count = 10;
+    let (mut pattern, mut type_name, mut count) = (None, None, 10);
     let mut opts = ArgCursor::new(args, 2);
     while let Some(opt) = opts.next_arg() {
         if is(opt, "match") && opts.peek().is_some() {
-            filter.pattern = KeyPattern::new(opts.value()?);
+            pattern = Some(opts.value()?.clone());
         } else if is(opt, "count") && opts.peek().is_some() {
             let n = opts.int_value()?;
             if n < 1 {
@@ -249,7 +275,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             count = usize::try_from(n).unwrap_or(usize::MAX);
         } else if is(opt, "type") && opts.peek().is_some() {
-            filter.type_name = Some(opts.value()?.clone());
+            type_name = Some(opts.value()?.clone());
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
@@ -259,17 +285,33 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         ctx.server.scan_cursors.lock().resume(db, cursor)
     };
-    if count <= SCAN_INLINE_MAX_COUNT {
+    let short_pattern = pattern
+        .as_ref()
+        .is_none_or(|p| p.len() <= SCAN_INLINE_MAX_PATTERN);
+    if count <= SCAN_INLINE_MAX_COUNT && short_pattern {
+        let filter = ScanFilter::new(pattern.as_ref(), type_name.clone());
+        let mut budget = SCAN_INLINE_MATCH_STEPS;
+        let mut out_of_budget = false;
         let page = ctx
             .txn
             .scan_keys(db, after.as_deref(), count, |key, meta| {
-                filter.keeps(key, meta)
+                filter.keeps(key, meta, &mut budget).unwrap_or_else(|| {
+                    out_of_budget = true;
+                    false
+                })
             })?;
-        return Ok(scan_reply(ctx.server, db, page));
+        if !out_of_budget {
+            return Ok(scan_reply(ctx.server, db, page));
+        }
+        // Long keys against a long pattern: redo the step off-thread.
     }
     defer(ctx, move |server| {
+        let filter = ScanFilter::new(pattern.as_ref(), type_name);
         let mut view = server.engine.keyspace_view(db)?;
-        let page = view.scan_keys(after.as_deref(), count, |key, meta| filter.keeps(key, meta))?;
+        let mut unlimited = u64::MAX;
+        let page = view.scan_keys(after.as_deref(), count, |key, meta| {
+            filter.keeps(key, meta, &mut unlimited).unwrap_or(false)
+        })?;
         Ok(scan_reply(server, db, page))
     });
     Ok(Reply::Null)
