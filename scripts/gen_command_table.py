@@ -24,7 +24,10 @@ How it works:
     hand-written from Redis 7.2's command JSON, in the shape 7.0 replies with);
   * sorts subcommands by name. Redis keeps them in a dict hashed with a seed
     chosen at startup, so their order changes from one redis-server run to the
-    next; sorting makes the output reproducible.
+    next; sorting makes the output reproducible;
+  * lists, in KEY_SPECS, the name, arity, flags and key specs of every other
+    Redis command and subcommand (from `COMMAND`), so that COMMAND GETKEYS
+    finds the keys of any Redis command line, served or not, as Redis does.
 
 Only the Python standard library is used.
 """
@@ -567,6 +570,7 @@ def collect(executable):
             version = map_get(hello, "version")
             if version != Bulk(REDIS_VERSION):
                 raise RuntimeError("%s reports version %r, need %s" % (executable, version, REDIS_VERSION))
+            others = unserved_key_specs(conn)
             commands = []
             for name in COMMAND_NAMES:
                 command = command_from_redis(*fetch(conn, name))
@@ -576,6 +580,8 @@ def collect(executable):
             conn.close()
     finally:
         server.cleanup()
+    served = {c["name"] for c in commands} | {s["name"] for c in commands for s in c["subcommands"]}
+    others = [o for o in others if o["name"] not in served]
     for command in commands:
         apply_summary(command)
         for sub in command["subcommands"]:
@@ -584,7 +590,31 @@ def collect(executable):
     unused = sorted(set(SUMMARIES) - used)
     if unused:
         raise RuntimeError("SUMMARIES has entries for commands not generated: %s" % ", ".join(unused))
-    return commands
+    return commands, others
+
+
+def unserved_key_specs(conn):
+    """Name, arity, flags and key specs of every Redis command and subcommand, by name."""
+    reply = conn.call("COMMAND")
+    if reply[0] != "array":
+        raise RuntimeError("COMMAND: unexpected reply %r" % (reply,))
+    found = []
+
+    def walk(info):
+        fields = info[1]
+        found.append({
+            "name": fields[0][1],
+            "arity": fields[1][1],
+            "flags": [f[1] for f in fields[2][1]],
+            "key_specs": fields[8],
+        })
+        for sub in fields[9][1]:
+            walk(sub)
+
+    for info in reply[1]:
+        check_map_keys(info, "COMMAND")
+        walk(info)
+    return sorted(found, key=lambda c: c["name"])
 
 
 # --- Rust output -------------------------------------------------------------
@@ -627,6 +657,17 @@ pub struct CommandSpec {
     /// The complete COMMAND DOCS value (the map) for this command, with Firn's own summary.
     pub docs: MetaValue,
     pub subcommands: &'static [CommandSpec],
+}
+
+/// What COMMAND GETKEYS needs of a command Firn does not serve.
+#[derive(Debug)]
+pub struct KeySpecs {
+    /// Lowercase as Redis reports it, e.g. "sort", "xinfo|stream".
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    /// The key specs of the command's COMMAND INFO entry.
+    pub key_specs: MetaValue,
 }
 
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
@@ -808,7 +849,19 @@ def spec_rust(command, indent):
     return "\n".join(lines)
 
 
-def render(commands):
+def key_specs_rust(other, indent):
+    pad = " " * (indent + 4)
+    lines = [" " * indent + "KeySpecs {"]
+    lines.append(pad + "name: %s," % rust_str(other["name"]))
+    lines.append(pad + "arity: %d," % other["arity"])
+    lines.append(pad + "flags: &[%s]," % ", ".join(rust_str(f) for f in other["flags"]))
+    lines.append(pad + "key_specs: " + pretty(other["key_specs"], indent + 4, indent + 15) + ",")
+    lines.append(" " * indent + "},")
+    return "\n".join(lines)
+
+
+def render(generated):
+    commands, others = generated
     parts = [HEADER]
     parts.append("/// Every command Firn serves, grouped as in the script's COMMAND_GROUPS.\n")
     parts.append("#[rustfmt::skip]\n")
@@ -819,6 +872,15 @@ def render(commands):
         for command in commands:
             if command["name"] in wanted:
                 parts.append(spec_rust(command, 4) + "\n")
+    parts.append("];\n\n")
+    parts.append(
+        "/// Every Redis 7.0 command and subcommand Firn does not serve, sorted by name, with what\n"
+        "/// COMMAND GETKEYS needs to find its keys as Redis does.\n"
+    )
+    parts.append("#[rustfmt::skip]\n")
+    parts.append("pub static KEY_SPECS: &[KeySpecs] = &[\n")
+    for other in others:
+        parts.append(key_specs_rust(other, 4) + "\n")
     parts.append("];\n")
     parts.append(FOOTER)
     return "".join(parts)

@@ -1,21 +1,102 @@
 #!/usr/bin/env bash
-# Installs what building and testing Firn needs on a fresh Debian machine,
-# skipping whatever is already there: libclang (RocksDB's bindgen), ccache,
-# a C++ toolchain, and redis-server/redis-tools (the reference for the
-# differential tests and redis-benchmark for bench/).
+# Installs what building and testing Firn needs on a fresh Debian machine and
+# then checks it. A requirement counts as present only when the very file or
+# command the build uses is there:
+#
+#   cc, c++        the C/C++ compilers the cc crate runs (RocksDB, csrc/)
+#   ccache         the compiler wrapper scripts/env.sh routes them through
+#   libclang       the C library bindgen dlopens for librocksdb-sys:
+#                  libclang.so, libclang.so.N, libclang-N.so or libclang-N.so.M
+#                  (libclang-cpp.so.N is Clang's C++ library and does NOT count)
+#   python3        scripts/gen_command_table.py
+#   redis-server   the reference the differential tests start
+#   redis-cli, redis-benchmark   the reference client and bench/'s load tool
+#   cargo          Rust >= 1.88 (not installed here: use rustup)
+#
+#   install-deps.sh          install what is missing, then check (exit 1 if
+#                            anything is still missing)
+#   install-deps.sh --check  only report each requirement, found or missing,
+#                            with the path found
 set -euo pipefail
 
+if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+# Prints the first libclang that bindgen (clang-sys) can load, or nothing.
+# clang-sys looks in $LIBCLANG_PATH, the LLVM directories and the linker's
+# library directories, for the file names listed in the header above.
+find_libclang() {
+    local dirs=()
+    [ -n "${LIBCLANG_PATH:-}" ] && dirs+=("$LIBCLANG_PATH")
+    dirs+=(/usr/lib/llvm-*/lib /usr/local/lib /usr/lib /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64)
+    local dir file base
+    for dir in "${dirs[@]}"; do
+        [ -d "$dir" ] || continue
+        for file in "$dir"/libclang*.so*; do
+            [ -e "$file" ] || continue
+            base="${file##*/}"
+            if [[ "$base" =~ ^libclang(-[0-9.]+)?\.so(\.[0-9.]+)?$ ]]; then
+                echo "$file"
+                return 0
+            fi
+        done
+    done
+    return 1
+}
+
+# One line per requirement: "name|how to find it|Debian package".
+requirements() {
+    cat <<'EOF'
+cc|command cc|gcc
+c++|command c++|g++
+ccache|command ccache|ccache
+libclang|libclang|libclang-dev
+python3|command python3|python3
+redis-server|command redis-server|redis-server
+redis-cli|command redis-cli|redis-tools
+redis-benchmark|command redis-benchmark|redis-tools
+cargo|command cargo|
+EOF
+}
+
+# Prints the path that satisfies a requirement, or fails.
+locate() {
+    case "$1" in
+        libclang) find_libclang ;;
+        command\ *) command -v "${1#command }" ;;
+    esac
+}
+
+check() {
+    local missing=0 name how pkg path
+    while IFS='|' read -r name how pkg; do
+        if path="$(locate "$how")" && [ -n "$path" ]; then
+            printf '  %-16s found    %s\n' "$name" "$path"
+        else
+            printf '  %-16s MISSING  (%s)\n' "$name" "${pkg:-install Rust >= 1.88 with rustup}"
+            missing=1
+        fi
+    done < <(requirements)
+    return "$missing"
+}
+
+if [ "${1:-}" = "--check" ]; then
+    echo "install-deps.sh: build and test requirements"
+    check
+    exit $?
+fi
+
 need=()
-command -v ccache >/dev/null || need+=(ccache)
-command -v c++ >/dev/null || need+=(g++)
-command -v make >/dev/null || need+=(make)
-command -v redis-server >/dev/null || need+=(redis-server)
-command -v redis-cli >/dev/null || need+=(redis-tools)
-command -v python3 >/dev/null || need+=(python3)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+while IFS='|' read -r name how pkg; do
+    [ -n "$pkg" ] || continue
+    if ! locate "$how" >/dev/null 2>&1; then
+        [[ " ${need[*]-} " == *" $pkg "* ]] || need+=("$pkg")
+    fi
+done < <(requirements)
 
 if ((${#need[@]})); then
-    echo "installing: ${need[*]}"
+    echo "install-deps.sh: installing ${need[*]}"
     SUDO=""
     [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
@@ -28,11 +109,8 @@ if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2
     systemctl stop redis-server || true
 fi
 
-if ! command -v cargo >/dev/null; then
-    if [ -x "$HOME/.cargo/bin/cargo" ]; then
-        export PATH="$HOME/.cargo/bin:$PATH"
-    else
-        echo "Rust (cargo >= 1.88) is required: install it with rustup or your package manager" >&2
-        exit 1
-    fi
+if ! check >/dev/null; then
+    echo "install-deps.sh: requirements still missing after installing:" >&2
+    check >&2 || true
+    exit 1
 fi

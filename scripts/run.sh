@@ -5,6 +5,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/install-deps.sh"
+"$here/install-deps.sh" --check
 source "$here/env.sh"
 cargo build --release --locked -p firn-server --manifest-path "$here/../Cargo.toml"
 exec "$CARGO_TARGET_DIR/release/firn" "$@"

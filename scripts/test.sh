@@ -5,9 +5,16 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/install-deps.sh"
+"$here/install-deps.sh" --check
 source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace -- --test-threads=2
+# The differential suites again with every firn read forced cold
+# (debug-cold-reads): each command runs on the cold-read pool and commits
+# through the write-stamp check, and must still match redis-server.
+FIRN_DIFF_COLD=1 cargo test --locked -p firn-server \
+    --test diff_strings --test diff_keyspace --test diff_bitmaps --test diff_random \
+    -- --test-threads=2
 python3 scripts/gen_command_table.py --check

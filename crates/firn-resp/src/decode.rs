@@ -183,6 +183,19 @@ impl RequestDecoder {
         self.pos.checked_add(bulk_len)?.checked_add(2)
     }
 
+    /// How many bytes at the front of the buffer hold complete arguments
+    /// (and their headers) of the multibulk in progress; 0 between
+    /// requests and for an inline request. Redis moves those arguments out
+    /// of its query buffer, so `client-query-buffer-limit` applies to the
+    /// rest.
+    pub fn complete_prefix_len(&self) -> usize {
+        if self.multibulk.is_some() {
+            self.pos
+        } else {
+            0
+        }
+    }
+
     /// Decodes one request from the front of `buf`; see [`decode_request`]
     /// for the meaning of the result.
     pub fn decode(

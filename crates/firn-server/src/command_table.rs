@@ -35,6 +35,17 @@ pub struct CommandSpec {
     pub subcommands: &'static [CommandSpec],
 }
 
+/// What COMMAND GETKEYS needs of a command Firn does not serve.
+#[derive(Debug)]
+pub struct KeySpecs {
+    /// Lowercase as Redis reports it, e.g. "sort", "xinfo|stream".
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    /// The key specs of the command's COMMAND INFO entry.
+    pub key_specs: MetaValue,
+}
+
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
 
 /// Every command Firn serves, grouped as in the script's COMMAND_GROUPS.
@@ -6815,6 +6826,3526 @@ pub static COMMANDS: &[CommandSpec] = &[
             ])),
         ]),
         subcommands: &[],
+    },
+];
+
+/// Every Redis 7.0 command and subcommand Firn does not serve, sorted by name, with what
+/// COMMAND GETKEYS needs to find its keys as Redis does.
+#[rustfmt::skip]
+pub static KEY_SPECS: &[KeySpecs] = &[
+    KeySpecs {
+        name: "acl",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|cat",
+        arity: -2,
+        flags: &["noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|deluser",
+        arity: -3,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|dryrun",
+        arity: -4,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|genpass",
+        arity: -2,
+        flags: &["noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|getuser",
+        arity: 3,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|list",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|load",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|log",
+        arity: -2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|save",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|setuser",
+        arity: -3,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|users",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "acl|whoami",
+        arity: 2,
+        flags: &["noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "asking",
+        arity: 1,
+        flags: &["fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "bgrewriteaof",
+        arity: 1,
+        flags: &["admin", "noscript", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "blmove",
+        arity: 6,
+        flags: &["write", "denyoom", "noscript", "blocking"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "blmpop",
+        arity: -5,
+        flags: &["write", "blocking", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "blpop",
+        arity: -3,
+        flags: &["write", "noscript", "blocking"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "brpop",
+        arity: -3,
+        flags: &["write", "noscript", "blocking"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "brpoplpush",
+        arity: 4,
+        flags: &["write", "denyoom", "noscript", "blocking"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "bzmpop",
+        arity: -5,
+        flags: &["write", "blocking", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "bzpopmax",
+        arity: -3,
+        flags: &["write", "noscript", "blocking", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "bzpopmin",
+        arity: -3,
+        flags: &["write", "noscript", "blocking", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "cluster",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|addslots",
+        arity: -3,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|addslotsrange",
+        arity: -4,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|bumpepoch",
+        arity: 2,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|count-failure-reports",
+        arity: 3,
+        flags: &["admin", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|countkeysinslot",
+        arity: 3,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|delslots",
+        arity: -3,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|delslotsrange",
+        arity: -4,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|failover",
+        arity: -2,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|flushslots",
+        arity: 2,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|forget",
+        arity: 3,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|getkeysinslot",
+        arity: 4,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|info",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|keyslot",
+        arity: 3,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|links",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|meet",
+        arity: -4,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|myid",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|nodes",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|replicas",
+        arity: 3,
+        flags: &["admin", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|replicate",
+        arity: 3,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|reset",
+        arity: -2,
+        flags: &["admin", "noscript", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|saveconfig",
+        arity: 2,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|set-config-epoch",
+        arity: 3,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|setslot",
+        arity: -4,
+        flags: &["admin", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|shards",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|slaves",
+        arity: 3,
+        flags: &["admin", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "cluster|slots",
+        arity: 2,
+        flags: &["stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "debug",
+        arity: -2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "discard",
+        arity: 1,
+        flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "eval",
+        arity: -3,
+        flags: &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "eval_ro",
+        arity: -3,
+        flags: &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "evalsha",
+        arity: -3,
+        flags: &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "evalsha_ro",
+        arity: -3,
+        flags: &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "exec",
+        arity: 1,
+        flags: &["noscript", "loading", "stale", "skip_slowlog"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "failover",
+        arity: -1,
+        flags: &["admin", "noscript", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "fcall",
+        arity: -3,
+        flags: &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")),
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "fcall_ro",
+        arity: -3,
+        flags: &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")),
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "function",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|delete",
+        arity: 3,
+        flags: &["write", "noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|dump",
+        arity: 2,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|flush",
+        arity: -2,
+        flags: &["write", "noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|kill",
+        arity: 2,
+        flags: &["noscript", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|list",
+        arity: -2,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|load",
+        arity: -3,
+        flags: &["write", "denyoom", "noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|restore",
+        arity: -3,
+        flags: &["write", "denyoom", "noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "function|stats",
+        arity: 2,
+        flags: &["noscript", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "geoadd",
+        arity: -5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "geodist",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "geohash",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "geopos",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "georadius",
+        arity: -6,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(6))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(6))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "georadius_ro",
+        arity: -6,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "georadiusbymember",
+        arity: -5,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(5))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(5))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "georadiusbymember_ro",
+        arity: -5,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "geosearch",
+        arity: -7,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "geosearchstore",
+        arity: -8,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hdel",
+        arity: -3,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hexists",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hget",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hgetall",
+        arity: 2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hincrby",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hincrbyfloat",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hkeys",
+        arity: 2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hlen",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hmget",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hmset",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hrandfield",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hscan",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hset",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hsetnx",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hstrlen",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "hvals",
+        arity: 2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "latency",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|doctor",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|graph",
+        arity: 3,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|histogram",
+        arity: -2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|history",
+        arity: 3,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|latest",
+        arity: 2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "latency|reset",
+        arity: -2,
+        flags: &["admin", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "lindex",
+        arity: 3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "linsert",
+        arity: 5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "llen",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lmove",
+        arity: 5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lmpop",
+        arity: -4,
+        flags: &["write", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lolwut",
+        arity: -1,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "lpop",
+        arity: -2,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lpos",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lpush",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lpushx",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lrange",
+        arity: 4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lrem",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "lset",
+        arity: 4,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "ltrim",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "memory",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|doctor",
+        arity: 2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|malloc-stats",
+        arity: 2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|purge",
+        arity: 2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|stats",
+        arity: 2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "memory|usage",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "migrate",
+        arity: -6,
+        flags: &["write", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(3))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[
+                    Simple("RW"),
+                    Simple("access"),
+                    Simple("delete"),
+                    Simple("incomplete"),
+                ])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("KEYS")), ("startfrom", Int(-2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "module",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "module|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "module|list",
+        arity: 2,
+        flags: &["admin", "noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "module|load",
+        arity: -3,
+        flags: &["admin", "noscript", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "module|loadex",
+        arity: -3,
+        flags: &["admin", "noscript", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "module|unload",
+        arity: 3,
+        flags: &["admin", "noscript", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "multi",
+        arity: 1,
+        flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pfadd",
+        arity: -2,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "pfcount",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("RW because it may change the internal representation of the key, and propagate to replicas")),
+                ("flags", Set(&[Simple("RW"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "pfdebug",
+        arity: 3,
+        flags: &["write", "denyoom", "admin"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "pfmerge",
+        arity: -2,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "pfselftest",
+        arity: 1,
+        flags: &["admin"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "psubscribe",
+        arity: -2,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "psync",
+        arity: -3,
+        flags: &["admin", "noscript", "no_async_loading", "no_multi"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "publish",
+        arity: 3,
+        flags: &["pubsub", "loading", "stale", "fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|channels",
+        arity: -2,
+        flags: &["pubsub", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|numpat",
+        arity: 2,
+        flags: &["pubsub", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|numsub",
+        arity: -2,
+        flags: &["pubsub", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|shardchannels",
+        arity: -2,
+        flags: &["pubsub", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "pubsub|shardnumsub",
+        arity: -2,
+        flags: &["pubsub", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "punsubscribe",
+        arity: -1,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "readonly",
+        arity: 1,
+        flags: &["loading", "stale", "fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "readwrite",
+        arity: 1,
+        flags: &["loading", "stale", "fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "replconf",
+        arity: -1,
+        flags: &["admin", "noscript", "loading", "stale", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "replicaof",
+        arity: 3,
+        flags: &["admin", "noscript", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "restore-asking",
+        arity: -4,
+        flags: &["write", "denyoom", "asking"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "role",
+        arity: 1,
+        flags: &["noscript", "loading", "stale", "fast"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "rpop",
+        arity: -2,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "rpoplpush",
+        arity: 3,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "rpush",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "rpushx",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sadd",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "scard",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "script",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|debug",
+        arity: 3,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|exists",
+        arity: -3,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|flush",
+        arity: -2,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|kill",
+        arity: 2,
+        flags: &["noscript", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "script|load",
+        arity: 3,
+        flags: &["noscript", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "sdiff",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sdiffstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sinter",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sintercard",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sinterstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sismember",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "slaveof",
+        arity: 3,
+        flags: &["admin", "noscript", "stale", "no_async_loading"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "smembers",
+        arity: 2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "smismember",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "smove",
+        arity: 4,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sort",
+        arity: -2,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+            ]),
+            Map(&[
+                ("notes", Bulk("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array")),
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sort_ro",
+        arity: -2,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "spop",
+        arity: -2,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "spublish",
+        arity: 3,
+        flags: &["pubsub", "loading", "stale", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("not_key")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "srandmember",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "srem",
+        arity: -3,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sscan",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "ssubscribe",
+        arity: -2,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("not_key")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "subscribe",
+        arity: -2,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "sunion",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sunionstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sunsubscribe",
+        arity: -1,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("not_key")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "sync",
+        arity: 1,
+        flags: &["admin", "noscript", "no_async_loading", "no_multi"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "unsubscribe",
+        arity: -1,
+        flags: &["pubsub", "noscript", "loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "unwatch",
+        arity: 1,
+        flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "wait",
+        arity: 3,
+        flags: &["noscript"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "watch",
+        arity: -2,
+        flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xack",
+        arity: -4,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xadd",
+        arity: -5,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("notes", Bulk("UPDATE instead of INSERT because of the optional trimming feature")),
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xautoclaim",
+        arity: -6,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xclaim",
+        arity: -6,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xdel",
+        arity: -3,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xgroup",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "xgroup|create",
+        arity: -5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xgroup|createconsumer",
+        arity: 5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xgroup|delconsumer",
+        arity: 5,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xgroup|destroy",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xgroup|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "xgroup|setid",
+        arity: -5,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xinfo",
+        arity: -2,
+        flags: &[],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "xinfo|consumers",
+        arity: 4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xinfo|groups",
+        arity: 3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xinfo|help",
+        arity: 2,
+        flags: &["loading", "stale"],
+        key_specs: Set(&[]),
+    },
+    KeySpecs {
+        name: "xinfo|stream",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xlen",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xpending",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xrange",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xread",
+        arity: -4,
+        flags: &["readonly", "blocking", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(2))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xreadgroup",
+        arity: -7,
+        flags: &["write", "blocking", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("keyword")),
+                    ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(4))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(2))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xrevrange",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xsetid",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "xtrim",
+        arity: -4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zadd",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zcard",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zcount",
+        arity: 4,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zdiff",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zdiffstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zincrby",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zinter",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zintercard",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zinterstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zlexcount",
+        arity: 4,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zmpop",
+        arity: -4,
+        flags: &["write", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zmscore",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zpopmax",
+        arity: -2,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zpopmin",
+        arity: -2,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrandmember",
+        arity: -2,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrange",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrangebylex",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrangebyscore",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrangestore",
+        arity: -5,
+        flags: &["write", "denyoom"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrank",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrem",
+        arity: -3,
+        flags: &["write", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zremrangebylex",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zremrangebyrank",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zremrangebyscore",
+        arity: 4,
+        flags: &["write"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrevrange",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrevrangebylex",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrevrangebyscore",
+        arity: -4,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zrevrank",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zscan",
+        arity: -3,
+        flags: &["readonly"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zscore",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zunion",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
+    },
+    KeySpecs {
+        name: "zunionstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        key_specs: Set(&[
+            Map(&[
+                ("flags", Set(&[Simple("OW"), Simple("update")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(1))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("range")),
+                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
+                ])),
+            ]),
+            Map(&[
+                ("flags", Set(&[Simple("RO"), Simple("access")])),
+                ("begin_search", Map(&[
+                    ("type", Bulk("index")),
+                    ("spec", Map(&[("index", Int(2))])),
+                ])),
+                ("find_keys", Map(&[
+                    ("type", Bulk("keynum")),
+                    ("spec", Map(&[
+                        ("keynumidx", Int(0)),
+                        ("firstkey", Int(1)),
+                        ("keystep", Int(1)),
+                    ])),
+                ])),
+            ]),
+        ]),
     },
 ];
 

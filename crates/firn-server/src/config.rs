@@ -16,6 +16,103 @@ pub enum AppendFsync {
     No,
 }
 
+/// One class of `client-output-buffer-limit`: a client is closed when its
+/// unsent output passes `hard_bytes`, or stays above `soft_bytes` for more
+/// than `soft_seconds` (0 = no such limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    pub hard_bytes: u64,
+    pub soft_bytes: u64,
+    pub soft_seconds: u64,
+}
+
+/// `client-output-buffer-limit`, per client class, as in Redis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimits {
+    pub normal: OutputLimit,
+    /// Accepted and printed for compatibility: Firn has no replicas yet.
+    pub replica: OutputLimit,
+    /// Accepted and printed for compatibility: Firn has no pub/sub yet.
+    pub pubsub: OutputLimit,
+}
+
+impl Default for OutputLimits {
+    /// Redis's defaults.
+    fn default() -> Self {
+        OutputLimits {
+            normal: OutputLimit::default(),
+            replica: OutputLimit {
+                hard_bytes: 256 << 20,
+                soft_bytes: 64 << 20,
+                soft_seconds: 60,
+            },
+            pubsub: OutputLimit {
+                hard_bytes: 32 << 20,
+                soft_bytes: 8 << 20,
+                soft_seconds: 60,
+            },
+        }
+    }
+}
+
+impl OutputLimits {
+    /// Redis's CONFIG GET form: `normal 0 0 0 slave 268435456 67108864 60
+    /// pubsub 33554432 8388608 60`.
+    fn render(&self) -> String {
+        [
+            ("normal", self.normal),
+            ("slave", self.replica),
+            ("pubsub", self.pubsub),
+        ]
+        .iter()
+        .map(|(class, l)| {
+            format!(
+                "{class} {} {} {}",
+                l.hard_bytes, l.soft_bytes, l.soft_seconds
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+
+    /// Applies `<class> <hard> <soft> <soft seconds>` groups (all or
+    /// nothing), with Redis's error texts.
+    fn apply(&mut self, words: &[&str]) -> Result<(), String> {
+        if !words.len().is_multiple_of(4) {
+            return Err("Wrong number of arguments in buffer limit configuration.".into());
+        }
+        let mut updated = *self;
+        for group in words.chunks(4) {
+            let class = match group[0].to_ascii_lowercase().as_str() {
+                "normal" => &mut updated.normal,
+                "replica" | "slave" => &mut updated.replica,
+                "pubsub" => &mut updated.pubsub,
+                _ => {
+                    return Err(
+                        "Invalid client class specified in buffer limit configuration.".into(),
+                    )
+                }
+            };
+            let bad =
+                || "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            let hard_bytes = parse_memory(group[1]).ok_or_else(bad)?;
+            let soft_bytes = parse_memory(group[2]).ok_or_else(bad)?;
+            let soft_seconds = group[3]
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s <= i64::MAX as u64)
+                .ok_or_else(bad)?;
+            *class = OutputLimit {
+                hard_bytes,
+                soft_bytes,
+                soft_seconds,
+            };
+        }
+        *self = updated;
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub port: u16,
@@ -37,8 +134,20 @@ pub struct Config {
     pub maxmemory: u64,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
+    pub client_output_buffer_limit: OutputLimits,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// Testing aid: every memory-only read of committed data answers
+    /// "not in memory", so every command takes the cold path.
+    pub debug_cold_reads: bool,
+    /// Accepted and reported, never applied: Firn evicts no data.
+    pub maxmemory_policy: &'static str,
+    pub maxmemory_samples: u32,
+    /// Accepted and reported (clamped to 1..500 as Redis does); Firn has no
+    /// periodic cron whose frequency it would set.
+    pub hz: u32,
+    pub replica_read_only: bool,
+    pub stop_writes_on_bgsave_error: bool,
     /// The file the config was read from (CONFIG REWRITE writes it back).
     pub config_file: Option<PathBuf>,
 }
@@ -65,8 +174,15 @@ impl Default for Config {
             maxmemory: 0,
             proto_max_bulk_len: 512 << 20,
             client_query_buffer_limit: 1 << 30,
+            client_output_buffer_limit: OutputLimits::default(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            debug_cold_reads: false,
+            maxmemory_policy: "noeviction",
+            maxmemory_samples: 5,
+            hz: 10,
+            replica_read_only: true,
+            stop_writes_on_bgsave_error: true,
             config_file: None,
         }
     }
@@ -117,6 +233,14 @@ pub fn sync_policy(fsync: AppendFsync) -> firn_storage::SyncPolicy {
         AppendFsync::EverySec => firn_storage::SyncPolicy::EverySec,
         AppendFsync::No => firn_storage::SyncPolicy::No,
     }
+}
+
+/// Bytes of submitted but uncommitted writes (the overlay and the writer's
+/// queue) beyond which connections stop reading requests until the writer
+/// catches up: 1/16 of the memory budget, at least 16 MiB.
+pub fn pending_writes_limit(maxmemory: u64) -> u64 {
+    let budget = if maxmemory == 0 { 1 << 30 } else { maxmemory };
+    (budget / 16).max(16 << 20)
 }
 
 /// How the memory budget is shared (maxmemory 0 = 1 GiB).
@@ -230,7 +354,7 @@ pub static OPTIONS: &[OptionDef] = &[
         doc: "Maximum simultaneous clients; RLIMIT_NOFILE is raised to fit at start.",
         get: |c| c.maxclients.to_string(),
         set: |c, a| {
-            c.maxclients = int_in(a, 1, 1_000_000)? as usize;
+            c.maxclients = int_in(a, 1, u32::MAX as i64)? as usize;
             Ok(())
         },
     },
@@ -331,6 +455,16 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "debug-cold-reads",
+        mutable: true,
+        doc: "Testing aid: treat all committed data as cold, so every command that reads it runs on the cold-read pool and commits through the write-stamp check (the test suites' cold mode). Never for production.",
+        get: |c| yn(c.debug_cold_reads),
+        set: |c, a| {
+            c.debug_cold_reads = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "io-queue-max",
         mutable: true,
         doc: "Cold reads allowed to wait for the pool; beyond it a command gets an error.",
@@ -379,6 +513,16 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "client-output-buffer-limit",
+        mutable: true,
+        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). Only normal clients exist so far. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
+        get: |c| c.client_output_buffer_limit.render(),
+        set: |c, a| {
+            let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();
+            c.client_output_buffer_limit.apply(&words)
+        },
+    },
+    OptionDef {
         name: "slowlog-log-slower-than",
         mutable: true,
         doc: "Log commands slower than this many microseconds (negative disables).",
@@ -396,6 +540,90 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |c, a| {
             c.slowlog_max_len = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
+        },
+    },
+    OptionDef {
+        name: "maxmemory-policy",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: Firn never evicts data (it lives on disk); only caches are trimmed to `maxmemory`.",
+        get: |c| c.maxmemory_policy.to_string(),
+        set: |c, a| {
+            let v = one(a)?.to_ascii_lowercase();
+            c.maxmemory_policy = MAXMEMORY_POLICIES
+                .iter()
+                .find(|p| **p == v)
+                .ok_or_else(|| format!("argument(s) must be one of the following: {}", MAXMEMORY_POLICIES.join(", ")))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "maxmemory-samples",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored (no eviction sampling).",
+        get: |c| c.maxmemory_samples.to_string(),
+        set: |c, a| {
+            c.maxmemory_samples = int_in(a, 1, i32::MAX as i64)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "notify-keyspace-events",
+        mutable: true,
+        doc: "Always empty: Firn publishes no keyspace notifications; any other value is refused.",
+        get: |_| String::new(),
+        set: |_, a| match one(a)? {
+            "" => Ok(()),
+            _ => Err("Firn does not publish keyspace notifications".into()),
+        },
+    },
+    OptionDef {
+        name: "hz",
+        mutable: true,
+        doc: "Accepted for compatibility (clamped to 1..500 as Redis does) and ignored: Firn has no periodic cron.",
+        get: |c| c.hz.to_string(),
+        set: |c, a| {
+            c.hz = int_in(a, 0, i32::MAX as i64)?.clamp(1, 500) as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "replica-read-only",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: Firn has no replication yet.",
+        get: |c| yn(c.replica_read_only),
+        set: |c, a| {
+            c.replica_read_only = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "stop-writes-on-bgsave-error",
+        mutable: true,
+        doc: "Accepted for compatibility and ignored: writes stop only when the RocksDB WAL cannot be written.",
+        get: |c| yn(c.stop_writes_on_bgsave_error),
+        set: |c, a| {
+            c.stop_writes_on_bgsave_error = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cluster-enabled",
+        mutable: false,
+        doc: "Always no: Firn runs standalone (read-only, for tools that ask).",
+        get: |_| "no".into(),
+        set: |_, a| match yes_no(a)? {
+            false => Ok(()),
+            true => Err("Firn has no cluster mode yet".into()),
+        },
+    },
+    OptionDef {
+        name: "daemonize",
+        mutable: false,
+        doc: "Always no: Firn runs in the foreground (use a service manager).",
+        get: |_| "no".into(),
+        set: |_, a| match yes_no(a)? {
+            false => Ok(()),
+            true => Err("Firn does not daemonize; run it under a service manager".into()),
         },
     },
     OptionDef {
@@ -418,6 +646,18 @@ pub static OPTIONS: &[OptionDef] = &[
             _ => Err("Firn has no snapshot schedule; only an empty save is accepted".into()),
         },
     },
+];
+
+/// Redis's maxmemory-policy names, in its error message's order.
+const MAXMEMORY_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
 ];
 
 pub fn find_option(name: &str) -> Option<&'static OptionDef> {
@@ -577,8 +817,30 @@ pub fn render_markdown() -> String {
     out.push_str(
         "\nMemory values accept Redis's units: `1k` = 1000, `1kb` = 1024, likewise `m`/`mb`, `g`/`gb`.\n",
     );
+    out.push_str(LIMITS_DOC);
     out
 }
+
+/// The section of docs/configuration.md on what protects clients from
+/// each other.
+const LIMITS_DOC: &str = "
+## Limits that protect the other clients
+
+Each is tested with a hostile client in `crates/firn-server/tests/hostile.rs`,
+side by side with redis-server: the hostile client gets Redis's reply or is
+disconnected as Redis does it, and another client's PING keeps being answered.
+
+| limit | what happens past it |
+|---|---|
+| `maxclients` | a new connection gets `-ERR max number of clients reached` and is closed; a burst of connections cannot slip past it |
+| `timeout` | a client with no traffic in either direction for that many seconds is closed (each byte received counts: a request that stops arriving is closed, one arriving a byte at a time is not) |
+| `client-query-buffer-limit` | a client whose request in progress, less its complete arguments, passes it is closed without a reply |
+| `proto-max-bulk-len` | a longer bulk argument is `Protocol error: invalid bulk length` and the client is closed; also the largest string value and LCS table |
+| multibulk length | above 2147483647 (`INT_MAX`, as Redis 7.0) it is `Protocol error: invalid multibulk length`; a request of hundreds of thousands of arguments works |
+| `client-output-buffer-limit` | class `normal`: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than its seconds, is closed |
+| unsent replies (not configurable) | while more than 64 MiB (or the `normal` hard or soft limit, if higher) of a client's replies are unsent, Firn reads no more of its requests, so a client that never reads costs a bounded amount of memory |
+| big values | GETRANGE and BITCOUNT over more than 1 MiB and LCS over more than 2^20 table cells run on a blocking thread, not a network thread; BITCOUNT holds 1 MiB of the value at a time and a big GETRANGE reply is sent without being copied |
+";
 
 /// Redis's stringmatchlen-style glob used by CONFIG GET (and KEYS/SCAN).
 pub use crate::glob::glob_match;

@@ -1,260 +1,671 @@
-//! One client connection: read, decode every complete request in the
-//! buffer, execute them in order, then write all their replies with one
-//! syscall once the writes they depend on are committed.
+//! One client connection. [`Connection`] owns the socket halves, the
+//! input buffer and its decoder, the output queue and the durability
+//! bookkeeping; [`serve`] is its loop: read → decode → run → flush.
+//!
+//! Output travels in three steps. A reply is encoded into the output
+//! queue, *held* there until the batches it depends on are durable (the
+//! tickets of its own writes and of other clients' pending writes it
+//! showed; [`Connection::wait_durable`] is the only place that waits for
+//! the writer), then *released* and written as fast as the socket takes it.
+//! Everything sent to a client goes through [`Connection::push_reply`] or
+//! [`Connection::push_raw`], so server-initiated messages (pub/sub, RESP3
+//! push) can be interleaved in one place.
+//!
+//! Limits that protect the other clients (docs/configuration.md):
+//! - While more than [`Connection::output_bound`] bytes wait to be sent,
+//!   the connection neither reads nor runs anything more from that client:
+//!   a client that never reads costs at most that much memory.
+//! - `client-output-buffer-limit` (class normal) closes a client whose
+//!   unsent output passes the hard limit, or stays above the soft limit
+//!   for longer than its seconds, as Redis does.
+//! - `client-query-buffer-limit` closes a client whose unparsed input
+//!   (the request in progress, less its complete arguments) passes it.
+//! - `timeout` closes a client with no traffic in either direction.
+//! - While the writer is behind by more than the pending-write bound
+//!   (`config::pending_writes_limit`), no connection reads more requests.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use firn_resp::{Limits, Protocol, Reply, RequestDecoder};
+use std::collections::VecDeque;
+use std::io::IoSlice;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use tokio::sync::watch;
 
 use crate::commands::{Command, Deferred};
+use crate::config::OutputLimit;
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use firn_storage::Ticket;
 
-/// Replies are flushed early once this much output is buffered.
+/// Replies are released and written early once this much output is queued.
 const FLUSH_BYTES: usize = 64 * 1024;
+/// Unsent output above which a client's input is no longer read, when
+/// `client-output-buffer-limit` allows more (Redis would buffer without
+/// bound; see docs/compatibility.md).
+const OUTPUT_BACKPRESSURE_BYTES: u64 = 64 * 1024 * 1024;
+/// A bulk reply at least this long is queued by reference, not copied.
+const BIG_BULK_BYTES: usize = 64 * 1024;
+/// Bytes read from the socket at a time (Redis's PROTO_IOBUF_LEN), unless a
+/// big argument is known to be on its way.
+const READ_BYTES: usize = 16 * 1024;
+/// The largest single read reserved for a big argument in progress.
+const BIG_READ_BYTES: usize = 1024 * 1024;
+/// Segments handed to one vectored write.
+const WRITE_SEGMENTS: usize = 64;
 
 enum Flow {
     Continue,
+    /// Send what is queued, then close (QUIT, protocol error).
     Close,
+    /// Close at once, dropping what is queued (a limit was passed).
+    Drop,
+    /// Send what is queued, then become a MONITOR.
+    Monitor,
+}
+
+/// What a wait on the socket ended with.
+enum Woke {
+    Read(std::io::Result<usize>),
+    Writable(std::io::Result<()>),
+    /// No traffic for `timeout` seconds.
+    Idle,
+    /// The soft output limit's time is up: check it.
+    Timer,
+    /// Killed, or the server is shutting down.
+    Stop,
+}
+
+/// Why the connection ends without another request.
+enum Ended {
+    /// The client closed its side: send what is left, then close.
+    Eof,
+    /// Killed, idle too long, over a limit, a socket error, or shutdown.
+    Abort,
 }
 
 pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
-    let _ = stream.set_nodelay(true);
-    let (mut reader, mut writer) = stream.into_split();
-    let mut session = Session {
-        db: 0,
-        protocol: Protocol::Resp2,
-        authenticated: server.config().requirepass.is_none(),
-        reply_mode: ReplyMode::On,
-    };
-    let mut inbuf = BytesMut::with_capacity(16 * 1024);
-    let mut decoder = RequestDecoder::new();
-    let mut out = BytesMut::with_capacity(16 * 1024);
-    let mut committed = server.committed.clone();
-    let mut shutdown = server.shutdown.subscribe();
-    'conn: loop {
-        let idle = server.config().timeout_secs;
-        let read = async {
-            if idle > 0 {
-                match tokio::time::timeout(Duration::from_secs(idle), reader.read_buf(&mut inbuf))
-                    .await
-                {
-                    Ok(r) => r,
-                    Err(_) => Ok(0),
-                }
-            } else {
-                reader.read_buf(&mut inbuf).await
-            }
-        };
-        let n = tokio::select! {
-            r = read => r.unwrap_or(0),
-            _ = client.kill.notified() => 0,
-            _ = crate::server::until_shutdown(&mut shutdown) => 0,
-        };
-        if n == 0 || client.killed.load(Ordering::Acquire) {
-            break;
-        }
-        server
-            .stats
-            .net_input_bytes
-            .fetch_add(n as u64, Ordering::Relaxed);
-        client
-            .last_interaction_ms
-            .store(firn_storage::now_ms(), Ordering::Relaxed);
-        let (limits, query_limit) = {
-            let c = server.config();
-            (
-                Limits {
-                    max_bulk_len: c.proto_max_bulk_len,
-                    ..Limits::default()
-                },
-                c.client_query_buffer_limit,
-            )
-        };
-        let mut awaiting = Awaiting::default();
-        loop {
-            let args = match decoder.decode(&mut inbuf, &limits, session.authenticated) {
-                Ok(None) => break,
-                Ok(Some(args)) if args.is_empty() => continue,
-                Ok(Some(args)) => args,
-                Err(e) => {
-                    e.to_reply().encode(&mut out, session.protocol);
-                    let _ = flush(
-                        &mut writer,
-                        &mut out,
-                        &server,
-                        &mut committed,
-                        &mut awaiting,
-                    )
-                    .await;
-                    break 'conn;
-                }
-            };
-            let (flow, seq) = run_one(&server, &client, &mut session, &args, &mut out).await;
-            if let Some(seq) = seq {
-                awaiting.add(seq);
-            }
-            if let Flow::Close = flow {
-                let _ = flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await;
-                break 'conn;
-            }
-            if client.monitor.load(Ordering::Acquire) {
-                if flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await
-                .is_err()
-                {
-                    break 'conn;
-                }
-                monitor_loop(&server, &client, &mut writer).await;
-                break 'conn;
-            }
-            if out.len() >= FLUSH_BYTES
-                && flush(
-                    &mut writer,
-                    &mut out,
-                    &server,
-                    &mut committed,
-                    &mut awaiting,
-                )
-                .await
-                .is_err()
-            {
-                break 'conn;
-            }
-        }
-        client
-            .query_buffer
-            .store(inbuf.len() as u64, Ordering::Relaxed);
-        if inbuf.len() as u64 > query_limit {
-            tracing::warn!(
-                client = client.id,
-                "closing client that reached max query buffer length"
-            );
-            break;
-        }
-        if flush(
-            &mut writer,
-            &mut out,
-            &server,
-            &mut committed,
-            &mut awaiting,
-        )
-        .await
-        .is_err()
-        {
-            break;
-        }
-    }
+    let mut connection = Connection::new(server.clone(), stream, client.clone());
+    connection.run().await;
     server.unregister_client(client.id);
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
 
-/// The commit sequence numbers the buffered replies depend on.
-#[derive(Clone, Copy, Default)]
-struct Awaiting {
-    first: u64,
-    last: u64,
+/// The batches the held replies depend on: the connection's own writes
+/// and other clients' pending writes that its replies showed.
+type Awaiting = Vec<Ticket>;
+
+/// Encoded output not yet written: frozen segments (the first `released`
+/// of which may be sent) followed by the tail still being appended to.
+#[derive(Default)]
+struct OutputQueue {
+    segments: VecDeque<Bytes>,
+    released: usize,
+    tail: BytesMut,
+    /// Bytes in `segments` plus `tail`.
+    len: usize,
 }
 
-impl Awaiting {
-    fn add(&mut self, seq: u64) {
-        if self.first == 0 {
-            self.first = seq;
+impl OutputQueue {
+    fn push_tail(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    /// Appends `bytes` by reference (big bulk payloads).
+    fn push_segment(&mut self, bytes: Bytes) {
+        self.seal_tail();
+        self.len += bytes.len();
+        self.segments.push_back(bytes);
+    }
+
+    fn seal_tail(&mut self) {
+        if !self.tail.is_empty() {
+            self.segments.push_back(self.tail.split().freeze());
         }
-        self.last = self.last.max(seq);
+    }
+
+    /// Everything queued so far may be sent.
+    fn release_all(&mut self) {
+        self.seal_tail();
+        self.released = self.segments.len();
+    }
+
+    /// Drops everything not released yet.
+    fn discard_held(&mut self) {
+        self.len -= self.tail.len();
+        self.tail.clear();
+        while self.segments.len() > self.released {
+            if let Some(dropped) = self.segments.pop_back() {
+                self.len -= dropped.len();
+            }
+        }
+    }
+
+    fn has_released(&self) -> bool {
+        self.released > 0
+    }
+
+    /// Writes released bytes without waiting; returns how many were taken.
+    fn write_released(&mut self, writer: &OwnedWriteHalf) -> std::io::Result<usize> {
+        let slices: Vec<IoSlice<'_>> = self
+            .segments
+            .iter()
+            .take(self.released.min(WRITE_SEGMENTS))
+            .map(|s| IoSlice::new(s))
+            .collect();
+        let mut written = writer.try_write_vectored(&slices)?;
+        let total = written;
+        while written > 0 {
+            let Some(front) = self.segments.front_mut() else {
+                break;
+            };
+            if written < front.len() {
+                front.advance(written);
+                break;
+            }
+            written -= front.len();
+            self.segments.pop_front();
+            self.released -= 1;
+        }
+        self.len -= total;
+        Ok(total)
     }
 }
 
-/// Waits until the writes behind `out` are durable, then writes `out`. If
-/// the writer gave up on any of them (disk full), the replies are dropped
-/// and the connection is closed: the client is never told that a write it
-/// cannot find again succeeded.
-async fn flush(
-    writer: &mut tokio::net::tcp::OwnedWriteHalf,
-    out: &mut BytesMut,
-    server: &Server,
-    committed: &mut tokio::sync::watch::Receiver<u64>,
-    awaiting: &mut Awaiting,
-) -> std::io::Result<()> {
-    let wait_seq = awaiting.last;
-    if wait_seq > 0 {
-        if *committed.borrow() < wait_seq {
-            let _ = committed.wait_for(|s| *s >= wait_seq).await;
-        }
-        if server.engine.failed_between(awaiting.first, wait_seq) {
-            out.clear();
-            return Err(std::io::Error::other("write could not be made durable"));
-        }
-        *awaiting = Awaiting::default();
-    }
-    if out.is_empty() {
-        return Ok(());
-    }
-    server
-        .stats
-        .net_output_bytes
-        .fetch_add(out.len() as u64, Ordering::Relaxed);
-    writer.write_all(out).await?;
-    out.clear();
-    Ok(())
+/// One client's connection; see the module comment.
+pub struct Connection {
+    server: Arc<Server>,
+    client: Arc<ClientInfo>,
+    session: Session,
+    reader: OwnedReadHalf,
+    writer: OwnedWriteHalf,
+    inbuf: BytesMut,
+    decoder: RequestDecoder,
+    output: OutputQueue,
+    awaiting: Awaiting,
+    shutdown: watch::Receiver<bool>,
+    /// Last time bytes moved either way (the `timeout` clock).
+    last_io: Instant,
+    /// Since when the output has been above the soft limit.
+    over_soft_since: Option<Instant>,
 }
 
-/// Executes one request and appends its reply (per CLIENT REPLY mode).
+impl Connection {
+    pub fn new(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) -> Self {
+        let _ = stream.set_nodelay(true);
+        let (reader, writer) = stream.into_split();
+        let session = Session {
+            db: 0,
+            protocol: Protocol::Resp2,
+            authenticated: server.config().requirepass.is_none(),
+            reply_mode: ReplyMode::On,
+        };
+        let shutdown = server.shutdown.subscribe();
+        Connection {
+            server,
+            client,
+            session,
+            reader,
+            writer,
+            inbuf: BytesMut::with_capacity(READ_BYTES),
+            decoder: RequestDecoder::new(),
+            output: OutputQueue::default(),
+            awaiting: Awaiting::default(),
+            shutdown,
+            last_io: Instant::now(),
+            over_soft_since: None,
+        }
+    }
+
+    /// Read → decode → run → flush, until the client goes or must go.
+    pub async fn run(&mut self) {
+        loop {
+            match self.read().await {
+                Ok(()) => {}
+                Err(Ended::Eof) => {
+                    let _ = self.finish().await;
+                    return;
+                }
+                Err(Ended::Abort) => return,
+            }
+            // A RESET that ends MONITOR mode hands back the requests still
+            // buffered behind it: run them before reading more.
+            let mut flow = self.run_buffered().await;
+            while let Flow::Monitor = flow {
+                if !self.monitor().await {
+                    return;
+                }
+                flow = self.run_buffered().await;
+            }
+            match flow {
+                Flow::Continue | Flow::Monitor => {}
+                Flow::Drop => return,
+                Flow::Close => {
+                    let _ = self.finish().await;
+                    return;
+                }
+            }
+            if self.query_buffer_over_limit() {
+                return;
+            }
+            if self.wait_durable().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// MONITOR mode (see [`monitor_loop`]); false when the connection
+    /// must close, true once RESET left the mode.
+    async fn monitor(&mut self) -> bool {
+        if self.finish().await.is_err() {
+            return false;
+        }
+        let (limits, query_limit) = {
+            let config = self.server.config();
+            let limits = Limits {
+                max_bulk_len: config.proto_max_bulk_len,
+                ..Limits::default()
+            };
+            (limits, config.client_query_buffer_limit)
+        };
+        let mut monitored = Monitored {
+            reader: &mut self.reader,
+            writer: &mut self.writer,
+            inbuf: &mut self.inbuf,
+            decoder: &mut self.decoder,
+            limits: &limits,
+            query_limit,
+        };
+        !matches!(
+            monitor_loop(
+                &self.server,
+                &self.client,
+                &mut self.session,
+                &mut monitored
+            )
+            .await,
+            Flow::Close
+        )
+    }
+
+    /// Reads more input, writing released output meanwhile. Returns once
+    /// bytes arrived; while the unsent output is above the bound it only
+    /// writes.
+    async fn read(&mut self) -> Result<(), Ended> {
+        loop {
+            if self.client.killed.load(Ordering::Acquire) {
+                return Err(Ended::Abort);
+            }
+            if self.output.has_released() {
+                self.write_ready().map_err(|_| Ended::Abort)?;
+            }
+            if self.output_over_limit() {
+                return Err(Ended::Abort);
+            }
+            let room = crate::config::pending_writes_limit(self.server.config().maxmemory);
+            if self.server.engine.pending_bytes() > room {
+                tokio::select! {
+                    _ = self.server.engine.wait_for_room(room) => {}
+                    _ = self.client.kill.notified() => return Err(Ended::Abort),
+                    _ = crate::server::until_shutdown(&mut self.shutdown) => return Err(Ended::Abort),
+                }
+            }
+            let can_read = (self.output.len as u64) <= self.output_bound();
+            if can_read {
+                self.inbuf.reserve(self.read_size());
+            }
+            let idle_deadline = self.idle_deadline();
+            let soft_deadline = self.soft_limit_deadline();
+            let want_write = self.output.has_released();
+            let woke = tokio::select! {
+                read = self.reader.read_buf(&mut self.inbuf), if can_read => Woke::Read(read),
+                ready = self.writer.writable(), if want_write => Woke::Writable(ready),
+                _ = sleep_until(idle_deadline), if idle_deadline.is_some() => Woke::Idle,
+                _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
+                _ = self.client.kill.notified() => Woke::Stop,
+                _ = crate::server::until_shutdown(&mut self.shutdown) => Woke::Stop,
+            };
+            match woke {
+                Woke::Read(Ok(0)) => return Err(Ended::Eof),
+                Woke::Read(Ok(n)) => {
+                    self.note_input(n);
+                    return Ok(());
+                }
+                Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort)?,
+                Woke::Timer => {}
+                Woke::Idle => {
+                    tracing::debug!(client = self.client.id, "closing idle client");
+                    return Err(Ended::Abort);
+                }
+                Woke::Read(Err(_)) | Woke::Writable(Err(_)) | Woke::Stop => {
+                    return Err(Ended::Abort)
+                }
+            }
+        }
+    }
+
+    /// Waits until the socket takes more output, then writes what it takes.
+    /// With `soft_timer`, also wakes when the soft limit's time is up.
+    async fn write_when_ready(&mut self, soft_timer: bool) -> Result<(), Ended> {
+        let soft_deadline = self.soft_limit_deadline().filter(|_| soft_timer);
+        let woke = tokio::select! {
+            ready = self.writer.writable() => Woke::Writable(ready),
+            _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
+            _ = self.client.kill.notified() => Woke::Stop,
+            _ = crate::server::until_shutdown(&mut self.shutdown) => Woke::Stop,
+        };
+        match woke {
+            Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort),
+            Woke::Timer => Ok(()),
+            _ => Err(Ended::Abort),
+        }
+    }
+
+    /// How much to reserve for the next read: a big argument in progress
+    /// is read in large steps, anything else 16 KiB at a time.
+    fn read_size(&self) -> usize {
+        match self.decoder.min_buffer_len() {
+            Some(need) if need > self.inbuf.len() => {
+                (need - self.inbuf.len()).clamp(READ_BYTES, BIG_READ_BYTES)
+            }
+            _ => READ_BYTES,
+        }
+    }
+
+    fn note_input(&mut self, n: usize) {
+        self.last_io = Instant::now();
+        self.server
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        self.client
+            .last_interaction_ms
+            .store(firn_storage::now_ms(), Ordering::Relaxed);
+    }
+
+    fn idle_deadline(&self) -> Option<Instant> {
+        let idle_secs = self.server.config().timeout_secs;
+        (idle_secs > 0).then(|| self.last_io + Duration::from_secs(idle_secs))
+    }
+
+    /// Runs every complete request in the input buffer.
+    async fn run_buffered(&mut self) -> Flow {
+        let limits = Limits {
+            max_bulk_len: self.server.config().proto_max_bulk_len,
+            ..Limits::default()
+        };
+        loop {
+            let args =
+                match self
+                    .decoder
+                    .decode(&mut self.inbuf, &limits, self.session.authenticated)
+                {
+                    Ok(None) => return Flow::Continue,
+                    Ok(Some(args)) if args.is_empty() => continue,
+                    Ok(Some(args)) => args,
+                    Err(e) => {
+                        self.push_reply(&e.to_reply());
+                        return Flow::Close;
+                    }
+                };
+            let flow = self.run_one(&args).await;
+            if !matches!(flow, Flow::Continue) {
+                return flow;
+            }
+            if self.client.monitor.load(Ordering::Acquire) {
+                return Flow::Monitor;
+            }
+            if self.output_over_limit() {
+                return Flow::Drop;
+            }
+            if self.output.len >= FLUSH_BYTES && self.make_room().await.is_err() {
+                return Flow::Drop;
+            }
+        }
+    }
+
+    /// Releases the queued replies and writes what the socket takes now;
+    /// while the unsent output stays above the bound, waits for the client
+    /// to read (its input is not read meanwhile).
+    async fn make_room(&mut self) -> Result<(), Ended> {
+        if self.wait_durable().await.is_err() {
+            return Err(Ended::Abort);
+        }
+        self.write_ready().map_err(|_| Ended::Abort)?;
+        while self.output.len as u64 > self.output_bound() {
+            self.write_when_ready(true).await?;
+            if self.output_over_limit() {
+                return Err(Ended::Abort);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the writes behind the held replies are durable, then
+    /// releases them for sending. If the writer gave up on any of them
+    /// (disk full), the held replies are dropped and the caller closes the
+    /// connection: the client is never told that a write it cannot find
+    /// again succeeded.
+    async fn wait_durable(&mut self) -> std::io::Result<()> {
+        for ticket in std::mem::take(&mut self.awaiting) {
+            if ticket.wait().await.is_err() {
+                self.output.discard_held();
+                self.publish_output_size();
+                return Err(std::io::Error::other("write could not be made durable"));
+            }
+        }
+        self.output.release_all();
+        Ok(())
+    }
+
+    /// Writes released output until the socket would block.
+    fn write_ready(&mut self) -> std::io::Result<()> {
+        while self.output.has_released() {
+            match self.output.write_released(&self.writer) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.last_io = Instant::now();
+                    self.server
+                        .stats
+                        .net_output_bytes
+                        .fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        self.publish_output_size();
+        Ok(())
+    }
+
+    /// Sends everything queued (after it is durable), then flushes the
+    /// socket. Used before closing and before MONITOR takes the socket.
+    async fn finish(&mut self) -> Result<(), Ended> {
+        if self.wait_durable().await.is_err() {
+            return Err(Ended::Abort);
+        }
+        while self.output.has_released() {
+            self.write_when_ready(false).await?;
+        }
+        self.writer.flush().await.map_err(|_| Ended::Abort)
+    }
+
+    /// Queues a reply for the client (held until [`Self::wait_durable`]).
+    pub fn push_reply(&mut self, reply: &Reply) {
+        match reply {
+            Reply::Bulk(body) if body.len() >= BIG_BULK_BYTES => {
+                self.output
+                    .push_tail(format!("${}\r\n", body.len()).as_bytes());
+                self.output.push_segment(body.clone());
+                self.output.push_tail(b"\r\n");
+            }
+            _ => {
+                let before = self.output.tail.len();
+                reply.encode(&mut self.output.tail, self.session.protocol);
+                self.output.len += self.output.tail.len() - before;
+            }
+        }
+        self.publish_output_size();
+    }
+
+    /// Queues bytes already in wire format.
+    pub fn push_raw(&mut self, bytes: &[u8]) {
+        self.output.push_tail(bytes);
+        self.publish_output_size();
+    }
+
+    fn publish_output_size(&self) {
+        self.client
+            .output_bytes
+            .store(self.output.len as u64, Ordering::Relaxed);
+        self.client.output_segments.store(
+            (self.output.segments.len() + usize::from(!self.output.tail.is_empty())) as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    fn limit(&self) -> OutputLimit {
+        self.server.config().client_output_buffer_limit.normal
+    }
+
+    /// Unsent output above which the client's input is not read: the
+    /// backpressure bound, raised to the configured limits so that they
+    /// can be reached.
+    fn output_bound(&self) -> u64 {
+        let limit = self.limit();
+        OUTPUT_BACKPRESSURE_BYTES
+            .max(limit.hard_bytes)
+            .max(limit.soft_bytes)
+    }
+
+    /// `client-output-buffer-limit`: true once the client must be closed.
+    fn output_over_limit(&mut self) -> bool {
+        let limit = self.limit();
+        let queued = self.output.len as u64;
+        if limit.hard_bytes > 0 && queued > limit.hard_bytes {
+            self.log_output_limit();
+            return true;
+        }
+        if limit.soft_bytes == 0 || queued <= limit.soft_bytes {
+            self.over_soft_since = None;
+            return false;
+        }
+        let since = *self.over_soft_since.get_or_insert_with(Instant::now);
+        if since.elapsed() > Duration::from_secs(limit.soft_seconds) {
+            self.log_output_limit();
+            return true;
+        }
+        false
+    }
+
+    fn log_output_limit(&self) {
+        tracing::warn!(
+            client = self.client.id,
+            addr = %self.client.addr,
+            output_bytes = self.output.len,
+            "client closed for overcoming of output buffer limits"
+        );
+    }
+
+    /// When the soft limit will have been exceeded long enough.
+    fn soft_limit_deadline(&self) -> Option<Instant> {
+        let since = self.over_soft_since?;
+        Some(since + Duration::from_secs(self.limit().soft_seconds) + Duration::from_millis(1))
+    }
+
+    /// `client-query-buffer-limit`: the request in progress, less its
+    /// complete arguments (Redis moves those out of its query buffer).
+    fn query_buffer_over_limit(&self) -> bool {
+        let pending = self
+            .inbuf
+            .len()
+            .saturating_sub(self.decoder.complete_prefix_len());
+        self.client
+            .query_buffer
+            .store(pending as u64, Ordering::Relaxed);
+        if pending as u64 > self.server.config().client_query_buffer_limit {
+            tracing::warn!(
+                client = self.client.id,
+                addr = %self.client.addr,
+                "closing client that reached max query buffer length"
+            );
+            return true;
+        }
+        false
+    }
+
+    async fn run_one(&mut self, args: &[Bytes]) -> Flow {
+        let (reply, flow, tickets) =
+            run_one(&self.server, &self.client, &mut self.session, args).await;
+        self.awaiting.extend(tickets);
+        if let Some(reply) = reply {
+            self.push_reply(&reply);
+        }
+        flow
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Executes one request; returns the reply to send (per CLIENT REPLY
+/// mode), what the connection does next, and the batches to wait for.
 async fn run_one(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
     session: &mut Session,
     args: &[Bytes],
-    out: &mut BytesMut,
-) -> (Flow, Option<u64>) {
-    server
-        .stats
-        .commands_processed
-        .fetch_add(1, Ordering::Relaxed);
-    let started = Instant::now();
+) -> (Option<Reply>, Flow, Vec<Ticket>) {
+    let mut started = Instant::now();
+    let mut ran = None;
     let (executed, name) = match server.registry.lookup(args) {
-        Err(e) => (
-            Executed {
-                reply: e.into_reply(),
-                seq: None,
-                deferred: None,
-            },
-            None,
-        ),
-        Ok(cmd) => match check_allowed(server, session, cmd) {
-            Err(e) => (
+        Err(e) => {
+            let reply = e.into_reply();
+            if let Some(name) = rejected_command(server, args, &reply) {
+                server.stats.commands.record_rejected(name);
+            }
+            (
                 Executed {
-                    reply: e.into_reply(),
-                    seq: None,
+                    reply,
+                    tickets: Vec::new(),
                     deferred: None,
                 },
-                Some(cmd.name()),
-            ),
-            Ok(()) => {
-                wait_for_pause(server, cmd).await;
-                feed_monitors(server, client, session, args);
+                None,
+            )
+        }
+        Ok(cmd) => match check_allowed(server, session, cmd) {
+            Err(e) => {
+                server.stats.commands.record_rejected(cmd.name());
                 (
-                    execute(server, cmd, args, session, client).await,
+                    Executed {
+                        reply: e.into_reply(),
+                        tickets: Vec::new(),
+                        deferred: None,
+                    },
                     Some(cmd.name()),
                 )
+            }
+            Ok(()) => {
+                wait_for_pause(server, cmd).await;
+                started = Instant::now();
+                ran = Some(cmd);
+                let executed = execute(server, cmd, args, session, client).await;
+                // As in Redis, monitors see a command once it ran, with the
+                // database it left selected; admin commands are not shown.
+                if !cmd.admin {
+                    feed_monitors(server, client, session, args);
+                }
+                (executed, Some(cmd.name()))
             }
         },
     };
@@ -262,12 +673,10 @@ async fn run_one(
         *client.last_cmd.lock() = name;
     }
     client.db.store(session.db, Ordering::Relaxed);
-    let micros = started.elapsed().as_micros() as u64;
-    server.slowlog_record(args, micros, client);
 
     let Executed {
         reply,
-        seq,
+        tickets,
         deferred,
     } = executed;
     let mut flow = Flow::Continue;
@@ -284,7 +693,7 @@ async fn run_one(
                 let _ = tokio::task::spawn_blocking(move || engine.checkpoint(&dir)).await;
             }
             server.request_shutdown();
-            return (Flow::Close, seq);
+            return (None, Flow::Close, tickets);
         }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
@@ -294,15 +703,18 @@ async fn run_one(
             }
         }
     };
+    // Only commands that ran are counted as calls and logged, as in Redis.
+    if let Some(cmd) = ran {
+        let micros = started.elapsed().as_micros() as u64;
+        server.after_call(cmd, args, session.db, micros, reply.as_ref(), client);
+    }
+    let mut sent = None;
     if let Some(reply) = reply {
-        if matches!(reply, Reply::Error(_)) {
-            server
-                .stats
-                .total_error_replies
-                .fetch_add(1, Ordering::Relaxed);
+        if let Reply::Error(text) = &reply {
+            server.stats.count_error(text);
         }
         match session.reply_mode {
-            ReplyMode::On => reply.encode(out, session.protocol),
+            ReplyMode::On => sent = Some(reply),
             ReplyMode::Off => {}
             ReplyMode::SkipNext => session.reply_mode = ReplyMode::Skipping,
             ReplyMode::Skipping => session.reply_mode = ReplyMode::On,
@@ -316,7 +728,13 @@ async fn run_one(
         },
         Ordering::Relaxed,
     );
-    (flow, seq)
+    (sent, flow, tickets)
+}
+
+fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'static str> {
+    let name = crate::commands::server_cmds::command_named(server, args)?;
+    let arity_error = crate::errors::wrong_arity(name).into_reply();
+    (*reply == arity_error).then_some(name)
 }
 
 fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {
@@ -399,26 +817,130 @@ pub fn quote_arg(arg: &[u8]) -> String {
     s
 }
 
+struct Monitored<'a> {
+    reader: &'a mut tokio::net::tcp::OwnedReadHalf,
+    writer: &'a mut tokio::net::tcp::OwnedWriteHalf,
+    inbuf: &'a mut BytesMut,
+    decoder: &'a mut RequestDecoder,
+    limits: &'a Limits,
+    query_limit: u64,
+}
+
+/// Redis's reply to a monitor's command that reads or writes keys: a
+/// monitor is a replica-like client, which may not touch the keyspace.
+const MONITOR_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
+
+/// MONITOR mode: streams the monitor feed and, as Redis does, keeps serving
+/// the connection's own requests. Commands that read or write keys are
+/// refused, MONITOR again is ignored (no reply), QUIT closes, and RESET
+/// leaves the mode: then the requests still buffered are the caller's.
 async fn monitor_loop(
-    server: &Server,
-    client: &ClientInfo,
-    writer: &mut tokio::net::tcp::OwnedWriteHalf,
-) {
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &mut Session,
+    conn: &mut Monitored<'_>,
+) -> Flow {
     let mut feed = server.monitor_feed.subscribe();
     let mut shutdown = server.shutdown.subscribe();
+    let mut out = BytesMut::new();
     loop {
+        // Serve every complete request already buffered, in order.
+        while client.monitor.load(Ordering::Acquire) {
+            let args = match conn
+                .decoder
+                .decode(conn.inbuf, conn.limits, session.authenticated)
+            {
+                Ok(None) => break,
+                Ok(Some(args)) if args.is_empty() => continue,
+                Ok(Some(args)) => args,
+                Err(e) => {
+                    e.to_reply().encode(&mut out, session.protocol);
+                    let _ = conn.writer.write_all(&out).await;
+                    return Flow::Close;
+                }
+            };
+            let mut awaiting = Awaiting::default();
+            let flow = match server.registry.lookup(&args) {
+                Ok(cmd) if cmd.name() == "monitor" => Flow::Continue,
+                Ok(cmd) if cmd.readonly || cmd.write => {
+                    server.stats.commands.record_rejected(cmd.name());
+                    server.stats.count_error(MONITOR_KEYSPACE.as_bytes());
+                    Reply::Error(Bytes::from_static(MONITOR_KEYSPACE.as_bytes()))
+                        .encode(&mut out, session.protocol);
+                    Flow::Continue
+                }
+                _ => {
+                    let (reply, flow, tickets) = run_one(server, client, session, &args).await;
+                    if let Some(reply) = reply {
+                        reply.encode(&mut out, session.protocol);
+                    }
+                    awaiting.extend(tickets);
+                    flow
+                }
+            };
+            // The reply goes out before the feed line of this very command.
+            if flush_monitor(conn.writer, &mut out, server, &mut awaiting)
+                .await
+                .is_err()
+            {
+                return Flow::Close;
+            }
+            if let Flow::Close = flow {
+                return Flow::Close;
+            }
+        }
+        if !client.monitor.load(Ordering::Acquire) {
+            return Flow::Continue;
+        }
         tokio::select! {
             line = feed.recv() => match line {
                 Ok(line) => {
-                    if writer.write_all(&line).await.is_err() {
-                        return;
+                    if conn.writer.write_all(&line).await.is_err() {
+                        return Flow::Close;
                     }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(_) => return,
+                Err(_) => return Flow::Close,
             },
-            _ = client.kill.notified() => return,
-            _ = crate::server::until_shutdown(&mut shutdown) => return,
+            read = conn.reader.read_buf(conn.inbuf) => {
+                let n = read.unwrap_or(0);
+                if n == 0 || client.killed.load(Ordering::Acquire) {
+                    return Flow::Close;
+                }
+                server.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                client.last_interaction_ms.store(firn_storage::now_ms(), Ordering::Relaxed);
+                if conn.inbuf.len() as u64 > conn.query_limit {
+                    return Flow::Close;
+                }
+            }
+            _ = client.kill.notified() => return Flow::Close,
+            _ = crate::server::until_shutdown(&mut shutdown) => return Flow::Close,
         }
     }
+}
+
+/// Writes a monitor's own replies once the batches they depend on are
+/// durable (a failed batch closes the connection, as in [`Connection`]).
+async fn flush_monitor(
+    writer: &mut OwnedWriteHalf,
+    out: &mut BytesMut,
+    server: &Server,
+    awaiting: &mut Awaiting,
+) -> std::io::Result<()> {
+    for ticket in awaiting.drain(..) {
+        if ticket.wait().await.is_err() {
+            out.clear();
+            return Err(std::io::Error::other("write could not be made durable"));
+        }
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    server
+        .stats
+        .net_output_bytes
+        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    writer.write_all(out).await?;
+    out.clear();
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Command errors and Redis's exact reply texts, defined once.
 
+use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::StorageError;
 
@@ -27,6 +28,9 @@ pub enum CmdError {
     Static(&'static str),
     /// An error text built at run time.
     Owned(String),
+    /// An error text quoting client bytes, sent as they are (Redis copies
+    /// them raw, even when they are not UTF-8).
+    Text(bytes::Bytes),
 }
 
 pub type CmdResult<T = Reply> = Result<T, CmdError>;
@@ -51,6 +55,7 @@ impl CmdError {
         match self {
             CmdError::Static(text) => Reply::Error(text.into()),
             CmdError::Owned(text) => Reply::Error(text.into()),
+            CmdError::Text(text) => Reply::Error(text),
             CmdError::Storage(e) => Reply::Error(storage_error_text(&e).into()),
         }
     }
@@ -78,15 +83,28 @@ pub fn wrong_arity(name: &str) -> CmdError {
 
 /// "ERR unknown subcommand 'x'. Try CONFIG HELP."
 pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
-    CmdError::Owned(format!(
-        "ERR unknown subcommand '{}'. Try {} HELP.",
-        truncate_for_error(sub, 128),
-        container.to_ascii_uppercase()
-    ))
+    let mut text = b"ERR unknown subcommand '".to_vec();
+    text.extend_from_slice(truncate_for_error(sub, 128));
+    text.extend_from_slice(format!("'. Try {} HELP.", container.to_ascii_uppercase()).as_bytes());
+    CmdError::Text(text.into())
 }
 
-/// A client-supplied string as Redis quotes it in error texts (`%.128s`).
-pub fn truncate_for_error(bytes: &[u8], max: usize) -> String {
+/// Redis's addReplySubcommandSyntaxError: a known subcommand called with
+/// arguments its own parser rejects ("ERR unknown subcommand or wrong number
+/// of arguments for 'GET'. Try SLOWLOG HELP.").
+pub fn subcommand_syntax(container: &str, sub: &[u8]) -> CmdError {
+    let mut text = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    text.extend_from_slice(truncate_for_error(sub, 128));
+    text.extend_from_slice(format!("'. Try {} HELP.", container.to_ascii_uppercase()).as_bytes());
+    CmdError::Text(Bytes::from(text))
+}
+
+/// A client-supplied string as Redis quotes it in error texts with C's
+/// `%.128s`: at most `max` bytes, ending at the first NUL, raw.
+pub fn truncate_for_error(bytes: &[u8], max: usize) -> &[u8] {
     let cut = &bytes[..bytes.len().min(max)];
-    String::from_utf8_lossy(cut).into_owned()
+    match memchr::memchr(0, cut) {
+        Some(nul) => &cut[..nul],
+        None => cut,
+    }
 }

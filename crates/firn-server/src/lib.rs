@@ -13,6 +13,7 @@ pub mod errors;
 pub mod exec;
 pub mod glob;
 pub mod info;
+pub mod keyspecs;
 pub mod rdb;
 pub mod server;
 mod startup;

@@ -2,17 +2,18 @@
 //! cold-read pool, connected clients, statistics and the slow log.
 
 use bytes::Bytes;
-use firn_resp::Protocol;
+use firn_resp::{Protocol, Reply};
 use firn_storage::Engine;
 use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
-use crate::commands::Registry;
+use crate::commands::server_cmds::redacted_args;
+use crate::commands::{Command, Registry};
 use crate::config::Config;
 
 /// Per-connection state that only the connection itself changes.
@@ -49,6 +50,10 @@ pub struct ClientInfo {
     pub lib_ver: Mutex<Option<Bytes>>,
     pub last_cmd: Mutex<&'static str>,
     pub query_buffer: AtomicU64,
+    /// Unsent reply bytes (CLIENT LIST `omem`).
+    pub output_bytes: AtomicU64,
+    /// Unsent reply segments (CLIENT LIST `oll`).
+    pub output_segments: AtomicU64,
     pub monitor: AtomicBool,
     pub no_evict: AtomicBool,
     pub no_touch: AtomicBool,
@@ -72,6 +77,8 @@ impl ClientInfo {
             lib_ver: Mutex::new(None),
             last_cmd: Mutex::new("NULL"),
             query_buffer: AtomicU64::new(0),
+            output_bytes: AtomicU64::new(0),
+            output_segments: AtomicU64::new(0),
             monitor: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
@@ -98,6 +105,302 @@ pub struct ServerStats {
     pub keyspace_misses: AtomicU64,
     pub expired_keys: AtomicU64,
     pub total_error_replies: AtomicU64,
+    /// Error replies by prefix ("ERR", "WRONGTYPE"...), for INFO errorstats.
+    pub error_counts: Mutex<BTreeMap<String, u64>>,
+    /// Recent samples of the counters INFO turns into instantaneous rates.
+    pub rate_samples: Mutex<crate::info::RateSamples>,
+    /// Calls, time and failures per command, for INFO commandstats.
+    pub commands: CommandStats,
+    /// Changes since the last successful SAVE/BGSAVE, counted as Redis
+    /// counts `server.dirty` (INFO rdb_changes_since_last_save).
+    pub dirty: AtomicU64,
+}
+
+/// One command's counters, as Redis keeps them in its `redisCommand`.
+#[derive(Default)]
+pub struct CommandCounters {
+    /// Executions (failed ones included).
+    pub calls: AtomicU64,
+    pub usec: AtomicU64,
+    /// Refused before running (wrong arity, NOAUTH, MISCONF...).
+    pub rejected_calls: AtomicU64,
+    /// Executions that replied with an error.
+    pub failed_calls: AtomicU64,
+}
+
+/// Counters for every command and subcommand of the command table, created
+/// up front so that counting a call takes no lock.
+pub struct CommandStats {
+    by_name: HashMap<&'static str, CommandCounters>,
+}
+
+impl Default for CommandStats {
+    fn default() -> Self {
+        let mut by_name = HashMap::new();
+        for spec in crate::command_table::COMMANDS {
+            by_name.insert(spec.name, CommandCounters::default());
+            for sub in spec.subcommands {
+                by_name.insert(sub.name, CommandCounters::default());
+            }
+        }
+        CommandStats { by_name }
+    }
+}
+
+impl CommandStats {
+    /// A command that ran for `usec` microseconds, replying an error or not.
+    pub fn record_call(&self, name: &str, usec: u64, failed: bool) {
+        if let Some(c) = self.by_name.get(name) {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            c.usec.fetch_add(usec, Ordering::Relaxed);
+            if failed {
+                c.failed_calls.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// A command refused before it ran.
+    pub fn record_rejected(&self, name: &str) {
+        if let Some(c) = self.by_name.get(name) {
+            c.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Every command with something to report, by name.
+    pub fn snapshot(&self) -> Vec<(&'static str, [u64; 4])> {
+        let mut rows: Vec<(&'static str, [u64; 4])> = self
+            .by_name
+            .iter()
+            .map(|(name, c)| {
+                let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+                (
+                    *name,
+                    [
+                        get(&c.calls),
+                        get(&c.usec),
+                        get(&c.rejected_calls),
+                        get(&c.failed_calls),
+                    ],
+                )
+            })
+            .filter(|(_, [calls, _, rejected, failed])| calls + rejected + failed > 0)
+            .collect();
+        rows.sort_unstable_by_key(|(name, _)| *name);
+        rows
+    }
+
+    fn reset(&self) {
+        for c in self.by_name.values() {
+            for counter in [&c.calls, &c.usec, &c.rejected_calls, &c.failed_calls] {
+                counter.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Distinct error prefixes INFO errorstats tracks (Redis 7.2's limit).
+const MAX_ERROR_PREFIXES: usize = 128;
+
+impl ServerStats {
+    /// Counts one error reply under its prefix: the text before the first
+    /// space within 32 bytes, else "ERR" (Redis's afterErrorReply).
+    pub fn count_error(&self, text: &[u8]) {
+        self.total_error_replies.fetch_add(1, Ordering::Relaxed);
+        let head = &text[..text.len().min(32)];
+        let prefix = match head.iter().position(|&b| b == b' ') {
+            Some(end) if end > 0 => String::from_utf8_lossy(&head[..end]).into_owned(),
+            _ => "ERR".to_string(),
+        };
+        let mut counts = self.error_counts.lock();
+        if let Some(count) = counts.get_mut(&prefix) {
+            *count += 1;
+        } else if counts.len() < MAX_ERROR_PREFIXES {
+            counts.insert(prefix, 1);
+        }
+    }
+}
+
+/// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
+/// LRU clock also ticks in seconds).
+///
+/// Bounded in bytes by two generations of at most `ACCESS_GENERATION_BYTES`
+/// each: when the current one is full it becomes the previous one and the
+/// old previous one is dropped. The keys accessed most recently (about 32
+/// MiB of them: some 300,000 keys of 40 bytes) are therefore always found;
+/// a key not found is reported as idle since the server started, as Redis
+/// reports keys loaded from an RDB file.
+pub struct AccessTimes {
+    shards: Vec<Mutex<AccessShard>>,
+}
+
+/// Bytes of one generation, over all shards.
+const ACCESS_GENERATION_BYTES: usize = 32 << 20;
+const ACCESS_SHARDS: usize = 16;
+/// What an entry costs besides its key: the map slot, the key's header and
+/// its heap allocation's overhead (an estimate).
+const ACCESS_ENTRY_OVERHEAD_BYTES: usize = 80;
+
+#[derive(Default)]
+struct AccessShard {
+    current: HashMap<(u8, Bytes), u64>,
+    current_bytes: usize,
+    previous: HashMap<(u8, Bytes), u64>,
+}
+
+impl Default for AccessTimes {
+    fn default() -> Self {
+        AccessTimes {
+            shards: (0..ACCESS_SHARDS)
+                .map(|_| Mutex::new(AccessShard::default()))
+                .collect(),
+        }
+    }
+}
+
+impl AccessTimes {
+    fn shard(&self, db: u8, key: &[u8]) -> &Mutex<AccessShard> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (db, key).hash(&mut h);
+        &self.shards[h.finish() as usize % ACCESS_SHARDS]
+    }
+
+    /// Records an access to `key` at `unix_secs`.
+    pub fn touch(&self, db: u8, key: &[u8], unix_secs: u64) {
+        let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        let mut shard = self.shard(db, key).lock();
+        if shard.current_bytes + cost > ACCESS_GENERATION_BYTES / ACCESS_SHARDS {
+            shard.previous = std::mem::take(&mut shard.current);
+            shard.current_bytes = 0;
+        }
+        // A copy: `key` may share the connection's whole read buffer.
+        let entry = (db, Bytes::copy_from_slice(key));
+        if shard.current.insert(entry, unix_secs).is_none() {
+            shard.current_bytes += cost;
+        }
+    }
+
+    /// Forgets a key that no longer exists.
+    pub fn forget(&self, db: u8, key: &Bytes) {
+        let mut shard = self.shard(db, key).lock();
+        let entry = (db, key.clone());
+        if shard.current.remove(&entry).is_some() {
+            shard.current_bytes -= key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        }
+        shard.previous.remove(&entry);
+    }
+
+    /// Entries held, both generations.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock();
+                s.current.len() + s.previous.len()
+            })
+            .sum()
+    }
+
+    /// When `key` was last accessed, if it was within the tracked window.
+    pub fn last_access(&self, db: u8, key: &[u8]) -> Option<u64> {
+        let shard = self.shard(db, key).lock();
+        let entry = (db, Bytes::copy_from_slice(key));
+        shard
+            .current
+            .get(&entry)
+            .or_else(|| shard.previous.get(&entry))
+            .copied()
+    }
+}
+
+/// How many changes a command that ran made, as Redis adds them to
+/// `server.dirty`: one per key written, none for a write that changed
+/// nothing (SET NX that did not set, SETBIT of a bit that already had the
+/// value, DEL of a missing key, SETRANGE of an empty string...). Derived
+/// from the arguments and the reply, which tell it exactly for these
+/// commands; FLUSHDB/FLUSHALL add the keys they removed themselves.
+fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
+    use crate::args::is;
+    let int = match reply {
+        Reply::Error(_) => return 0,
+        Reply::Integer(n) => Some(*n),
+        _ => None,
+    };
+    let one_if = |changed: bool| u64::from(changed);
+    let has = |word: &str| args.iter().skip(3).any(|a| is(a, word));
+    match name {
+        "set" if has("get") => {
+            let had_value = !matches!(reply, Reply::Null);
+            one_if(if has("nx") {
+                !had_value
+            } else if has("xx") {
+                had_value
+            } else {
+                true
+            })
+        }
+        "set" => one_if(matches!(reply, Reply::Simple(_))),
+        "setex" | "psetex" | "getset" | "incr" | "decr" | "incrby" | "decrby" | "incrbyfloat"
+        | "append" | "bitop" | "restore" | "swapdb" => 1,
+        "getdel" => one_if(!matches!(reply, Reply::Null)),
+        "getex" => one_if(
+            !matches!(reply, Reply::Null)
+                && args
+                    .iter()
+                    .skip(2)
+                    .any(|a| ["ex", "px", "exat", "pxat"].iter().any(|o| is(a, o))),
+        ),
+        "setrange" => one_if(args.get(3).is_some_and(|v| !v.is_empty())),
+        "setbit" => {
+            let new_bit = args.get(3).is_some_and(|v| v.as_ref() == b"1");
+            one_if(int.is_some_and(|old| (old == 1) != new_bit))
+        }
+        "mset" => (args.len() as u64 - 1) / 2,
+        "msetnx" if int == Some(1) => (args.len() as u64 - 1) / 2,
+        "rename" => one_if(args.get(1) != args.get(2)),
+        "setnx" | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist"
+        | "copy" | "move" => one_if(int == Some(1)),
+        "del" | "unlink" => int.map_or(0, |n| n.max(0) as u64),
+        "bitfield" => bitfield_changes(args, reply),
+        _ => 0,
+    }
+}
+
+/// BITFIELD's writes (SET, INCRBY) that did not fail on overflow.
+fn bitfield_changes(args: &[Bytes], reply: &Reply) -> u64 {
+    use crate::args::is;
+    let Reply::Array(results) = reply else {
+        return 0;
+    };
+    let mut results = results.iter();
+    let mut changes = 0;
+    let mut i = 2;
+    while i < args.len() {
+        let op = &args[i];
+        if is(op, "get") {
+            results.next();
+            i += 3;
+        } else if is(op, "set") || is(op, "incrby") {
+            if results.next().is_some_and(|r| !matches!(r, Reply::Null)) {
+                changes += 1;
+            }
+            i += 4;
+        } else {
+            // OVERFLOW <how>
+            i += 2;
+        }
+    }
+    changes
+}
+
+/// Commands that read keys without refreshing their access time (Redis's
+/// LOOKUP_NOTOUCH), and DEL/UNLINK, whose keys are gone afterwards.
+fn touches_keys(name: &str) -> bool {
+    !matches!(
+        name,
+        "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "exists" | "del" | "unlink"
+    ) && !name.starts_with("object|")
 }
 
 pub struct SlowLogEntry {
@@ -134,7 +437,6 @@ pub struct Server {
     pub slowlog: Mutex<SlowLog>,
     pub started: Instant,
     pub run_id: String,
-    pub committed: watch::Receiver<u64>,
     pub shutdown: watch::Sender<bool>,
     pub last_save_unix: AtomicU64,
     pub bgsave_in_progress: AtomicBool,
@@ -143,6 +445,7 @@ pub struct Server {
     pub pause: Mutex<Pause>,
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
+    pub access_times: AccessTimes,
 }
 
 impl Server {
@@ -160,6 +463,49 @@ impl Server {
 
     pub fn uptime_secs(&self) -> u64 {
         self.started.elapsed().as_secs()
+    }
+
+    /// Bookkeeping after a command ran: INFO commandstats, the slow log
+    /// and the access times of its keys.
+    pub fn after_call(
+        &self,
+        cmd: &Command,
+        args: &[Bytes],
+        db: u8,
+        micros: u64,
+        reply: Option<&Reply>,
+        client: &ClientInfo,
+    ) {
+        // Redis counts only commands that ran (not rejected ones).
+        self.stats
+            .commands_processed
+            .fetch_add(1, Ordering::Relaxed);
+        let failed = matches!(reply, Some(Reply::Error(_)));
+        self.stats.commands.record_call(cmd.name(), micros, failed);
+        if cmd.write {
+            if let Some(reply) = reply {
+                let changes = dirty_changes(cmd.name(), args, reply);
+                self.stats.dirty.fetch_add(changes, Ordering::Relaxed);
+            }
+        }
+        self.slowlog_record(&redacted_args(args), micros, client);
+        // A command that failed before looking its keys up (a syntax error)
+        // must not refresh them; WRONGTYPE means the key was looked up.
+        let looked_up = match reply {
+            Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
+            _ => true,
+        };
+        let name = cmd.name();
+        if matches!(name, "del" | "unlink") {
+            for (db, key) in cmd.lock_keys(args, db) {
+                self.access_times.forget(db, &key);
+            }
+        } else if looked_up && touches_keys(name) {
+            let now_secs = firn_storage::now_ms() / 1000;
+            for (db, key) in cmd.lock_keys(args, db) {
+                self.access_times.touch(db, &key, now_secs);
+            }
+        }
     }
 
     /// Records a command in the slow log if it ran long enough.
@@ -222,6 +568,8 @@ impl Server {
         ] {
             counter.store(0, std::sync::atomic::Ordering::Relaxed);
         }
+        s.error_counts.lock().clear();
+        s.commands.reset();
     }
 
     pub fn request_shutdown(&self) {
@@ -232,4 +580,80 @@ impl Server {
 /// Resolves once the server is shutting down.
 pub async fn until_shutdown(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_times_keep_recent_keys_within_their_byte_budget() {
+        let times = AccessTimes::default();
+        let key = |i: usize| Bytes::from(format!("key:{i:08}"));
+        let cost = key(0).len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        let per_generation = ACCESS_GENERATION_BYTES / cost;
+        let total = per_generation * 3;
+        for i in 0..total {
+            times.touch(0, &key(i), i as u64);
+        }
+        // Two generations at most, and the latest keys are all there.
+        assert!(times.len() <= 2 * per_generation + ACCESS_SHARDS);
+        for i in total - per_generation / 2..total {
+            assert_eq!(times.last_access(0, &key(i)), Some(i as u64));
+        }
+        assert_eq!(times.last_access(0, &key(0)), None);
+        assert_eq!(times.last_access(1, &key(total - 1)), None);
+        times.forget(0, &key(total - 1));
+        assert_eq!(times.last_access(0, &key(total - 1)), None);
+    }
+
+    #[test]
+    fn only_lookup_free_commands_skip_the_touch() {
+        for name in ["get", "set", "touch", "append", "rename", "getex", "dump"] {
+            assert!(touches_keys(name), "{name}");
+        }
+        for name in [
+            "type",
+            "ttl",
+            "pttl",
+            "exists",
+            "object|idletime",
+            "object|freq",
+        ] {
+            assert!(!touches_keys(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn dirty_counts_follow_redis() {
+        let args = |line: &str| -> Vec<Bytes> {
+            line.split(' ')
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        };
+        let ok = Reply::ok();
+        let dirty = |line: &str, reply: &Reply| {
+            let a = args(line);
+            dirty_changes(
+                &a[0]
+                    .to_ascii_lowercase()
+                    .iter()
+                    .map(|&b| b as char)
+                    .collect::<String>(),
+                &a,
+                reply,
+            )
+        };
+        assert_eq!(dirty("SET k v", &ok), 1);
+        assert_eq!(dirty("SET k v NX", &Reply::Null), 0);
+        assert_eq!(dirty("SET k v NX GET", &Reply::Null), 1);
+        assert_eq!(dirty("SET k v XX GET", &Reply::Null), 0);
+        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(1)), 0);
+        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(0)), 1);
+        assert_eq!(dirty("MSET a 1 b 2 c 3", &ok), 3);
+        assert_eq!(dirty("DEL a b", &Reply::Integer(1)), 1);
+        assert_eq!(dirty("INCRBY k x", &Reply::Error("ERR".into())), 0);
+        assert_eq!(dirty("SETRANGE k 0 ", &Reply::Integer(3)), 0);
+        assert_eq!(dirty("RENAME k k", &ok), 0);
+    }
 }

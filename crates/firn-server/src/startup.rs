@@ -135,10 +135,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
-    let (commit_tx, commit_rx) = watch::channel(0u64);
-    engine.set_commit_listener(move |seq| {
-        commit_tx.send_replace(seq);
-    });
+    engine.set_force_cold_reads(config.debug_cold_reads);
     let registry = Registry::build()?;
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
         .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;
@@ -156,7 +153,6 @@ pub fn run(mut config: Config) -> Result<(), String> {
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
-        committed: commit_rx,
         shutdown: shutdown_tx,
         last_save_unix: AtomicU64::new(firn_storage::now_ms() / 1000),
         bgsave_in_progress: AtomicBool::new(false),
@@ -165,6 +161,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause: Mutex::new(Pause::default()),
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
+        access_times: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;
@@ -298,11 +295,19 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
             let _ = sock.set_tcp_keepalive(&ka);
         }
+        // Admission is decided here, one connection at a time, so a burst
+        // of connections cannot slip past maxclients.
+        let admitted = server
+            .connected
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                ((n as usize) < maxclients).then_some(n + 1)
+            })
+            .is_ok();
         let server2 = server.clone();
         tokio::spawn(async move {
             use tokio::io::AsyncWriteExt;
             let mut stream = stream;
-            if server2.connected.load(Ordering::Acquire) as usize >= maxclients {
+            if !admitted {
                 server2
                     .stats
                     .rejected_connections
@@ -313,12 +318,12 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                 return;
             }
             if protected && !has_pass && !peer.ip().is_loopback() {
+                server2.connected.fetch_sub(1, Ordering::AcqRel);
                 let _ = stream
                     .write_all(b"-DENIED Firn is running in protected mode because protected mode is enabled and no password is set for the default user. Connections are only accepted from the loopback interface. Set a password with requirepass, or disable protected mode with CONFIG SET protected-mode no.\r\n")
                     .await;
                 return;
             }
-            server2.connected.fetch_add(1, Ordering::AcqRel);
             let id = server2.next_client_id.fetch_add(1, Ordering::Relaxed);
             let laddr = stream
                 .local_addr()

@@ -3,7 +3,7 @@
 //!
 //! Invariants kept here:
 //! - every write reaches RocksDB through the single group-commit writer, in
-//!   `seq` order; `committed_seq` only moves forward;
+//!   `seq` order, and each batch's ticket resolves after it is written;
 //! - per-database key counts live in the `System` CF and are written in the
 //!   same batch as the keys they count, so DBSIZE is exact after a crash;
 //! - collection versions come from a persisted monotonic counter and are
@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Mutex, RwLock};
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::compaction_filter::Decision;
 use rocksdb::{
@@ -24,13 +24,15 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::changes::{ChangeReceiver, ChangeSender};
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
-use crate::locks::{KeyGuard, KeyLocks};
+use crate::locks::{normalise, KeyGuard, KeyLocks};
 use crate::meta::Meta;
 use crate::overlay::Overlay;
-use crate::txn::{ReadMode, Txn};
+use crate::ticket::Ticket;
+use crate::txn::{ReadMode, Txn, TxnParts};
 use crate::writer::{self, CommitBatch};
 use crate::Cf;
 
@@ -114,8 +116,6 @@ struct CommitQueue {
     tx: Option<Sender<CommitBatch>>,
 }
 
-type CommitListener = Box<dyn Fn(u64) + Send + Sync>;
-
 pub(crate) struct Inner {
     pub(crate) db: DB,
     pub(crate) overlay: Overlay,
@@ -129,15 +129,15 @@ pub(crate) struct Inner {
     pub(crate) databases: usize,
     db_map: RwLock<Vec<u8>>,
     queue: Mutex<CommitQueue>,
-    committed_seq: AtomicU64,
-    committed_lock: Mutex<()>,
-    committed_cv: Condvar,
-    listener: OnceLock<CommitListener>,
+    /// Committed batches, in order, for WATCH, notifications, replication.
+    pub(crate) changes: ChangeSender,
+    /// Notified after every commit group (the overlay shrank).
+    pub(crate) drained: tokio::sync::Notify,
     write_error: Mutex<Option<String>>,
     has_write_error: AtomicBool,
-    /// Sequence ranges the writer gave up on (most recent last, bounded).
-    failed: Mutex<std::collections::VecDeque<(u64, u64)>>,
     shutting_down: AtomicBool,
+    /// Testing aid: memory-only reads of committed data are `Incomplete`.
+    pub(crate) force_cold_reads: AtomicBool,
 }
 
 impl Inner {
@@ -155,6 +155,24 @@ impl Inner {
 
     pub(crate) fn physical(&self, db: u8) -> u8 {
         self.db_map.read().get(db as usize).copied().unwrap_or(db)
+    }
+
+    /// The logical database currently mapped to physical database `pdb`.
+    pub(crate) fn logical(&self, pdb: u8) -> u8 {
+        self.db_map
+            .read()
+            .iter()
+            .position(|&p| p == pdb)
+            .map_or(pdb, |l| l as u8)
+    }
+
+    /// Swaps two entries of the logical→physical map (in memory).
+    pub(crate) fn swap_map(&self, a: u8, b: u8) -> Vec<u8> {
+        let mut map = self.db_map.write();
+        if (a as usize) < map.len() && (b as usize) < map.len() {
+            map.swap(a as usize, b as usize);
+        }
+        map.clone()
     }
 
     pub(crate) fn set_write_error(&self, error: Option<String>) {
@@ -176,27 +194,11 @@ impl Inner {
         }
     }
 
-    pub(crate) fn record_failed(&self, first: u64, last: u64) {
-        let mut failed = self.failed.lock();
-        failed.push_back((first, last));
-        while failed.len() > 4096 {
-            failed.pop_front();
-        }
-    }
-
-    pub(crate) fn publish_committed(&self, seq: u64) {
-        {
-            let _guard = self.committed_lock.lock();
-            self.committed_seq.store(seq, Ordering::Release);
-        }
-        self.committed_cv.notify_all();
-        if let Some(listener) = self.listener.get() {
-            listener(seq);
-        }
-    }
-
-    /// Queues a batch; returns its sequence number.
-    pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<u64> {
+    /// Queues a batch: from here on its writes are visible to every
+    /// reader (overlay, fences, the swapped map), and the stripes' write
+    /// counters move so that optimistic pool runs notice. Returns the
+    /// batch's ticket.
+    pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<Ticket> {
         let mut queue = self.queue.lock();
         let queue = &mut *queue;
         let tx = queue
@@ -205,10 +207,28 @@ impl Inner {
             .ok_or_else(|| StorageError::WriteFailed("server is shutting down".into()))?;
         queue.next_seq += 1;
         batch.seq = queue.next_seq;
-        self.overlay.insert_all(batch.seq, &batch.writes);
+        let ticket = Ticket::new(batch.seq);
+        batch.ticket = Some(ticket.clone());
+        self.overlay.insert_all(batch.seq, &ticket, &batch.writes);
+        for &pdb in &batch.flushes {
+            self.overlay.add_fence(pdb, batch.seq, &ticket);
+        }
+        if let Some((a, b)) = batch.swap {
+            let map = self.swap_map(a, b);
+            batch.writes.insert(
+                crate::overlay::overlay_key(Cf::System, DB_MAP_KEY),
+                Some(Bytes::from(map)),
+            );
+        }
+        // After the overlay has the writes: a pool run that read the old
+        // value must see its stamp change.
+        self.locks.bump(&batch.stripes);
+        if !batch.flushes.is_empty() || batch.swap.is_some() {
+            self.locks.bump_epoch();
+        }
         tx.send(batch)
             .map_err(|_| StorageError::WriteFailed("writer thread stopped".into()))?;
-        Ok(queue.next_seq)
+        Ok(ticket)
     }
 }
 
@@ -289,14 +309,12 @@ impl Engine {
                 next_seq: 0,
                 tx: Some(tx),
             }),
-            committed_seq: AtomicU64::new(0),
-            committed_lock: Mutex::new(()),
-            committed_cv: Condvar::new(),
-            listener: OnceLock::new(),
+            changes: crate::changes::channel(),
+            drained: tokio::sync::Notify::new(),
             write_error: Mutex::new(None),
             has_write_error: AtomicBool::new(false),
-            failed: Mutex::new(std::collections::VecDeque::new()),
             shutting_down: AtomicBool::new(false),
+            force_cold_reads: AtomicBool::new(false),
         });
         let _ = weak.set(Arc::downgrade(&inner));
 
@@ -323,7 +341,12 @@ impl Engine {
                             && sync_inner.sync_policy() == SyncPolicy::EverySec
                         {
                             if let Err(e) = sync_inner.db.flush_wal(true) {
+                                // As Redis does when its AOF fsync fails:
+                                // refuse writes (MISCONF) until one succeeds.
                                 tracing::error!(error = %e, "WAL fsync failed");
+                                sync_inner.set_write_error(Some(format!(
+                                    "fsync of the write-ahead log failed: {e}"
+                                )));
                             }
                         }
                     }
@@ -338,6 +361,12 @@ impl Engine {
 
     pub(crate) fn inner(&self) -> &Inner {
         &self.inner
+    }
+
+    /// Testing aid (`debug-cold-reads`): treat every committed value as
+    /// not in memory, so every command that reads one takes the cold path.
+    pub fn set_force_cold_reads(&self, on: bool) {
+        self.inner.force_cold_reads.store(on, Ordering::Relaxed);
     }
 
     /// Changes when the WAL is fsynced (CONFIG SET appendfsync).
@@ -366,6 +395,12 @@ impl Engine {
         Txn::new(&self.inner, mode, crate::now_ms(), true)
     }
 
+    /// A locked, memory-only transaction for the engine's own work
+    /// (expiry), exempt from the `debug-cold-reads` testing aid.
+    pub(crate) fn maintenance_txn(&self) -> Txn<'_> {
+        Txn::maintenance(&self.inner, crate::now_ms())
+    }
+
     /// `(hits, misses, entries, bytes)` of the hot tier.
     pub fn hot_cache_stats(&self) -> (u64, u64, usize, u64) {
         let hot = &self.inner.hot;
@@ -388,65 +423,118 @@ impl Engine {
         self.inner.databases
     }
 
-    /// Locks the stripes of `keys` in logical database `db`.
-    pub fn lock_keys<K: AsRef<[u8]>>(&self, db: u8, keys: &[K]) -> KeyGuard<'_> {
-        let pdb = self.inner.physical(db);
-        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|k| (pdb, k.as_ref())).collect();
-        self.inner.locks.lock(&pairs)
+    /// The sorted stripes of `(logical db, key)` pairs, as the current
+    /// database map places them.
+    pub fn stripes_of(&self, keys: &[(u8, &[u8])]) -> Vec<usize> {
+        normalise(
+            keys.iter()
+                .map(|&(db, k)| keys::stripe_of_key(self.inner.physical(db), k))
+                .collect(),
+        )
     }
 
-    /// Locks keys that may live in two databases (COPY/MOVE).
-    pub fn lock_keys_in(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
-        let pairs: Vec<(u8, &[u8])> = keys
-            .iter()
-            .map(|&(db, k)| (self.inner.physical(db), k))
-            .collect();
-        self.inner.locks.lock(&pairs)
+    /// Locks the keys of a command (logical databases), awaiting contended
+    /// stripes. A SWAPDB that lands between finding the stripes and
+    /// holding them moves the keys to other stripes: then it locks again.
+    pub async fn lock_keys(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
+        loop {
+            let stripes = self.stripes_of(keys);
+            let guard = self.inner.locks.lock(&stripes).await;
+            if self.stripes_of(keys) == stripes {
+                return guard;
+            }
+        }
     }
 
     /// Every key lock: the caller runs alone among keyed commands.
-    pub fn lock_all(&self) -> KeyGuard<'_> {
-        self.inner.locks.lock_all()
+    pub async fn lock_all(&self) -> KeyGuard<'_> {
+        self.inner.locks.lock_all().await
     }
 
-    pub fn committed_seq(&self) -> u64 {
-        self.inner.committed_seq.load(Ordering::Acquire)
-    }
-
-    /// Called by the writer thread after each group commit with the highest
-    /// committed sequence number. Set once, before serving clients.
-    pub fn set_commit_listener(&self, listener: impl Fn(u64) + Send + Sync + 'static) {
-        let _ = self.inner.listener.set(Box::new(listener));
-    }
-
-    /// Blocks the calling thread until `seq` is durable per the sync policy.
-    /// Never call this on a network thread.
-    pub fn wait_committed(&self, seq: u64) {
-        let mut guard = self.inner.committed_lock.lock();
-        while self.inner.committed_seq.load(Ordering::Acquire) < seq {
-            self.inner.committed_cv.wait(&mut guard);
-        }
-    }
-
-    /// Waits for `seq` and reports whether it was written or given up on.
-    /// Never call this on a network thread.
-    pub fn wait_durable(&self, seq: u64) -> Result<()> {
-        self.wait_committed(seq);
-        if self.failed_between(seq, seq) {
-            let why = self.write_error().unwrap_or_else(|| "write failed".into());
-            return Err(StorageError::WriteFailed(why));
-        }
-        Ok(())
-    }
-
-    /// Whether any write with a sequence number in `[from, to]` was given up
-    /// on (see writer.rs): its client must not be told it succeeded.
-    pub fn failed_between(&self, from: u64, to: u64) -> bool {
+    /// Locks physical keys from a thread outside the runtime (expiry).
+    pub(crate) fn lock_physical_blocking(&self, pdb: u8, key: &[u8]) -> KeyGuard<'_> {
         self.inner
-            .failed
-            .lock()
-            .iter()
-            .any(|&(first, last)| first <= to && from <= last)
+            .locks
+            .lock_blocking(&[keys::stripe_of_key(pdb, key)])
+    }
+
+    /// The write stamp of `stripes` (see locks.rs): compare it before and
+    /// after a lock-free pool run to know whether its reads still hold.
+    pub fn write_stamp(&self, stripes: &[usize]) -> u64 {
+        self.inner.locks.stamp(stripes)
+    }
+
+    /// Deletes keys a lock-free run found expired, each under its lock and
+    /// only if its meta still carries the same expiry (as active expiry
+    /// does). A meta that is no longer in memory is left to active expiry.
+    /// Returns the tickets to wait for.
+    pub async fn delete_expired(&self, expired: &[(u8, Bytes, u64)]) -> Vec<Ticket> {
+        let mut tickets = Vec::new();
+        for (pdb, key, at) in expired {
+            let _guard = self
+                .inner
+                .locks
+                .lock(&[keys::stripe_of_key(*pdb, key)])
+                .await;
+            let mut txn = self.maintenance_txn();
+            match txn.raw_meta(*pdb, key) {
+                Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
+                    txn.remove_meta_physical(*pdb, key, Some(&meta));
+                    txn.set_db(self.inner.logical(*pdb));
+                    txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
+                    if let Ok(mut more) = txn.commit() {
+                        tickets.append(&mut more);
+                    }
+                }
+                _ => {}
+            }
+        }
+        tickets
+    }
+
+    /// Rebuilds a pool run's transaction to commit it under the locks.
+    pub fn txn_from_parts(&self, parts: TxnParts) -> Txn<'_> {
+        Txn::from_parts(&self.inner, ReadMode::MemoryOnly, parts)
+    }
+
+    /// Subscribes to the change stream (committed batches, in order).
+    pub fn subscribe_changes(&self) -> ChangeReceiver {
+        self.inner.changes.subscribe()
+    }
+
+    /// The replay records the WAL holds from RocksDB sequence `since` on,
+    /// in commit order: `(rocksdb sequence, logical db, commands)`. Only
+    /// the WAL files RocksDB still keeps are visible. Blocking.
+    pub fn wal_records_since(&self, since: u64) -> Result<Vec<crate::changes::WalRecord>> {
+        let mut out = Vec::new();
+        for item in self.inner.db.get_updates_since(since)? {
+            let (seq, batch) = item?;
+            let blobs =
+                crate::changes::log_data_in_batch(batch.data()).map_err(StorageError::Corrupt)?;
+            for blob in blobs {
+                let (db, commands) = crate::changes::decode_log_record(blob)
+                    .ok_or(StorageError::Corrupt("malformed replay record in the WAL"))?;
+                out.push((seq, db, commands));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Bytes of writes submitted but not yet committed.
+    pub fn pending_bytes(&self) -> u64 {
+        self.inner.overlay.bytes()
+    }
+
+    /// Waits until at most `limit_bytes` of writes are pending: connections
+    /// call it before reading more requests (backpressure).
+    pub async fn wait_for_room(&self, limit_bytes: u64) {
+        loop {
+            let drained = self.inner.drained.notified();
+            if self.inner.overlay.bytes() <= limit_bytes {
+                return;
+            }
+            drained.await;
+        }
     }
 
     /// `(keys, keys with an expiry)` of logical database `db`.
@@ -479,43 +567,6 @@ impl Engine {
             .filter_map(|&cf| self.inner.cf(cf))
             .filter_map(|h| self.inner.db.property_int_value_cf(h, name).ok().flatten())
             .sum()
-    }
-
-    /// Removes every key of logical database `db`, or of all databases.
-    /// Blocks until durable: call from a blocking thread, never a network one.
-    pub fn flush(&self, db: Option<u8>) -> Result<()> {
-        let _all = self.lock_all();
-        let mut txn = self.txn_locked(ReadMode::Blocking);
-        let targets: Vec<u8> = match db {
-            Some(db) => vec![self.inner.physical(db)],
-            None => (0..MAX_DATABASES).map(|d| d as u8).collect(),
-        };
-        for pdb in targets {
-            txn.delete_database(pdb);
-        }
-        match txn.commit()? {
-            Some(seq) => self.wait_durable(seq),
-            None => Ok(()),
-        }
-    }
-
-    /// Swaps two logical databases: O(1), only the logical→physical map changes.
-    pub fn swap_db(&self, a: u8, b: u8) -> Result<()> {
-        let _all = self.lock_all();
-        let new_map = {
-            let mut map = self.inner.db_map.read().clone();
-            map.swap(a as usize, b as usize);
-            map
-        };
-        let mut txn = self.txn(ReadMode::Blocking);
-        txn.put_system(DB_MAP_KEY, Bytes::from(new_map.clone()));
-        *self.inner.db_map.write() = new_map;
-        let seq = txn.commit()?;
-        drop(_all);
-        match seq {
-            Some(seq) => self.wait_durable(seq),
-            None => Ok(()),
-        }
     }
 
     /// Writes a RocksDB checkpoint (hard-linked SSTs + manifest) to `dest`,

@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 use crate::engine::Engine;
 use crate::error::{Result, StorageError};
 use crate::keys::{expire_key, meta_key, parse_expire_key};
-use crate::txn::ReadMode;
 use crate::Cf;
 
 /// Runs expiry cycles; owned by the server's background thread.
@@ -65,12 +64,18 @@ impl ExpireCycle {
 
     fn expire_one(&self, at: u64, pdb: u8, key: &[u8], now: u64) -> Result<()> {
         let inner = self.engine.inner();
-        let _guard = inner.locks.lock(&[(pdb, key)]);
-        let mut txn = self.engine.txn_locked(ReadMode::MemoryOnly);
+        let _guard = self.engine.lock_physical_blocking(pdb, key);
+        let mut txn = self.engine.maintenance_txn();
         match txn.raw_meta(pdb, key)? {
             Some(meta) if meta.expire_at_ms == at && at <= now => {
                 txn.remove_meta_physical(pdb, key, Some(&meta));
                 inner.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
+                // Replicas and the change stream see an expiry as a DEL.
+                txn.set_db(inner.logical(pdb));
+                txn.set_replay(vec![vec![
+                    bytes::Bytes::from_static(b"DEL"),
+                    bytes::Bytes::copy_from_slice(key),
+                ]]);
             }
             Some(meta) if meta.expire_at_ms == at => return Ok(()),
             _ => txn.delete(Cf::Expire, &expire_key(at, pdb, key)),

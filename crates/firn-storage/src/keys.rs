@@ -86,6 +86,25 @@ pub fn parse_expire_key(raw: &[u8]) -> Option<(u64, u8, &[u8])> {
     Some((u64::from_be_bytes(at), db, user_key))
 }
 
+/// The lock stripe (see locks.rs) of a raw key of column family `cf`: every
+/// Firn key embeds its physical db and cluster slot at a fixed place.
+pub fn stripe_of_raw(cf: crate::Cf, raw: &[u8]) -> usize {
+    let at = match cf {
+        crate::Cf::System => return 0,
+        crate::Cf::Expire => 8,
+        _ => 0,
+    };
+    match raw.get(at..at + 3) {
+        Some(&[pdb, hi, lo]) => crate::locks::stripe_of(pdb, u16::from_be_bytes([hi, lo])),
+        _ => 0,
+    }
+}
+
+/// The stripe of `key` in physical database `pdb`.
+pub fn stripe_of_key(pdb: u8, key: &[u8]) -> usize {
+    crate::locks::stripe_of(pdb, key_slot(key))
+}
+
 /// The first key after every key that starts with `prefix` (for range ends).
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();

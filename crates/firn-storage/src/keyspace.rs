@@ -271,27 +271,31 @@ impl Engine {
     /// every write submitted before the call. Blocks until those writes are
     /// committed: never call it on a network thread.
     ///
-    /// Writes become visible to other commands (through the pending-write
-    /// overlay) when they are submitted, before RocksDB has them; a snapshot
-    /// taken earlier could miss a key another client has already read. So
-    /// when anything is pending, an empty batch goes through the writer as
-    /// a barrier: once it is committed, so is everything queued before it.
-    /// (Whole-database range deletes never enter the overlay, so they are
-    /// invisible until committed and need no barrier.) This is the only
+    /// Writes (and flushes, through their fences) become visible to other
+    /// commands when they are submitted, before RocksDB has them; a
+    /// snapshot taken earlier could miss a key another client has already
+    /// read. So an empty batch goes through the writer as a barrier: once
+    /// its ticket resolves, every batch queued before it has been written
+    /// or given up on (its outcome does not matter here). This is the only
     /// place a view depends on how the writer reports commits.
     pub fn keyspace_view(&self, db: u8) -> Result<KeyspaceView<'_>> {
         let inner = self.inner();
-        if inner.overlay.len() > 0 {
-            let seq = inner.submit(CommitBatch {
-                seq: 0,
-                writes: Default::default(),
-                range_deletes: Vec::new(),
-                count_deltas: Vec::new(),
-                count_resets: Vec::new(),
-                max_version: 0,
-            })?;
-            self.wait_committed(seq);
-        }
+        let barrier = inner.submit(CommitBatch {
+            seq: 0,
+            writes: Default::default(),
+            range_deletes: Vec::new(),
+            count_deltas: Vec::new(),
+            count_resets: Vec::new(),
+            max_version: 0,
+            stripes: Vec::new(),
+            flushes: Vec::new(),
+            swap: None,
+            db,
+            keys: Vec::new(),
+            commands: Vec::new(),
+            ticket: None,
+        })?;
+        let _written_or_given_up = barrier.wait_blocking();
         Ok(KeyspaceView {
             inner,
             snapshot: inner.db.snapshot(),

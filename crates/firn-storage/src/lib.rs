@@ -7,22 +7,25 @@
 //! The layer above decides where to re-run an incomplete command. This crate
 //! knows nothing about RESP.
 
+mod changes;
 mod engine;
 mod error;
 mod expire;
 mod hotcache;
 pub mod keys;
 mod keyspace;
-mod locks;
+pub mod locks;
 pub mod meta;
 mod overlay;
 mod string;
+mod ticket;
 mod txn;
 mod writer;
 
 #[cfg(test)]
 mod tests;
 
+pub use changes::{decode_log_record, encode_log_record, Change, ChangeReceiver, WalRecord};
 pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
@@ -30,7 +33,8 @@ pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
 pub use locks::KeyGuard;
 pub use meta::{Body, EncodingHint, Meta, ValueType};
 pub use string::{ExpireAction, CHUNK_SIZE};
-pub use txn::{ReadMode, Txn};
+pub use ticket::Ticket;
+pub use txn::{ReadMode, Txn, TxnParts};
 
 /// RocksDB column families. `System` is RocksDB's `default` CF and holds
 /// Firn's own records (version counter, key counts, the database map).

@@ -1,16 +1,37 @@
-//! Striped key locks. A command locks the stripes of all its keys in sorted
-//! order (no deadlock), executes with memory-only reads, queues its writes
-//! and unlocks: critical sections never include a disk read or an fsync, so
-//! a network thread waiting here waits only for another CPU-bound command.
+//! Striped key locks that wait asynchronously.
+//!
+//! A key's stripe is derived from its physical database and its cluster
+//! slot, both of which are embedded in every RocksDB key Firn writes (see
+//! keys.rs). So the stripe of any meta, member or expire-index entry can be
+//! computed from the raw key alone, and the pending-write overlay is sharded
+//! by the same stripes: a shard is only written under its stripe's lock.
+//!
+//! A command locks the stripes of all its keys in ascending order (no
+//! deadlock). Stripes are tokio mutexes, so a contended lock is *awaited*,
+//! first come first served, and never parks a network thread. Critical
+//! sections are CPU-only: memory reads, building a batch, queuing it.
+//!
+//! Each stripe also counts the batches submitted for it. A command that ran
+//! on the cold-read pool without locks (blocking reads) compares these
+//! counters before and after: if none moved, nothing it read has changed and
+//! its result may be committed as if it had run under the locks.
 
-use parking_lot::{Mutex, MutexGuard};
-use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::{Mutex, MutexGuard};
 
-const STRIPES: usize = 4096;
+pub const STRIPES: usize = 4096;
+
+/// The stripe of a key of physical database `pdb` in cluster slot `slot`.
+pub fn stripe_of(pdb: u8, slot: u16) -> usize {
+    (slot as usize + (pdb as usize) * 1031) % STRIPES
+}
 
 pub struct KeyLocks {
     stripes: Box<[Mutex<()>]>,
-    hasher: std::collections::hash_map::RandomState,
+    /// Batches submitted per stripe (bumped after the overlay has them).
+    writes: Box<[AtomicU64]>,
+    /// Bumped by whole-database changes (flush, swap).
+    epoch: AtomicU64,
 }
 
 /// Held stripes; dropping it unlocks them.
@@ -22,39 +43,105 @@ impl Default for KeyLocks {
     fn default() -> Self {
         KeyLocks {
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
-            hasher: std::collections::hash_map::RandomState::new(),
+            writes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+            epoch: AtomicU64::new(0),
         }
     }
 }
 
+/// Sorted, deduplicated stripes.
+pub fn normalise(mut stripes: Vec<usize>) -> Vec<usize> {
+    stripes.sort_unstable();
+    stripes.dedup();
+    stripes
+}
+
 impl KeyLocks {
-    fn stripe_of(&self, db: u8, key: &[u8]) -> usize {
-        let mut h = self.hasher.build_hasher();
-        h.write_u8(db);
-        h.write(key);
-        (h.finish() as usize) % STRIPES
+    /// Locks `stripes` (sorted and deduplicated), awaiting contended ones.
+    pub async fn lock(&self, stripes: &[usize]) -> KeyGuard<'_> {
+        let mut guards = Vec::with_capacity(stripes.len());
+        for &s in stripes {
+            let stripe = &self.stripes[s % STRIPES];
+            let guard = match stripe.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => stripe.lock().await,
+            };
+            guards.push(guard);
+        }
+        KeyGuard { _guards: guards }
     }
 
-    /// Locks every `(physical db, key)` in `keys`.
-    pub fn lock<'a, K: AsRef<[u8]>>(&'a self, keys: &[(u8, K)]) -> KeyGuard<'a> {
-        let mut stripes: Vec<usize> = keys
-            .iter()
-            .map(|(db, key)| self.stripe_of(*db, key.as_ref()))
-            .collect();
-        stripes.sort_unstable();
-        stripes.dedup();
+    /// Locks `stripes` from a thread outside the async runtime (active
+    /// expiry). Never call it on a network thread.
+    pub fn lock_blocking(&self, stripes: &[usize]) -> KeyGuard<'_> {
         KeyGuard {
             _guards: stripes
-                .into_iter()
-                .map(|s| self.stripes[s].lock())
+                .iter()
+                .map(|&s| self.stripes[s % STRIPES].blocking_lock())
                 .collect(),
         }
     }
 
-    /// Locks every stripe: the caller runs alone (FLUSHALL, SWAPDB, ...).
-    pub fn lock_all(&self) -> KeyGuard<'_> {
-        KeyGuard {
-            _guards: self.stripes.iter().map(|s| s.lock()).collect(),
+    /// Every stripe: the caller runs alone among keyed commands.
+    pub async fn lock_all(&self) -> KeyGuard<'_> {
+        let all: Vec<usize> = (0..STRIPES).collect();
+        self.lock(&all).await
+    }
+
+    /// Records that a batch touching `stripes` was submitted.
+    pub fn bump(&self, stripes: &[usize]) {
+        for &s in stripes {
+            self.writes[s % STRIPES].fetch_add(1, Ordering::AcqRel);
         }
+    }
+
+    pub fn bump_epoch(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A fingerprint of the write counters of `stripes`: unchanged exactly
+    /// when no batch touching them (and no flush or swap) was submitted in
+    /// between, since every counter only grows.
+    pub fn stamp(&self, stripes: &[usize]) -> u64 {
+        stripes
+            .iter()
+            .fold(self.epoch.load(Ordering::Acquire), |acc, &s| {
+                acc.wrapping_add(self.writes[s % STRIPES].load(Ordering::Acquire))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_contended_stripe_is_awaited_not_blocked() {
+        let locks = std::sync::Arc::new(KeyLocks::default());
+        let held = locks.lock(&[7, 9]).await;
+        let other = locks.clone();
+        let waiter = tokio::spawn(async move {
+            let _g = other.lock(&[9]).await;
+            1
+        });
+        // The single runtime thread is free to run other work meanwhile.
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        let _free = locks.lock(&[8]).await;
+        drop(held);
+        assert_eq!(waiter.await.unwrap(), 1);
+    }
+
+    #[test]
+    fn stamps_change_with_writes_and_epochs() {
+        let locks = KeyLocks::default();
+        let before = locks.stamp(&[1, 2]);
+        locks.bump(&[3]);
+        assert_eq!(locks.stamp(&[1, 2]), before);
+        locks.bump(&[2]);
+        assert_ne!(locks.stamp(&[1, 2]), before);
+        let before = locks.stamp(&[1, 2]);
+        locks.bump_epoch();
+        assert_ne!(locks.stamp(&[1, 2]), before);
     }
 }

@@ -23,8 +23,8 @@ fn open(dir: &std::path::Path) -> Engine {
 fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
     let mut txn = engine.txn(ReadMode::Blocking);
     let out = f(&mut txn).expect("txn body");
-    if let Some(seq) = txn.commit().expect("commit") {
-        engine.wait_committed(seq);
+    for ticket in txn.commit().expect("commit") {
+        ticket.wait_blocking().expect("durable");
     }
     out
 }
@@ -82,13 +82,13 @@ fn pending_writes_are_visible_before_commit() {
     let mut txn = engine.txn(ReadMode::MemoryOnly);
     txn.set_string(0, b"k", Bytes::from_static(b"v"), ExpireAction::Clear)
         .unwrap();
-    let seq = txn.commit().unwrap().unwrap();
+    let tickets = txn.commit().unwrap();
     // Another command sees the write whether or not the writer got to it.
     assert_eq!(
         read(&engine, |t| t.get_string(0, b"k")),
         Some(Bytes::from_static(b"v"))
     );
-    engine.wait_committed(seq);
+    tickets[0].wait_blocking().unwrap();
     assert_eq!(
         read(&engine, |t| t.get_string(0, b"k")),
         Some(Bytes::from_static(b"v"))
@@ -184,8 +184,8 @@ fn expiry_is_lazy_and_active() {
     // Active: the cycle deletes the other without anyone touching it.
     let cycle = ExpireCycle::new(engine.clone());
     cycle.run_once(100).unwrap();
-    let seq = engine.txn(ReadMode::Blocking).commit().unwrap();
-    assert!(seq.is_none());
+    let tickets = engine.txn(ReadMode::Blocking).commit().unwrap();
+    assert!(tickets.is_empty());
     for _ in 0..100 {
         if engine.key_count(0) == (1, 1) {
             break;
@@ -206,7 +206,10 @@ fn flush_and_swap_are_whole_database_operations() {
     write(&engine, |t| {
         t.set_string(1, b"a", Bytes::from_static(b"1"), ExpireAction::Clear)
     });
-    engine.swap_db(0, 1).unwrap();
+    write(&engine, |t| {
+        t.swap_databases(0, 1);
+        Ok(())
+    });
     assert_eq!(
         read(&engine, |t| t.get_string(0, b"a")),
         Some(Bytes::from_static(b"1"))
@@ -215,7 +218,10 @@ fn flush_and_swap_are_whole_database_operations() {
         read(&engine, |t| t.get_string(1, b"a")),
         Some(Bytes::from_static(b"0"))
     );
-    engine.flush(Some(0)).unwrap();
+    write(&engine, |t| {
+        t.flush_databases(Some(0));
+        Ok(())
+    });
     assert_eq!(read(&engine, |t| t.get_string(0, b"a")), None);
     assert_eq!(engine.key_count(0), (0, 0));
     assert_eq!(engine.key_count(1), (1, 0));
@@ -226,7 +232,10 @@ fn flush_and_swap_are_whole_database_operations() {
         read(&engine, |t| t.get_string(1, b"a")),
         Some(Bytes::from_static(b"0"))
     );
-    engine.flush(None).unwrap();
+    write(&engine, |t| {
+        t.flush_databases(None);
+        Ok(())
+    });
     assert_eq!(engine.key_count(1), (0, 0));
     engine.shutdown();
 }
@@ -353,5 +362,149 @@ fn memory_only_reads_report_incomplete_instead_of_blocking() {
     assert!(read(&engine, |t| t.get_string(0, b"key:1234")).is_some());
     let mut txn = engine.txn(ReadMode::MemoryOnly);
     assert!(txn.get_string(0, b"key:1234").unwrap().is_some());
+    engine.shutdown();
+}
+
+/// Commits `value` at `key` of db 0 with a replay record, and waits.
+fn set_replayed(engine: &Engine, key: &str, value: &str) {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.set_db(0);
+    txn.set_string(
+        0,
+        key.as_bytes(),
+        Bytes::from(value.to_string()),
+        ExpireAction::Clear,
+    )
+    .expect("set");
+    txn.set_replay(vec![vec![
+        Bytes::from_static(b"SET"),
+        Bytes::from(key.to_string()),
+        Bytes::from(value.to_string()),
+    ]]);
+    for ticket in txn.commit().expect("commit") {
+        ticket.wait_blocking().expect("durable");
+    }
+}
+
+#[test]
+fn the_change_stream_sees_every_commit_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut changes = engine.subscribe_changes();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    set_replayed(&engine, &format!("k{t}:{i}"), &format!("{i}"));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while seen.len() < 200 && std::time::Instant::now() < deadline {
+        match changes.try_recv() {
+            Ok(change) => seen.push(change),
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+    assert_eq!(seen.len(), 200);
+    assert!(changes.try_recv().is_err(), "no change twice");
+    assert!(seen.windows(2).all(|w| w[0].seq < w[1].seq), "commit order");
+    let mut keys: Vec<Bytes> = seen
+        .iter()
+        .map(|c| {
+            assert_eq!(c.keys.len(), 1);
+            assert_eq!(c.commands[0][1], c.keys[0].1);
+            c.keys[0].1.clone()
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 200, "every key exactly once");
+    // Within one writer thread, its own changes keep their order.
+    let t0: Vec<String> = seen
+        .iter()
+        .map(|c| String::from_utf8_lossy(&c.keys[0].1).into_owned())
+        .filter(|k| k.starts_with("k0:"))
+        .collect();
+    let expected: Vec<String> = (0..50).map(|i| format!("k0:{i}")).collect();
+    assert_eq!(t0, expected);
+    engine.shutdown();
+}
+
+#[test]
+fn every_batch_writes_its_replay_record_into_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    set_replayed(&engine, "a", "1");
+    // A lazy expiry is replayed as a DEL before the command that met it.
+    write(&engine, |t| {
+        t.set_string(0, b"gone", Bytes::from_static(b"x"), ExpireAction::At(1))
+    });
+    write(&engine, |t| {
+        t.set_db(0);
+        t.set_replay(vec![vec![
+            Bytes::from_static(b"GET"),
+            Bytes::from_static(b"gone"),
+        ]]);
+        t.get_string(0, b"gone")
+    });
+    let records = engine.wal_records_since(0).unwrap();
+    let commands: Vec<Vec<Bytes>> = records
+        .into_iter()
+        .flat_map(|(_, db, commands)| {
+            assert_eq!(db, 0);
+            commands
+        })
+        .collect();
+    let text: Vec<String> = commands
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(text, vec!["SET a 1", "DEL gone", "GET gone"]);
+    engine.shutdown();
+}
+
+#[test]
+fn a_flush_hides_the_database_at_once_and_later_writes_survive_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    for i in 0..20 {
+        write(&engine, |t| {
+            t.set_string(
+                0,
+                format!("k{i}").as_bytes(),
+                Bytes::from_static(b"v"),
+                ExpireAction::Clear,
+            )
+        });
+    }
+    // Queue the flush and, without waiting for it, read and write db 0.
+    let mut flush = engine.txn(ReadMode::MemoryOnly);
+    flush.flush_databases(Some(0));
+    let flushed = flush.commit().unwrap();
+    assert_eq!(read(&engine, |t| t.get_string(0, b"k3")), None);
+    write(&engine, |t| {
+        t.set_string(0, b"after", Bytes::from_static(b"1"), ExpireAction::Clear)
+    });
+    for ticket in flushed {
+        ticket.wait_blocking().unwrap();
+    }
+    assert_eq!(read(&engine, |t| t.get_string(0, b"k3")), None);
+    assert_eq!(
+        read(&engine, |t| t.get_string(0, b"after")),
+        Some(Bytes::from_static(b"1"))
+    );
+    assert_eq!(engine.key_count(0), (1, 0));
     engine.shutdown();
 }

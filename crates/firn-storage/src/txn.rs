@@ -9,6 +9,12 @@
 //!
 //! Meta writes go through `write_meta`/`remove_meta`, which keep the key
 //! counters and the expire index exact.
+//!
+//! Besides its writes, a transaction carries its *effects*: the replay form
+//! of its command(s) (set by the server; a lazy expiry adds a DEL), and,
+//! derived at commit, the keys it changed. A read that returned another
+//! command's pending write records that batch's ticket: the reply must not
+//! leave before that write is durable.
 
 use bytes::Bytes;
 use rocksdb::{ReadOptions, ReadTier};
@@ -19,7 +25,8 @@ use crate::engine::{Inner, MAX_DATABASES};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key};
 use crate::meta::Meta;
-use crate::overlay::overlay_key;
+use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
+use crate::ticket::Ticket;
 use crate::writer::CommitBatch;
 use crate::Cf;
 
@@ -51,6 +58,48 @@ pub struct Txn<'e> {
     /// Live keys found and not found by `meta` (INFO keyspace_hits/misses).
     key_hits: u64,
     key_misses: u64,
+    effects: Effects,
+    /// Engine maintenance (expiry) ignores the `debug-cold-reads` aid.
+    maintenance: bool,
+}
+
+impl TxnParts {
+    /// Expired keys the run deleted lazily: `(physical db, key, expire_at_ms)`.
+    pub fn expired_keys(&self) -> &[(u8, Bytes, u64)] {
+        &self.effects.expired
+    }
+}
+
+/// Everything a transaction produced except the borrow of the engine: a run
+/// on the cold-read pool hands this back to be committed under the locks.
+pub struct TxnParts {
+    now_ms: u64,
+    writes: BTreeMap<Vec<u8>, Option<Bytes>>,
+    range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
+    count_deltas: Vec<(u8, i64, i64)>,
+    count_resets: Vec<u8>,
+    max_version: u64,
+    key_hits: u64,
+    key_misses: u64,
+    effects: Effects,
+}
+
+#[derive(Default)]
+pub(crate) struct Effects {
+    /// Batches whose pending writes this transaction read.
+    pub depends: Vec<Ticket>,
+    /// The logical database the command ran in.
+    pub db: u8,
+    /// Replay commands the storage layer adds (lazy expiry DELs), first.
+    pub implied: Vec<Vec<Bytes>>,
+    /// The command's own replay form; `None` = nothing to replay.
+    pub commands: Vec<Vec<Bytes>>,
+    /// Physical databases this batch flushes.
+    pub flushes: Vec<u8>,
+    /// Logical databases this batch swaps.
+    pub swap: Option<(u8, u8)>,
+    /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
+    pub expired: Vec<(u8, Bytes, u64)>,
 }
 
 fn read_options(mode: ReadMode) -> ReadOptions {
@@ -82,6 +131,78 @@ impl<'e> Txn<'e> {
             locked,
             key_hits: 0,
             key_misses: 0,
+            effects: Effects::default(),
+            maintenance: false,
+        }
+    }
+
+    /// A locked memory-only transaction of the engine's own (expiry).
+    pub(crate) fn maintenance(inner: &'e Inner, now_ms: u64) -> Self {
+        let mut txn = Txn::new(inner, ReadMode::MemoryOnly, now_ms, true);
+        txn.maintenance = true;
+        txn
+    }
+
+    fn forced_cold(&self) -> bool {
+        self.mode == ReadMode::MemoryOnly
+            && !self.maintenance
+            && self.inner.force_cold_reads.load(Ordering::Relaxed)
+    }
+
+    /// Rebuilds a transaction from a pool run's results.
+    pub(crate) fn from_parts(inner: &'e Inner, mode: ReadMode, parts: TxnParts) -> Self {
+        Txn {
+            inner,
+            mode,
+            now_ms: parts.now_ms,
+            writes: parts.writes,
+            range_deletes: parts.range_deletes,
+            count_deltas: parts.count_deltas,
+            count_resets: parts.count_resets,
+            max_version: parts.max_version,
+            locked: true,
+            key_hits: parts.key_hits,
+            key_misses: parts.key_misses,
+            effects: parts.effects,
+            maintenance: false,
+        }
+    }
+
+    /// Detaches the results (to cross from the pool back to a connection).
+    pub fn into_parts(self) -> TxnParts {
+        TxnParts {
+            now_ms: self.now_ms,
+            writes: self.writes,
+            range_deletes: self.range_deletes,
+            count_deltas: self.count_deltas,
+            count_resets: self.count_resets,
+            max_version: self.max_version,
+            key_hits: self.key_hits,
+            key_misses: self.key_misses,
+            effects: self.effects,
+        }
+    }
+
+    /// The logical database whose commands this batch replays.
+    pub fn set_db(&mut self, db: u8) {
+        self.effects.db = db;
+    }
+
+    /// The replay form of the command; by default the server records the
+    /// command as it was received. Handlers of non-deterministic commands
+    /// call this with their deterministic form.
+    pub fn set_replay(&mut self, commands: Vec<Vec<Bytes>>) {
+        self.effects.commands = commands;
+    }
+
+    /// Whether a handler already set the replay form.
+    pub fn has_replay(&self) -> bool {
+        !self.effects.commands.is_empty()
+    }
+
+    fn depend_on(&mut self, ticket: &Ticket) {
+        if !ticket.is_done() && !self.effects.depends.iter().any(|t| t.seq() == ticket.seq()) {
+            self.effects.depends.push(ticket.clone());
         }
     }
 
@@ -111,8 +232,19 @@ impl<'e> Txn<'e> {
         if let Some(local) = self.writes.get(&overlay_key(cf, key)) {
             return Ok(local.clone());
         }
-        if let Some(pending) = self.inner.overlay.get(cf, key) {
-            return Ok(pending);
+        match self.inner.overlay.get(cf, key) {
+            Lookup::Pending(pending) => {
+                self.depend_on(&pending.ticket);
+                return Ok(pending.value);
+            }
+            Lookup::Flushed(ticket) => {
+                self.depend_on(&ticket);
+                return Ok(None);
+            }
+            Lookup::Absent => {}
+        }
+        if self.forced_cold() {
+            return Err(StorageError::Incomplete);
         }
         if cf == Cf::Meta {
             if let Some(hot) = self.inner.hot.get(key) {
@@ -163,10 +295,6 @@ impl<'e> Txn<'e> {
         self.writes.insert(overlay_key(cf, key), None);
     }
 
-    pub(crate) fn put_system(&mut self, key: &[u8], value: Bytes) {
-        self.put(Cf::System, key, value);
-    }
-
     /// Visits live entries of `cf` in `[start, end)` in key order, merging
     /// RocksDB with pending and local writes.
     pub(crate) fn scan(
@@ -176,12 +304,12 @@ impl<'e> Txn<'e> {
         end: Option<&[u8]>,
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
-        let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = self
-            .inner
-            .overlay
-            .range(cf, start, end)
-            .into_iter()
-            .collect();
+        let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
+        for (k, pending) in self.inner.overlay.range(cf, start, end) {
+            self.depend_on(&pending.ticket);
+            extra.insert(k, pending.value);
+        }
+        let fenced = |raw: &[u8]| pdb_of_raw(cf, raw).and_then(|pdb| self.inner.overlay.fence(pdb));
         let lo = overlay_key(cf, start);
         let hi = match end {
             Some(end) => overlay_key(cf, end),
@@ -189,6 +317,9 @@ impl<'e> Txn<'e> {
         };
         for (k, v) in self.writes.range(lo..hi) {
             extra.insert(k[1..].to_vec(), v.clone());
+        }
+        if self.forced_cold() {
+            return Err(StorageError::Incomplete);
         }
         let handle = self
             .inner
@@ -217,6 +348,10 @@ impl<'e> Txn<'e> {
                         Some(v) => visit(&k, &v),
                         None => ScanStep::Continue,
                     }
+                }
+                (Some(db_key), _) if fenced(db_key).is_some() => {
+                    iter.next();
+                    ScanStep::Continue
                 }
                 (Some(db_key), _) => {
                     let k = db_key.to_vec();
@@ -272,6 +407,14 @@ impl<'e> Txn<'e> {
         let found = match self.raw_meta(pdb, key)? {
             Some(meta) if meta.is_expired(self.now_ms) => {
                 self.remove_meta_physical(pdb, key, Some(&meta));
+                self.effects
+                    .expired
+                    .push((pdb, Bytes::copy_from_slice(key), meta.expire_at_ms));
+                // Replicas see the lazy expiry as a DEL, before the command.
+                self.effects.implied.push(vec![
+                    Bytes::from_static(b"DEL"),
+                    Bytes::copy_from_slice(key),
+                ]);
                 self.inner
                     .stats
                     .expired_keys
@@ -364,26 +507,98 @@ impl<'e> Txn<'e> {
         }
         self.count_deltas.retain(|(db, _, _)| *db != pdb);
         self.count_resets.push(pdb);
+        // Pending writes of this database made by this transaction before
+        // the flush are moot.
+        self.writes.retain(|k, _| {
+            let cf = k.first().and_then(|&b| Cf::from_u8(b));
+            !matches!(cf.and_then(|cf| pdb_of_raw(cf, &k[1..])), Some(p) if p == pdb)
+        });
+        self.effects.flushes.push(pdb);
         debug_assert!((pdb as usize) < MAX_DATABASES);
     }
 
-    /// Hands the writes to the group-commit writer. Returns the sequence
-    /// number to wait for before replying, or `None` if nothing was written.
-    pub fn commit(self) -> Result<Option<u64>> {
-        if !self.has_writes() {
-            return Ok(None);
+    /// FLUSHDB/FLUSHALL of logical database `db`, or all of them: O(1), a
+    /// range delete per CF. Readers see the databases empty at once (a
+    /// fence in the overlay) although RocksDB drops the data only when the
+    /// writer commits. The caller holds every key lock.
+    pub fn flush_databases(&mut self, db: Option<u8>) {
+        let targets: Vec<u8> = match db {
+            Some(db) => vec![self.physical(db)],
+            None => (0..MAX_DATABASES).map(|d| d as u8).collect(),
+        };
+        for pdb in targets {
+            self.delete_database(pdb);
+        }
+    }
+
+    /// SWAPDB: only the logical→physical map changes, when the batch is
+    /// submitted. The caller holds every key lock.
+    pub fn swap_databases(&mut self, a: u8, b: u8) {
+        self.effects.swap = Some((a, b));
+    }
+
+    /// Hands the writes to the writer. Returns the tickets the reply must
+    /// wait for: this batch's (if it wrote anything) and those of other
+    /// pending batches whose writes it read.
+    pub fn commit(self) -> Result<Vec<Ticket>> {
+        let mut effects = self.effects;
+        if self.writes.is_empty() && self.range_deletes.is_empty() && effects.swap.is_none() {
+            return Ok(effects.depends);
         }
         if let Some(error) = self.inner.write_error_text() {
             return Err(StorageError::WriteFailed(error));
         }
-        let seq = self.inner.submit(CommitBatch {
+        let keys = changed_keys(&self.writes);
+        let mut stripes: Vec<usize> = self
+            .writes
+            .keys()
+            .filter_map(|k| {
+                let cf = Cf::from_u8(*k.first()?)?;
+                Some(keys::stripe_of_raw(cf, &k[1..]))
+            })
+            .collect();
+        stripes = crate::locks::normalise(stripes);
+        let mut commands = std::mem::take(&mut effects.implied);
+        commands.append(&mut effects.commands);
+        let ticket = self.inner.submit(CommitBatch {
             seq: 0,
             writes: self.writes,
             range_deletes: self.range_deletes,
             count_deltas: self.count_deltas,
             count_resets: self.count_resets,
             max_version: self.max_version,
+            stripes,
+            flushes: effects.flushes,
+            swap: effects.swap,
+            db: effects.db,
+            keys,
+            commands,
+            ticket: None,
         })?;
-        Ok(Some(seq))
+        let mut tickets = vec![ticket];
+        tickets.append(&mut effects.depends);
+        Ok(tickets)
     }
+}
+
+/// `(physical db, user key)` of every key a batch writes, from the raw keys
+/// of its meta and member writes.
+fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
+    let mut keys: Vec<(u8, Bytes)> = Vec::new();
+    let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
+    for raw in writes.keys() {
+        let found = match raw.first().and_then(|&b| Cf::from_u8(b)) {
+            Some(Cf::Meta) => keys::parse_meta_key(&raw[1..]),
+            Some(Cf::Data | Cf::ZScore | Cf::Stream) => {
+                keys::parse_member_key(&raw[1..]).map(|(db, key, _)| (db, key))
+            }
+            _ => None,
+        };
+        if let Some((pdb, key)) = found {
+            if seen.insert((pdb, key)) {
+                keys.push((pdb, Bytes::copy_from_slice(key)));
+            }
+        }
+    }
+    keys
 }

@@ -2,15 +2,19 @@
 //! RocksDB. It takes whatever has queued up since its last write, folds it
 //! into one `WriteBatch` (plus the key counters and the version high-water
 //! mark, so they are crash-consistent with the data) and writes it with the
-//! configured sync policy. Network threads never wait on the WAL or on a
-//! write stall; they wait only for `committed_seq` to pass their batch.
+//! configured sync policy. Each batch also writes its replay record into
+//! the WAL (`put_log_data`). Network threads never wait on the WAL or on a
+//! write stall; a connection awaits the tickets of its batches, which the
+//! writer resolves after the write, and the writer then publishes each
+//! batch, in commit order, to the change stream.
 //!
 //! A failed write is retried for about a second. If it still fails (a full
 //! disk; RocksDB's WAL error is sticky until the database is reopened) the
-//! group is rolled back: its writes leave the overlay, its sequence numbers
-//! are recorded as failed, and its clients are woken to be told. Nothing
-//! was acknowledged, so nothing acknowledged is lost. `write_error` makes
-//! new writes fail with MISCONF until a probe write succeeds again.
+//! group is rolled back: its writes and fences leave the overlay, a swap is
+//! undone, and its tickets resolve as failed, so exactly its clients are
+//! told. Nothing was acknowledged, so nothing acknowledged is lost.
+//! `write_error` makes new writes fail with MISCONF until a probe write
+//! succeeds again.
 
 use bytes::Bytes;
 use crossbeam_channel::Receiver;
@@ -20,10 +24,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::changes::{encode_log_record, Change};
 use crate::engine::Inner;
+use crate::ticket::Ticket;
 use crate::{Cf, SyncPolicy};
 
-/// One command's writes, in commit order.
+/// One command's writes and effects, in commit order.
 pub(crate) struct CommitBatch {
     pub seq: u64,
     pub writes: BTreeMap<Vec<u8>, Option<Bytes>>,
@@ -31,6 +37,29 @@ pub(crate) struct CommitBatch {
     pub count_deltas: Vec<(u8, i64, i64)>,
     pub count_resets: Vec<u8>,
     pub max_version: u64,
+    /// Lock stripes of the keys written.
+    pub stripes: Vec<usize>,
+    /// Physical databases flushed (fenced in the overlay until committed).
+    pub flushes: Vec<u8>,
+    /// Logical databases swapped (applied to the map at submit).
+    pub swap: Option<(u8, u8)>,
+    /// Logical database of the replay commands.
+    pub db: u8,
+    /// `(physical db, key)` of the keys written.
+    pub keys: Vec<(u8, Bytes)>,
+    /// The replay form of the batch's commands.
+    pub commands: Vec<Vec<Bytes>>,
+    /// Set by submit.
+    pub ticket: Option<Ticket>,
+}
+
+impl CommitBatch {
+    fn bytes(&self) -> usize {
+        self.writes
+            .iter()
+            .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
+            .sum()
+    }
 }
 
 const MAX_GROUP_BYTES: usize = 8 << 20;
@@ -62,11 +91,7 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<CommitBatch>) {
         while bytes < MAX_GROUP_BYTES {
             match rx.try_recv() {
                 Ok(next) => {
-                    bytes += next
-                        .writes
-                        .iter()
-                        .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
-                        .sum::<usize>();
+                    bytes += next.bytes();
                     group.push(next);
                 }
                 Err(_) => break,
@@ -112,6 +137,9 @@ fn commit_group(
     loop {
         let mut wb = WriteBatch::default();
         for batch in group {
+            if !batch.commands.is_empty() {
+                wb.put_log_data(encode_log_record(batch.db, &batch.commands));
+            }
             for (cf, start, end) in &batch.range_deletes {
                 if let Some(handle) = inner.cf(*cf) {
                     wb.delete_range_cf(handle, start, end);
@@ -187,13 +215,46 @@ fn commit_group(
             .iter()
             .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
     );
-    let last = group.last().map_or(0, |b| b.seq);
+    for batch in group {
+        for &pdb in &batch.flushes {
+            inner.overlay.remove_fence(pdb, batch.seq);
+        }
+    }
     inner.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
     inner
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    inner.publish_committed(last);
+    // The stream has a change before its client hears it is done.
+    publish(inner, group);
+    for batch in group {
+        if let Some(ticket) = &batch.ticket {
+            ticket.resolve(true);
+        }
+    }
+    inner.drained.notify_waiters();
+}
+
+/// Hands committed batches, in order, to the change stream.
+fn publish(inner: &Inner, group: &[CommitBatch]) {
+    if inner.changes.receiver_count() == 0 {
+        return;
+    }
+    for batch in group {
+        let mut whole_dbs = batch.flushes.clone();
+        if let Some((a, b)) = batch.swap {
+            // After the swap: the physical databases now behind a and b.
+            whole_dbs.push(inner.physical(a));
+            whole_dbs.push(inner.physical(b));
+        }
+        let _ = inner.changes.send(Arc::new(Change {
+            seq: batch.seq,
+            db: batch.db,
+            keys: batch.keys.clone(),
+            whole_dbs,
+            commands: batch.commands.clone(),
+        }));
+    }
 }
 
 /// Gives up on a group that cannot be written: nothing of it reaches
@@ -204,10 +265,21 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
             .iter()
             .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
     );
-    if let (Some(first), Some(last)) = (group.first(), group.last()) {
-        inner.record_failed(first.seq, last.seq);
-        inner.publish_committed(last.seq);
+    for batch in group.iter().rev() {
+        for &pdb in &batch.flushes {
+            inner.overlay.remove_fence(pdb, batch.seq);
+        }
+        if let Some((a, b)) = batch.swap {
+            inner.swap_map(a, b);
+        }
     }
+    inner.hot.clear();
+    for batch in group {
+        if let Some(ticket) = &batch.ticket {
+            ticket.resolve(false);
+        }
+    }
+    inner.drained.notify_waiters();
 }
 
 /// While writes are refused, checks once a second whether RocksDB accepts

@@ -591,3 +591,23 @@ fn stateful_decoder_survives_a_buffer_changed_behind_its_back() {
     let mut same_len = BytesMut::from(&b"*1\r\n$1\r\nx\r\n$1\r\nk\r\n"[..]);
     let _ = decoder.decode(&mut same_len, &Limits::default(), true);
 }
+
+#[test]
+fn complete_prefix_len_covers_finished_arguments_only() {
+    let mut decoder = RequestDecoder::new();
+    let limits = Limits::default();
+    assert_eq!(decoder.complete_prefix_len(), 0);
+    // An inline request in progress has no complete arguments.
+    let mut buf = BytesMut::from(&b"SET k v"[..]);
+    assert_eq!(decoder.decode(&mut buf, &limits, true), Ok(None));
+    assert_eq!(decoder.complete_prefix_len(), 0);
+    // Two arguments and the third header are complete; its payload is not.
+    let mut decoder = RequestDecoder::new();
+    let mut buf = BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nval"[..]);
+    assert_eq!(decoder.decode(&mut buf, &limits, true), Ok(None));
+    assert_eq!(decoder.complete_prefix_len(), 24);
+    assert_eq!(buf.len() - decoder.complete_prefix_len(), 3);
+    buf.extend_from_slice(b"ue\r\n");
+    assert!(decoder.decode(&mut buf, &limits, true).unwrap().is_some());
+    assert_eq!(decoder.complete_prefix_len(), 0);
+}

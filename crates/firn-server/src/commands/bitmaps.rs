@@ -11,6 +11,7 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::{EncodingHint, ExpireAction, Meta, Txn};
 
+use super::strings::{run_off_network_thread, BIG_READ_BYTES};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{CmdError, CmdResult, BIT_OFFSET, SYNTAX};
@@ -144,9 +145,28 @@ fn bit_or_byte(arg: &[u8]) -> CmdResult<bool> {
 
 fn bitcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    if let Some(reply) = bitcount_in(&mut ctx.txn, db, args, BIG_READ_BYTES)? {
+        return Ok(reply);
+    }
+    let args = args.to_vec();
+    run_off_network_thread(ctx, vec![args[1].clone()], move |txn, db| {
+        Ok(bitcount_in(txn, db, &args, u64::MAX)?.unwrap_or(Reply::Null))
+    })
+}
+
+/// BITCOUNT's reply, or `None` if it would read more than `max_bytes`.
+/// The range is read and counted one window at a time, so memory stays
+/// bounded whatever the value's size.
+fn bitcount_in(
+    txn: &mut Txn<'_>,
+    db: u8,
+    args: &[Bytes],
+    max_bytes: u64,
+) -> CmdResult<Option<Reply>> {
+    const WINDOW_BYTES: u64 = 1 << 20;
     // Redis looks the key up before it parses the range arguments.
-    let Some(meta) = ctx.txn.string_meta(db, &args[1])? else {
-        return Ok(Reply::Integer(0));
+    let Some(meta) = txn.string_meta(db, &args[1])? else {
+        return Ok(Some(Reply::Integer(0)));
     };
     let strlen = Txn::string_len_of(&meta) as i64;
     let range = match args.len() {
@@ -159,7 +179,7 @@ fn bitcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         4 | 5 => {
             let (start, end) = (int_arg(&args[2])?, int_arg(&args[3])?);
             if start < 0 && end < 0 && start > end {
-                return Ok(Reply::Integer(0));
+                return Ok(Some(Reply::Integer(0)));
             }
             let is_bit = match args.get(4) {
                 Some(unit) => bit_or_byte(unit)?,
@@ -170,21 +190,48 @@ fn bitcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         _ => return Err(CmdError::Static(SYNTAX)),
     };
     if range.start > range.end {
-        return Ok(Reply::Integer(0));
+        return Ok(Some(Reply::Integer(0)));
     }
-    let bytes = ctx.txn.read_string_range(
-        db,
-        &args[1],
-        &meta,
-        range.start as u64,
-        (range.end - range.start + 1) as u64,
-    )?;
-    let mut count: i64 = bytes.iter().map(|b| b.count_ones() as i64).sum();
-    if let (Some(first), Some(last)) = (bytes.first(), bytes.last()) {
-        count -= (first & range.first_mask).count_ones() as i64;
-        count -= (last & range.last_mask).count_ones() as i64;
+    let (first, last) = (range.start as u64, range.end as u64);
+    if last - first + 1 > max_bytes {
+        return Ok(None);
     }
-    Ok(Reply::Integer(count))
+    let mut count: i64 = 0;
+    let mut pos = first;
+    while pos <= last {
+        let take = (last - pos + 1).min(WINDOW_BYTES);
+        let window = txn.read_string_range(db, &args[1], &meta, pos, take)?;
+        count += popcount(&window);
+        pos += take;
+    }
+    let mut edge = |at: u64| {
+        txn.read_string_range(db, &args[1], &meta, at, 1)
+            .map(|b| b.first().copied().unwrap_or(0))
+    };
+    if range.first_mask != 0 {
+        count -= (edge(first)? & range.first_mask).count_ones() as i64;
+    }
+    if range.last_mask != 0 {
+        count -= (edge(last)? & range.last_mask).count_ones() as i64;
+    }
+    Ok(Some(Reply::Integer(count)))
+}
+
+/// Set bits in `bytes`, eight bytes at a time.
+fn popcount(bytes: &[u8]) -> i64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut count: u64 = 0;
+    for word in &mut words {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        count += u64::from(u64::from_ne_bytes(eight).count_ones());
+    }
+    count += words
+        .remainder()
+        .iter()
+        .map(|b| u64::from(b.count_ones()))
+        .sum::<u64>();
+    count as i64
 }
 
 fn bitpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -11,7 +11,8 @@ use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::errors::{
-    wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, SYNTAX, WRONGPASS,
+    subcommand_syntax, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER,
+    SYNTAX, WRONGPASS,
 };
 use crate::server::{ClientInfo, ReplyMode};
 
@@ -190,6 +191,8 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     *ctx.client.name.lock() = None;
     ctx.client.no_evict.store(false, Ordering::Relaxed);
     ctx.client.no_touch.store(false, Ordering::Relaxed);
+    // Leaves MONITOR mode; the connection stops streaming the feed.
+    ctx.client.monitor.store(false, Ordering::Release);
     Ok(Reply::Simple(Bytes::from_static(b"RESET")))
 }
 
@@ -214,7 +217,9 @@ fn client_getname(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         .map_or(Reply::Null, Reply::Bulk))
 }
 
-/// One CLIENT LIST/INFO line in Redis 7.0's field order.
+/// One CLIENT LIST/INFO line in Redis 7.0's field order. A connection that
+/// used CLIENT SETINFO (Redis 7.2) also gets 7.2's trailing `lib-name=` and
+/// `lib-ver=` fields.
 fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let name = client.name.lock().clone().unwrap_or_default();
     let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
@@ -224,8 +229,19 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     } else {
         "N"
     };
+    let lib_name = client.lib_name.lock().clone();
+    let lib_ver = client.lib_ver.lock().clone();
+    let lib = if lib_name.is_some() || lib_ver.is_some() {
+        format!(
+            " lib-name={} lib-ver={}",
+            String::from_utf8_lossy(&lib_name.unwrap_or_default()),
+            String::from_utf8_lossy(&lib_ver.unwrap_or_default())
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -240,6 +256,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         16384 + qbuf,
         client.last_cmd.lock(),
         client.resp.load(Ordering::Relaxed),
+        lib,
     )
 }
 
@@ -259,101 +276,159 @@ fn all_clients(ctx: &Ctx<'_>) -> Vec<Arc<ClientInfo>> {
     clients
 }
 
+/// The kinds of connection CLIENT LIST/KILL TYPE filter on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+/// Redis's getClientTypeByName; the error quotes the name as given.
+fn client_type_arg(name: &[u8]) -> CmdResult<ClientType> {
+    if is(name, "normal") {
+        Ok(ClientType::Normal)
+    } else if is(name, "replica") || is(name, "slave") {
+        Ok(ClientType::Replica)
+    } else if is(name, "pubsub") {
+        Ok(ClientType::PubSub)
+    } else if is(name, "master") {
+        Ok(ClientType::Master)
+    } else {
+        Err(CmdError::Owned(format!(
+            "ERR Unknown client type '{}'",
+            String::from_utf8_lossy(name)
+        )))
+    }
+}
+
+/// Every connection is a normal client today (MONITOR clients count as
+/// normal in Redis too); pub/sub and replication will add their kinds.
+fn client_type(_client: &ClientInfo) -> ClientType {
+    ClientType::Normal
+}
+
 fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.client.db.store(ctx.session.db, Ordering::Relaxed);
     *ctx.client.last_cmd.lock() = "client|list";
-    let mut clients = all_clients(ctx);
-    match args.len() {
-        2 => {}
+    let clients = all_clients(ctx);
+    let listed: Vec<Arc<ClientInfo>> = match args.len() {
+        2 => clients,
         4 if is(&args[2], "type") => {
-            let kind = String::from_utf8_lossy(&args[3]).to_ascii_lowercase();
-            match kind.as_str() {
-                "normal" => {}
-                "master" | "replica" | "slave" | "pubsub" => clients.clear(),
-                _ => return Err(CmdError::Owned(format!("ERR Unknown client type '{kind}'"))),
-            }
+            let kind = client_type_arg(&args[3])?;
+            clients
+                .into_iter()
+                .filter(|c| client_type(c) == kind)
+                .collect()
         }
-        n if n >= 4 && is(&args[2], "id") => {
-            let mut ids = Vec::new();
+        n if n > 3 && is(&args[2], "id") => {
+            // One line per ID argument, in argument order, as Redis does.
+            let mut listed = Vec::new();
             for raw in &args[3..] {
-                match parse_i64(raw) {
-                    Some(id) if id > 0 => ids.push(id as u64),
-                    _ => return Err(CmdError::Static("ERR Invalid client ID")),
+                let id = parse_i64(raw).ok_or(CmdError::Static("ERR Invalid client ID"))?;
+                if let Some(c) = clients.iter().find(|c| c.id as i64 == id) {
+                    listed.push(c.clone());
                 }
             }
-            clients.retain(|c| ids.contains(&c.id));
+            listed
         }
         _ => return Err(CmdError::Static(SYNTAX)),
-    }
+    };
     let now = firn_storage::now_ms();
-    let text: String = clients.iter().map(|c| client_line(c, now)).collect();
+    let text: String = listed.iter().map(|c| client_line(c, now)).collect();
     Ok(Reply::Verbatim {
         format: *b"txt",
         text: Bytes::from(text),
     })
 }
 
-fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let clients = all_clients(ctx);
-    if args.len() == 3 {
-        // Old form: CLIENT KILL ip:port.
-        let addr = String::from_utf8_lossy(&args[2]).to_string();
-        let target = clients
-            .iter()
-            .find(|c| c.addr == addr)
-            .ok_or(CmdError::Static("ERR No such client"))?;
-        target.request_kill();
-        return Ok(Reply::ok());
-    }
-    if !args.len().is_multiple_of(2) {
-        return Err(CmdError::Static(SYNTAX));
-    }
-    let (mut id, mut addr, mut laddr, mut user, mut normal_only, mut skip_me) =
-        (None, None, None, None, None, true);
-    for pair in args[2..].chunks(2) {
-        let value = String::from_utf8_lossy(&pair[1]).to_string();
-        if is(&pair[0], "id") {
-            id = Some(
-                parse_i64(&pair[1])
-                    .filter(|n| *n > 0)
-                    .ok_or(CmdError::Static("ERR client-id should be greater than 0"))?
-                    as u64,
-            );
-        } else if is(&pair[0], "addr") {
-            addr = Some(value);
-        } else if is(&pair[0], "laddr") {
-            laddr = Some(value);
-        } else if is(&pair[0], "user") {
-            user = Some(value);
-        } else if is(&pair[0], "type") {
-            normal_only = Some(match value.to_ascii_lowercase().as_str() {
-                "normal" => true,
-                "master" | "replica" | "slave" | "pubsub" => false,
-                _ => {
-                    return Err(CmdError::Owned(format!(
-                        "ERR Unknown client type '{value}'"
-                    )))
-                }
-            });
-        } else if is(&pair[0], "skipme") {
-            skip_me = match value.to_ascii_lowercase().as_str() {
-                "yes" => true,
-                "no" => false,
-                _ => return Err(CmdError::Static(SYNTAX)),
+/// The filters of CLIENT KILL's new form; every given filter must match.
+#[derive(Debug, PartialEq, Eq)]
+struct KillFilter {
+    id: Option<u64>,
+    addr: Option<String>,
+    laddr: Option<String>,
+    kind: Option<ClientType>,
+    skip_me: bool,
+}
+
+/// Parses `<filter> <value> ...` pairs in order, failing on the first bad
+/// pair as Redis does (a pair without its value is a syntax error).
+fn parse_kill_filter(pairs: &[Bytes]) -> CmdResult<KillFilter> {
+    let mut filter = KillFilter {
+        id: None,
+        addr: None,
+        laddr: None,
+        kind: None,
+        skip_me: true,
+    };
+    let mut i = 0;
+    while i < pairs.len() {
+        let option = &pairs[i];
+        let Some(value) = pairs.get(i + 1) else {
+            return Err(CmdError::Static(SYNTAX));
+        };
+        if is(option, "id") {
+            let id = parse_i64(value)
+                .filter(|n| *n > 0)
+                .ok_or(CmdError::Static("ERR client-id should be greater than 0"))?;
+            filter.id = Some(id as u64);
+        } else if is(option, "type") {
+            filter.kind = Some(client_type_arg(value)?);
+        } else if is(option, "addr") {
+            filter.addr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(option, "laddr") {
+            filter.laddr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(option, "user") {
+            // Firn has one user, `default`, and every client is logged in as it.
+            if value.as_ref() != b"default" {
+                return Err(CmdError::Owned(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(value)
+                )));
+            }
+        } else if is(option, "skipme") {
+            filter.skip_me = if is(value, "yes") {
+                true
+            } else if is(value, "no") {
+                false
+            } else {
+                return Err(CmdError::Static(SYNTAX));
             };
         } else {
             return Err(CmdError::Static(SYNTAX));
         }
+        i += 2;
     }
+    Ok(filter)
+}
+
+impl KillFilter {
+    fn matches(&self, client: &ClientInfo, own_id: u64) -> bool {
+        self.id.is_none_or(|id| client.id == id)
+            && self.addr.as_ref().is_none_or(|a| &client.addr == a)
+            && self.laddr.as_ref().is_none_or(|a| &client.laddr == a)
+            && self.kind.is_none_or(|k| client_type(client) == k)
+            && !(self.skip_me && client.id == own_id)
+    }
+}
+
+fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let clients = all_clients(ctx);
+    if args.len() == 3 {
+        // Old form: CLIENT KILL ip:port, which may name this very client.
+        let target = clients
+            .iter()
+            .find(|c| c.addr.as_bytes() == args[2].as_ref())
+            .ok_or(CmdError::Static("ERR No such client"))?;
+        target.request_kill();
+        return Ok(Reply::ok());
+    }
+    let filter = parse_kill_filter(&args[2..])?;
     let mut killed = 0;
     for c in clients {
-        let matches = id.is_none_or(|id| c.id == id)
-            && addr.as_ref().is_none_or(|a| &c.addr == a)
-            && laddr.as_ref().is_none_or(|a| &c.laddr == a)
-            && user.as_ref().is_none_or(|u| u == "default")
-            && normal_only.is_none_or(|n| n)
-            && !(skip_me && c.id == ctx.client.id);
-        if matches {
+        if filter.matches(&c, ctx.client.id) {
             c.request_kill();
             killed += 1;
         }
@@ -376,7 +451,7 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !valid_name(value) {
         return Err(CmdError::Owned(format!(
             "ERR {} cannot contain spaces, newlines or special characters.",
-            String::from_utf8_lossy(attr).to_ascii_lowercase()
+            String::from_utf8_lossy(attr)
         )));
     }
     *slot.lock() = if value.is_empty() {
@@ -401,12 +476,10 @@ fn client_reply(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn client_pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let timeout = parse_i64(&args[2]).ok_or(CmdError::Static(
-        "ERR timeout is not an integer or out of range",
-    ))?;
-    if timeout < 0 {
-        return Err(CmdError::Static("ERR timeout is negative"));
+    if args.len() > 4 {
+        return Err(subcommand_syntax("client", &args[1]));
     }
+    // Redis checks the mode before the timeout.
     let all = match args.get(3) {
         None => true,
         Some(mode) if is(mode, "all") => true,
@@ -417,13 +490,25 @@ fn client_pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ))
         }
     };
-    if args.len() > 4 {
-        return Err(CmdError::Static(SYNTAX));
+    let timeout = parse_i64(&args[2]).ok_or(CmdError::Static(
+        "ERR timeout is not an integer or out of range",
+    ))?;
+    if timeout < 0 {
+        return Err(CmdError::Static("ERR timeout is negative"));
     }
-    let until = firn_storage::now_ms().saturating_add(timeout as u64);
+    // Redis adds the timeout to the clock without an overflow check; a
+    // timeout that overflows ends in the past, so it pauses nothing.
+    let now = firn_storage::now_ms();
+    let Some(until) = (now as i64).checked_add(timeout) else {
+        return Ok(Reply::ok());
+    };
     {
         let mut pause = ctx.server.pause.lock();
-        pause.until_ms = pause.until_ms.max(until);
+        if pause.until_ms <= now {
+            // The previous pause is over: its mode no longer applies.
+            *pause = Default::default();
+        }
+        pause.until_ms = pause.until_ms.max(until as u64);
         pause.all = pause.all || all;
     }
     ctx.server.pause_changed.notify_waiters();
@@ -486,4 +571,124 @@ const CLIENT_HELP: &[&str] = &[
 
 fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(help_reply(CLIENT_HELP))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(items: &[&str]) -> Vec<Bytes> {
+        items
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect()
+    }
+
+    fn error_of(args: &[&str]) -> String {
+        match parse_kill_filter(&bytes(args)) {
+            Ok(f) => format!("ok {f:?}"),
+            Err(e) => match e.into_reply() {
+                Reply::Error(text) => String::from_utf8_lossy(&text).into_owned(),
+                _ => "not an error".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn kill_filters_parse_in_order() {
+        let f = parse_kill_filter(&bytes(&[
+            "ID",
+            "7",
+            "addr",
+            "1.2.3.4:5",
+            "LADDR",
+            "127.0.0.1:6379",
+            "type",
+            "NORMAL",
+            "user",
+            "default",
+            "skipme",
+            "NO",
+        ]))
+        .ok();
+        assert_eq!(
+            f,
+            Some(KillFilter {
+                id: Some(7),
+                addr: Some("1.2.3.4:5".into()),
+                laddr: Some("127.0.0.1:6379".into()),
+                kind: Some(ClientType::Normal),
+                skip_me: false,
+            })
+        );
+        // The first bad pair decides the error, as in Redis.
+        assert_eq!(
+            error_of(&["ID", "abc", "foo"]),
+            "ERR client-id should be greater than 0"
+        );
+        assert_eq!(error_of(&["foo", "bar", "ID", "abc"]), "ERR syntax error");
+        assert_eq!(error_of(&["ID", "1", "foo"]), "ERR syntax error");
+        assert_eq!(
+            error_of(&["USER", "bob", "ID", "0"]),
+            "ERR No such user 'bob'"
+        );
+        assert_eq!(error_of(&["TYPE", "Foo"]), "ERR Unknown client type 'Foo'");
+        assert_eq!(error_of(&["SKIPME", "maybe"]), "ERR syntax error");
+        assert_eq!(
+            error_of(&["ID", "-1"]),
+            "ERR client-id should be greater than 0"
+        );
+        assert_eq!(error_of(&["MAXAGE", "10"]), "ERR syntax error");
+    }
+
+    #[test]
+    fn kill_filter_matching() {
+        let me = ClientInfo::new(1, "127.0.0.1:1000".into(), "127.0.0.1:6379".into(), 5);
+        let other = ClientInfo::new(2, "127.0.0.1:2000".into(), "127.0.0.1:6379".into(), 6);
+        let filter = |args: &[&str]| parse_kill_filter(&bytes(args)).ok();
+        let f = filter(&["laddr", "127.0.0.1:6379"]).unwrap_or_else(|| unreachable!());
+        assert!(!f.matches(&me, 1), "SKIPME defaults to yes");
+        assert!(f.matches(&other, 1));
+        let f =
+            filter(&["laddr", "127.0.0.1:6379", "skipme", "no"]).unwrap_or_else(|| unreachable!());
+        assert!(f.matches(&me, 1));
+        let f = filter(&["id", "2", "addr", "127.0.0.1:1000"]).unwrap_or_else(|| unreachable!());
+        assert!(!f.matches(&other, 1), "all filters must match");
+        let f = filter(&["type", "pubsub"]).unwrap_or_else(|| unreachable!());
+        assert!(!f.matches(&other, 1));
+    }
+
+    #[test]
+    fn client_line_has_redis_fields_then_lib_fields_once_set() {
+        let client = ClientInfo::new(9, "127.0.0.1:1000".into(), "127.0.0.1:6379".into(), 5);
+        let fields = |line: &str| -> Vec<String> {
+            line.trim_end()
+                .split(' ')
+                .map(|f| f.split('=').next().unwrap_or_default().to_string())
+                .collect()
+        };
+        let line = client_line(&client, firn_storage::now_ms());
+        assert!(line.ends_with('\n'));
+        assert_eq!(
+            fields(&line).join(" "),
+            "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free \
+             argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
+        );
+        *client.lib_name.lock() = Some(Bytes::from_static(b"redis-py"));
+        let line = client_line(&client, firn_storage::now_ms());
+        assert!(
+            line.ends_with(" resp=2 lib-name=redis-py lib-ver=\n"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn names_are_printable_ascii_without_spaces() {
+        assert!(valid_name(b"abc-1_2.3!~"));
+        assert!(valid_name(b""));
+        assert!(!valid_name(b"a b"));
+        assert!(!valid_name(b"a\nb"));
+        assert!(!valid_name("é".as_bytes()));
+        assert!(!valid_name(b"a\x7f"));
+    }
 }

@@ -396,8 +396,10 @@ fn expire_generic(
     }
     if when <= now {
         ctx.txn.delete_key(db, &args[1])?;
+        ctx.replay_as(&[b"DEL", &args[1]]);
     } else {
         ctx.txn.set_expire_at(db, &args[1], when as u64)?;
+        ctx.replay_as(&[b"PEXPIREAT", &args[1], when.to_string().as_bytes()]);
     }
     Ok(Reply::Integer(1))
 }
@@ -618,12 +620,19 @@ fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
 }
 
-/// Firn does not record access times yet; an existing key reports 0.
+/// Seconds since the key was last accessed (see `server::AccessTimes`); a
+/// key not accessed since the server started is idle since the start.
 fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
-        Some(_) => Reply::Integer(0),
+        Some(_) => {
+            let idle_secs = match ctx.server.access_times.last_access(db, &args[2]) {
+                Some(at_secs) => (firn_storage::now_ms() / 1000).saturating_sub(at_secs),
+                None => ctx.server.uptime_secs(),
+            };
+            Reply::Integer(idle_secs as i64)
+        }
     })
 }
 

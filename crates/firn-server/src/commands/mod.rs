@@ -35,6 +35,15 @@ impl Ctx<'_> {
     pub fn db(&self) -> u8 {
         self.session.db
     }
+
+    /// Records the deterministic command a replica replays instead of the
+    /// command as received (as Redis rewrites SET EX into SET PXAT).
+    pub fn replay_as(&mut self, command: &[&[u8]]) {
+        self.txn.set_replay(vec![command
+            .iter()
+            .map(|arg| Bytes::copy_from_slice(arg))
+            .collect()]);
+    }
 }
 
 /// A job for a blocking thread; its reply replaces the handler's.
@@ -64,6 +73,8 @@ pub enum Keys {
     Table,
     /// Computed from the arguments and the session's database.
     Custom(KeyFinder),
+    /// Every key lock: the command changes whole databases (FLUSH*, SWAPDB).
+    All,
 }
 
 /// One registration line in a group's table.
@@ -78,6 +89,15 @@ pub const fn def(name: &'static str, handler: Handler) -> Def {
         name,
         handler,
         keys: Keys::Table,
+    }
+}
+
+/// A command that runs alone among keyed commands (every key lock).
+pub const fn def_all(name: &'static str, handler: Handler) -> Def {
+    Def {
+        name,
+        handler,
+        keys: Keys::All,
     }
 }
 
@@ -110,9 +130,15 @@ impl Command {
         spec.flags.contains(&flag)
     }
 
+    /// Whether the command holds every key lock.
+    pub fn locks_all(&self) -> bool {
+        matches!(self.keys, Keys::All)
+    }
+
     /// The `(logical db, key)` pairs this invocation locks.
     pub fn lock_keys(&self, args: &[Bytes], db: u8) -> Vec<(u8, Bytes)> {
         match self.keys {
+            Keys::All => Vec::new(),
             Keys::Custom(f) => f(args, db),
             Keys::Table => table_keys(self.spec, args)
                 .into_iter()
@@ -278,21 +304,22 @@ impl Registry {
     }
 }
 
-/// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ".
+/// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ", with
+/// the client's bytes raw, as Redis formats it (`%.128s` each).
 pub fn unknown_command(args: &[Bytes]) -> CmdError {
-    let mut listed = String::new();
+    let mut listed: Vec<u8> = Vec::new();
     for arg in args.iter().skip(1) {
         if listed.len() >= 128 {
             break;
         }
         let room = 128 - listed.len();
-        listed.push('\'');
-        listed.push_str(&truncate_for_error(arg, room));
-        listed.push_str("' ");
+        listed.push(b'\'');
+        listed.extend_from_slice(truncate_for_error(arg, room));
+        listed.extend_from_slice(b"' ");
     }
-    CmdError::Owned(format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        truncate_for_error(&args[0], 128),
-        listed
-    ))
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(truncate_for_error(&args[0], 128));
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend_from_slice(&listed);
+    CmdError::Text(text.into())
 }

@@ -1,31 +1,36 @@
 //! Server commands: INFO, DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, TIME, LASTSAVE,
 //! MONITOR, CONFIG, COMMAND, SHUTDOWN, SAVE/BGSAVE, SLOWLOG.
 //!
-//! Whole-database operations (flush, swap, checkpoint) block until durable,
-//! so they run as `Deferred::Blocking` jobs, never on a network thread.
+//! FLUSHDB, FLUSHALL and SWAPDB hold every key lock only while they queue
+//! their batch (a range delete or a database-map change, both O(1)); like
+//! any write, their reply waits for durability without holding the locks.
+//! Checkpoints block, so they run as `Deferred::Blocking` jobs, never on a
+//! network thread.
 
 use bytes::Bytes;
 use firn_resp::Reply;
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::keyspace::help_reply;
-use super::{def, table_keys, Ctx, Def, Deferred};
+use super::{def, def_all, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::command_table::{CommandSpec, MetaValue};
-use crate::config::{find_option, OPTIONS};
+use crate::config::{find_option, OptionDef, OPTIONS};
 use crate::errors::{
-    storage_error_text, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, SYNTAX,
+    storage_error_text, subcommand_syntax, CmdError, CmdResult, DB_OUT_OF_RANGE, SYNTAX,
 };
 use crate::glob::glob_match;
+use crate::keyspecs;
 use crate::server::Server;
 
 pub const COMMANDS: &[Def] = &[
     def("info", info),
     def("dbsize", dbsize),
-    def("flushdb", flushdb),
-    def("flushall", flushall),
-    def("swapdb", swapdb),
+    def_all("flushdb", flushdb),
+    def_all("flushall", flushall),
+    def_all("swapdb", swapdb),
     def("time", time),
     def("lastsave", lastsave),
     def("monitor", monitor),
@@ -79,25 +84,32 @@ fn check_flush_mode(args: &[Bytes]) -> CmdResult<()> {
     }
 }
 
-fn run_flush(ctx: &mut Ctx<'_>, db: Option<u8>) {
-    ctx.deferred = Some(Deferred::Blocking(Box::new(
-        move |server: &Arc<Server>| match server.engine.flush(db) {
-            Ok(()) => Reply::ok(),
-            Err(e) => Reply::error(storage_error_text(&e)),
-        },
-    )));
+/// As in Redis, every key a flush removes counts as a change (INFO
+/// rdb_changes_since_last_save). FLUSH* never reads data, so its handler
+/// runs exactly once.
+fn count_flushed(ctx: &Ctx<'_>, db: Option<u8>) {
+    let engine = &ctx.server.engine;
+    let removed: u64 = match db {
+        Some(db) => engine.key_count(db).0,
+        None => (0..engine.databases())
+            .map(|db| engine.key_count(db as u8).0)
+            .sum(),
+    };
+    ctx.server.stats.dirty.fetch_add(removed, Ordering::Relaxed);
 }
 
 fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
     let db = ctx.db();
-    run_flush(ctx, Some(db));
+    count_flushed(ctx, Some(db));
+    ctx.txn.flush_databases(Some(db));
     Ok(Reply::ok())
 }
 
 fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
-    run_flush(ctx, None);
+    count_flushed(ctx, None);
+    ctx.txn.flush_databases(None);
     Ok(Reply::ok())
 }
 
@@ -113,13 +125,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }
     if first != second {
-        let (a, b) = (first as u8, second as u8);
-        ctx.deferred = Some(Deferred::Blocking(Box::new(
-            move |server: &Arc<Server>| match server.engine.swap_db(a, b) {
-                Ok(()) => Reply::ok(),
-                Err(e) => Reply::error(storage_error_text(&e)),
-            },
-        )));
+        ctx.txn.swap_databases(first as u8, second as u8);
     }
     Ok(Reply::ok())
 }
@@ -146,12 +152,12 @@ fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let config = ctx.server.config();
-    let mut out: Vec<(Reply, Reply)> = Vec::new();
-    let mut listed: Vec<&str> = Vec::new();
-    for pattern in &args[2..] {
-        // A plain name is echoed as given; a glob lists matching names.
+/// The options CONFIG GET lists for its patterns, each once, with the name
+/// to print: a plain name is echoed as given (any case), a glob (matched
+/// without case) lists the options' own names.
+fn config_get_matches(patterns: &[Bytes]) -> Vec<(Bytes, &'static OptionDef)> {
+    let mut out: Vec<(Bytes, &'static OptionDef)> = Vec::new();
+    for pattern in patterns {
         let is_glob = pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
         for def in OPTIONS {
             let matched = if is_glob {
@@ -159,52 +165,89 @@ fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             } else {
                 pattern.eq_ignore_ascii_case(def.name.as_bytes())
             };
-            if matched && !listed.contains(&def.name) {
-                listed.push(def.name);
+            if matched && !out.iter().any(|(_, seen)| seen.name == def.name) {
                 let name = if is_glob {
                     Bytes::from_static(def.name.as_bytes())
                 } else {
                     pattern.clone()
                 };
-                out.push((
-                    Reply::Bulk(name),
-                    Reply::Bulk(Bytes::from((def.get)(&config))),
-                ));
+                out.push((name, def));
             }
         }
     }
-    Ok(Reply::Map(out))
+    out
+}
+
+fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let config = ctx.server.config();
+    Ok(Reply::Map(
+        config_get_matches(&args[2..])
+            .into_iter()
+            .map(|(name, def)| {
+                (
+                    Reply::Bulk(name),
+                    Reply::Bulk(Bytes::from((def.get)(&config))),
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// Options Redis guards with `enable-protected-configs` (off by default), so
+/// CONFIG SET refuses them with "protected" rather than "immutable".
+const PROTECTED_OPTIONS: &[&str] = &["dir"];
+
+fn config_set_failed(name: &str, why: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+    ))
+}
+
+/// The options a CONFIG SET names, with their new values. As in Redis, every
+/// name is checked (unknown, immutable, protected, duplicate) before any
+/// value, the first failure wins and is reported with the name as given.
+fn config_set_targets(pairs: &[Bytes]) -> CmdResult<Vec<(&'static OptionDef, String)>> {
+    let mut targets: Vec<(&'static OptionDef, String)> = Vec::new();
+    for pair in pairs.chunks(2) {
+        let given = String::from_utf8_lossy(&pair[0]);
+        let Some(def) = find_option(&given) else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{given}'"
+            )));
+        };
+        let refused = if PROTECTED_OPTIONS.contains(&def.name) {
+            Some("can't set protected config")
+        } else if !def.mutable {
+            Some("can't set immutable config")
+        } else if targets.iter().any(|(seen, _)| seen.name == def.name) {
+            Some("duplicate parameter")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            return Err(config_set_failed(&given, why));
+        }
+        let value = pair.get(1).ok_or(CmdError::Static(SYNTAX))?;
+        targets.push((def, String::from_utf8_lossy(value).into_owned()));
+    }
+    Ok(targets)
 }
 
 fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !args.len().is_multiple_of(2) {
         return Err(CmdError::Static(SYNTAX));
     }
+    let targets = config_set_targets(&args[2..])?;
+    // All values are applied to a copy first: all or none take effect.
     let mut updated = ctx.server.config().clone();
-    let mut seen: Vec<&str> = Vec::new();
-    for pair in args[2..].chunks(2) {
-        let name = String::from_utf8_lossy(&pair[0]).to_string();
-        let Some(def) = find_option(&name) else {
-            return Err(CmdError::Owned(format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )));
-        };
-        let failed = |why: &str| {
-            CmdError::Owned(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
-            ))
-        };
-        if seen.contains(&def.name) {
-            return Err(failed("duplicate parameter"));
-        }
-        seen.push(def.name);
-        if !def.mutable {
-            return Err(failed("can't set immutable config"));
-        }
-        let value = String::from_utf8_lossy(&pair[1]).to_string();
-        (def.set)(&mut updated, &[value]).map_err(|e| failed(&e))?;
+    for (def, value) in targets {
+        // A bad value is reported with the option's own (lowercase) name.
+        (def.set)(&mut updated, &[value]).map_err(|why| config_set_failed(def.name, &why))?;
     }
     ctx.server.cold_pool.set_max_queued(updated.io_queue_max);
+    ctx.server
+        .engine
+        .set_force_cold_reads(updated.debug_cold_reads);
     ctx.server
         .engine
         .set_sync_policy(crate::config::sync_policy(updated.appendfsync));
@@ -228,12 +271,41 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "ERR The server is running without a config file",
     ))?;
     ctx.deferred = Some(Deferred::Blocking(Box::new(
-        move |_server: &Arc<Server>| match std::fs::write(&path, text) {
+        move |_server: &Arc<Server>| match write_atomically(&path, text.as_bytes()) {
             Ok(()) => Reply::ok(),
-            Err(e) => Reply::error(format!("ERR Rewriting config file: {e}")),
+            Err(e) => Reply::error(format!("ERR Rewriting config file: {}", os_error_text(&e))),
         },
     )));
     Ok(Reply::ok())
+}
+
+/// Writes `path` through a temporary file in the same directory, fsynced and
+/// renamed over it, so a crash leaves either the old or the new file.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(format!(".firn-rewrite-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// An I/O error as C's strerror prints it ("Permission denied"), without
+/// Rust's " (os error 13)" suffix.
+fn os_error_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
 }
 
 const CONFIG_HELP: &[&str] = &[
@@ -271,6 +343,50 @@ pub fn meta_reply(value: &MetaValue) -> Reply {
     }
 }
 
+/// Whether the registry serves a command-table entry. A container's table
+/// entry lists every subcommand Redis has (e.g. `client|caching`), served
+/// or not, so a subcommand is probed with a request of its own arity: the
+/// registry only accepts it if a handler is registered.
+fn serves(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
+    match spec.name.split_once('|') {
+        None => ctx.server.registry.has(spec.name),
+        Some((container, sub)) => {
+            let argc = (spec.arity.unsigned_abs() as usize).max(2);
+            let mut probe = vec![
+                Bytes::from_static(container.as_bytes()),
+                Bytes::from_static(sub.as_bytes()),
+            ];
+            probe.resize(argc, Bytes::new());
+            ctx.server.registry.lookup(&probe).is_ok()
+        }
+    }
+}
+
+/// The served command (or subcommand) a request names, whatever its
+/// arguments: `config|get` for `CONFIG GET ...`.
+pub fn command_named(server: &Server, args: &[Bytes]) -> Option<&'static str> {
+    let top = String::from_utf8_lossy(args.first()?).to_ascii_lowercase();
+    if !server.registry.has(&top) {
+        return None;
+    }
+    let spec = crate::command_table::COMMANDS
+        .iter()
+        .find(|s| s.name == top)?;
+    match args.get(1) {
+        Some(sub) if !spec.subcommands.is_empty() => {
+            let full = format!(
+                "{top}|{}",
+                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            );
+            spec.subcommands
+                .iter()
+                .find(|s| s.name == full)
+                .map(|s| s.name)
+        }
+        _ => Some(spec.name),
+    }
+}
+
 /// Served commands, sorted by name so replies are stable.
 fn served(ctx: &Ctx<'_>) -> Vec<&'static CommandSpec> {
     let mut specs: Vec<&'static CommandSpec> = ctx.server.registry.specs().collect();
@@ -278,22 +394,103 @@ fn served(ctx: &Ctx<'_>) -> Vec<&'static CommandSpec> {
     specs
 }
 
-fn find_served(ctx: &Ctx<'_>, name: &[u8]) -> Option<&'static CommandSpec> {
+/// The served subcommands of a container, in table order.
+fn served_subcommands<'s>(
+    ctx: &'s Ctx<'_>,
+    spec: &'static CommandSpec,
+) -> impl Iterator<Item = &'static CommandSpec> + 's {
+    spec.subcommands.iter().filter(move |s| serves(ctx, s))
+}
+
+/// Redis's lookupCommand over a served command: `name` alone, or the
+/// container's subcommand when the container has subcommands and `sub` is
+/// given. `None` for anything not served.
+fn resolve_served(ctx: &Ctx<'_>, name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpec> {
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    let (top, sub) = match lower.split_once('|') {
-        Some((top, _)) => (top.to_string(), Some(lower.clone())),
-        None => (lower.clone(), None),
-    };
-    let spec = ctx.server.registry.specs().find(|s| s.name == top)?;
+    let top = ctx.server.registry.specs().find(|s| s.name == lower)?;
     match sub {
-        None => Some(spec),
-        Some(full) => spec.subcommands.iter().find(|s| s.name == full),
+        Some(sub) if !top.subcommands.is_empty() => {
+            let full = format!(
+                "{lower}|{}",
+                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            );
+            top.subcommands
+                .iter()
+                .find(|s| s.name == full)
+                .filter(|s| serves(ctx, s))
+        }
+        _ => Some(top),
+    }
+}
+
+/// A name as COMMAND INFO/DOCS take it: `get` or `config|get`.
+fn find_served(ctx: &Ctx<'_>, name: &[u8]) -> Option<&'static CommandSpec> {
+    match name.iter().position(|&b| b == b'|') {
+        None => resolve_served(ctx, name, None),
+        Some(bar) => {
+            let spec = resolve_served(ctx, &name[..bar], Some(&name[bar + 1..]))?;
+            // "get|x" names no subcommand of a plain command.
+            spec.name.contains('|').then_some(spec)
+        }
+    }
+}
+
+/// A COMMAND INFO entry; a container lists only its served subcommands.
+fn info_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
+    match (&spec.info, spec.subcommands.is_empty()) {
+        (MetaValue::Array(fields), false) => Reply::Array(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, field)| match i {
+                    9 => Reply::Array(
+                        served_subcommands(ctx, spec)
+                            .map(|s| info_reply(ctx, s))
+                            .collect(),
+                    ),
+                    _ => meta_reply(field),
+                })
+                .collect(),
+        ),
+        (info, _) => meta_reply(info),
+    }
+}
+
+/// A COMMAND DOCS value; a container lists only its served subcommands.
+fn docs_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
+    match (&spec.docs, spec.subcommands.is_empty()) {
+        (MetaValue::Map(pairs), false) => Reply::Map(
+            pairs
+                .iter()
+                .map(|(key, value)| {
+                    let value = if *key == "subcommands" {
+                        Reply::Map(
+                            served_subcommands(ctx, spec)
+                                .map(|s| {
+                                    (
+                                        Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
+                                        docs_reply(ctx, s),
+                                    )
+                                })
+                                .collect(),
+                        )
+                    } else {
+                        meta_reply(value)
+                    };
+                    (Reply::Bulk(Bytes::from_static(key.as_bytes())), value)
+                })
+                .collect(),
+        ),
+        (docs, _) => meta_reply(docs),
     }
 }
 
 fn command(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
-        served(ctx).iter().map(|s| meta_reply(&s.info)).collect(),
+        served(ctx)
+            .into_iter()
+            .map(|s| info_reply(ctx, s))
+            .collect(),
     ))
 }
 
@@ -308,7 +505,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
         args[2..]
             .iter()
-            .map(|name| find_served(ctx, name).map_or(Reply::Null, |s| meta_reply(&s.info)))
+            .map(|name| find_served(ctx, name).map_or(Reply::Null, |s| info_reply(ctx, s)))
             .collect(),
     ))
 }
@@ -324,11 +521,11 @@ fn command_docs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     Ok(Reply::Map(
         specs
-            .iter()
+            .into_iter()
             .map(|s| {
                 (
                     Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
-                    meta_reply(&s.docs),
+                    docs_reply(ctx, s),
                 )
             })
             .collect(),
@@ -356,7 +553,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut names: Vec<&'static str> = Vec::new();
     for spec in served(ctx) {
         names.push(spec.name);
-        names.extend(spec.subcommands.iter().map(|s| s.name));
+        names.extend(served_subcommands(ctx, spec).map(|s| s.name));
     }
     let filtered: Vec<&'static str> = match args.len() {
         2 => names,
@@ -392,53 +589,50 @@ fn command_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ))
 }
 
-/// The keys of `args[2..]` as that command would see them.
-fn keys_of(ctx: &Ctx<'_>, args: &[Bytes]) -> CmdResult<(Vec<Bytes>, &'static CommandSpec)> {
+/// The keys of `args[2..]` with their flags, found as Redis finds them
+/// for any command it has (served or not), with Redis's checks in Redis's
+/// order: known command, has keys, arity, keys found.
+fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, Vec<&'static str>)>> {
     let full = &args[2..];
-    let command = ctx.server.registry.lookup(full).map_err(|e| match e {
-        CmdError::Owned(text) if text.starts_with("ERR wrong number") => {
-            CmdError::Static("ERR Invalid number of arguments specified for command")
-        }
-        _ => CmdError::Static("ERR Invalid command specified"),
-    })?;
-    let keys = table_keys(command.spec, full);
-    if keys.is_empty() {
+    let cmd = keyspecs::lookup(full).ok_or(CmdError::Static("ERR Invalid command specified"))?;
+    if !cmd.has_keys() {
         return Err(CmdError::Static("ERR The command has no key arguments"));
     }
-    Ok((keys, command.spec))
-}
-
-fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (keys, _) = keys_of(ctx, args)?;
-    Ok(Reply::Array(keys.into_iter().map(Reply::Bulk).collect()))
-}
-
-/// The key specs of a command's COMMAND INFO entry.
-fn key_specs(spec: &CommandSpec) -> &'static [MetaValue] {
-    let MetaValue::Array(fields) = &spec.info else {
-        return &[];
-    };
-    match fields.get(8) {
-        Some(MetaValue::Array(specs)) | Some(MetaValue::Set(specs)) => specs,
-        _ => &[],
+    if !cmd.arity_ok(full.len()) {
+        return Err(CmdError::Static(
+            "ERR Invalid number of arguments specified for command",
+        ));
     }
+    let keys = cmd.keys(full);
+    if keys.is_empty() && !cmd.flags.contains(&"no_mandatory_keys") {
+        return Err(CmdError::Static(
+            "ERR Invalid arguments specified for command",
+        ));
+    }
+    let computed = variable_flags(cmd.name, full);
+    Ok(keys
+        .into_iter()
+        .map(|k| {
+            let flags = match computed {
+                Some(names) => names.to_vec(),
+                None => k
+                    .flags
+                    .into_iter()
+                    .filter(|f| *f != "variable_flags")
+                    .collect(),
+            };
+            (full[k.pos].clone(), flags)
+        })
+        .collect())
 }
 
-fn spec_flags(key_spec: &MetaValue) -> Vec<Reply> {
-    let MetaValue::Map(fields) = key_spec else {
-        return Vec::new();
-    };
-    match fields
-        .iter()
-        .find(|(k, _)| *k == "flags")
-        .map(|(_, v)| meta_reply(v))
-    {
-        Some(Reply::Set(items)) | Some(Reply::Array(items)) => items
+fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    Ok(Reply::Array(
+        keys_of(args)?
             .into_iter()
-            .filter(|f| !matches!(f, Reply::Simple(s) if s.as_ref() == b"variable_flags"))
+            .map(|(key, _)| Reply::Bulk(key))
             .collect(),
-        _ => Vec::new(),
-    }
+    ))
 }
 
 /// Flags Redis computes per call for its `variable_flags` commands (its
@@ -465,25 +659,16 @@ fn variable_flags(name: &str, full: &[Bytes]) -> Option<&'static [&'static str]>
     }
 }
 
-fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (keys, spec) = keys_of(ctx, args)?;
-    let specs = key_specs(spec);
-    let fixed = variable_flags(spec.name, &args[2..]);
+fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
-        keys.into_iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let flags = match fixed {
-                    Some(names) => names
-                        .iter()
-                        .map(|n| Reply::Simple(Bytes::from_static(n.as_bytes())))
-                        .collect(),
-                    // Key i belongs to spec i (the last spec covers the rest).
-                    None => specs
-                        .get(i.min(specs.len().saturating_sub(1)))
-                        .map_or_else(Vec::new, spec_flags),
-                };
-                Reply::Array(vec![Reply::Bulk(k), Reply::Set(flags)])
+        keys_of(args)?
+            .into_iter()
+            .map(|(key, flags)| {
+                let flags = flags
+                    .into_iter()
+                    .map(|f| Reply::Simple(Bytes::from_static(f.as_bytes())))
+                    .collect();
+                Reply::Array(vec![Reply::Bulk(key), Reply::Set(flags)])
             })
             .collect(),
     ))
@@ -541,10 +726,16 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Writes `<dir>/checkpoint`; returns the reply for SAVE/BGSAVE's outcome.
 fn checkpoint(server: &Server) -> Result<(), String> {
     let dir = server.config().dir.join("checkpoint");
+    let dirty_before = server.stats.dirty.load(Ordering::Relaxed);
     server
         .engine
         .checkpoint(&dir)
         .map_err(|e| storage_error_text(&e))?;
+    // Changes made while the checkpoint was written are still unsaved.
+    server
+        .stats
+        .dirty
+        .fetch_sub(dirty_before, Ordering::Relaxed);
     server
         .last_save_unix
         .store(firn_storage::now_ms() / 1000, Ordering::Relaxed);
@@ -601,6 +792,9 @@ fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn slowlog_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(subcommand_syntax("slowlog", &args[1]));
+    }
     let count = match args.get(2) {
         None => 10,
         Some(raw) => {
@@ -617,9 +811,6 @@ fn slowlog_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
     };
-    if args.len() > 3 {
-        return Err(wrong_arity("slowlog|get"));
-    }
     let log = ctx.server.slowlog.lock();
     Ok(Reply::Array(
         log.entries
@@ -665,4 +856,227 @@ const SLOWLOG_HELP: &[&str] = &[
 
 fn slowlog_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(help_reply(SLOWLOG_HELP))
+}
+
+const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
+
+/// Options whose CONFIG SET values Redis hides (its SENSITIVE_CONFIG).
+const SENSITIVE_OPTIONS: &[&str] = &[
+    "requirepass",
+    "masterauth",
+    "tls-key-file-pass",
+    "tls-client-key-file-pass",
+];
+
+/// A request as SLOWLOG and MONITOR may show it: passwords are replaced by
+/// "(redacted)" where Redis redacts them (AUTH, HELLO ... AUTH, CONFIG SET of
+/// a sensitive option, MIGRATE ... AUTH/AUTH2).
+pub fn redacted_args(args: &[Bytes]) -> Cow<'_, [Bytes]> {
+    let Some(name) = args.first() else {
+        return Cow::Borrowed(args);
+    };
+    let mut hidden: Vec<usize> = Vec::new();
+    if is(name, "auth") {
+        hidden.extend(1..args.len());
+    } else if is(name, "hello") {
+        let mut j = 2;
+        while j < args.len() {
+            let more = args.len() - 1 - j;
+            if is(&args[j], "auth") && more >= 2 {
+                hidden.extend([j + 1, j + 2]);
+                j += 3;
+            } else if is(&args[j], "setname") && more >= 1 {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+    } else if is(name, "config") && args.len() > 2 && is(&args[1], "set") {
+        for (i, pair) in args[2..].chunks(2).enumerate() {
+            if pair.len() == 2 && SENSITIVE_OPTIONS.iter().any(|o| is(&pair[0], o)) {
+                hidden.push(3 + 2 * i);
+            }
+        }
+    } else if is(name, "migrate") {
+        let mut j = 6;
+        while j < args.len() {
+            if is(&args[j], "auth") {
+                hidden.push(j + 1);
+                j += 2;
+            } else if is(&args[j], "auth2") {
+                hidden.extend([j + 1, j + 2]);
+                j += 3;
+            } else {
+                j += 1;
+            }
+        }
+    }
+    if hidden.is_empty() {
+        return Cow::Borrowed(args);
+    }
+    Cow::Owned(
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if hidden.contains(&i) {
+                    REDACTED
+                } else {
+                    a.clone()
+                }
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(items: &[&str]) -> Vec<Bytes> {
+        items
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect()
+    }
+
+    fn names(patterns: &[&str]) -> Vec<String> {
+        config_get_matches(&bytes(patterns))
+            .into_iter()
+            .map(|(name, _)| String::from_utf8_lossy(&name).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn config_get_echoes_plain_names_and_expands_globs() {
+        assert_eq!(names(&["MAXCLIENTS"]), ["MAXCLIENTS"]);
+        assert_eq!(names(&["slowlog*"]).len(), 2);
+        assert!(names(&["SLOWLOG-*"])
+            .iter()
+            .all(|n| n.starts_with("slowlog-")));
+        assert_eq!(names(&["data?ases"]), ["databases"]);
+        assert_eq!(names(&["[p]ort"]), ["port"]);
+        assert!(names(&["nosuch"]).is_empty());
+        assert!(names(&["nosuch*"]).is_empty());
+    }
+
+    #[test]
+    fn config_get_lists_each_option_once() {
+        assert_eq!(names(&["timeout", "timeout", "time*"]), ["timeout"]);
+        let all = names(&["*"]);
+        assert_eq!(all.len(), OPTIONS.len());
+        assert_eq!(names(&["*", "port"]).len(), OPTIONS.len());
+    }
+
+    fn set_error(args: &[&str]) -> String {
+        match config_set_targets(&bytes(args)) {
+            Ok(_) => "ok".into(),
+            Err(e) => match e.into_reply() {
+                Reply::Error(text) => String::from_utf8_lossy(&text).into_owned(),
+                _ => "not an error".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn config_set_checks_every_name_before_any_value() {
+        assert_eq!(set_error(&["timeout", "abc"]), "ok");
+        assert_eq!(
+            set_error(&["timeout", "abc", "databases", "3"]),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+        );
+        assert_eq!(
+            set_error(&["timeout", "1", "TIMEOUT", "2"]),
+            "ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - duplicate parameter"
+        );
+        assert_eq!(
+            set_error(&["databases", "3", "foo", "1"]),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+        );
+        assert_eq!(
+            set_error(&["foo", "1", "databases", "3"]),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
+        assert_eq!(
+            set_error(&["DIR", "/tmp"]),
+            "ERR CONFIG SET failed (possibly related to argument 'DIR') - can't set protected config"
+        );
+    }
+
+    fn shown(args: &[&str]) -> Vec<String> {
+        redacted_args(&bytes(args))
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn passwords_are_redacted_where_redis_redacts_them() {
+        assert_eq!(shown(&["AUTH", "pw"]), ["AUTH", "(redacted)"]);
+        assert_eq!(
+            shown(&["auth", "user", "pw"]),
+            ["auth", "(redacted)", "(redacted)"]
+        );
+        assert_eq!(
+            shown(&["hello", "3", "SETNAME", "n", "AUTH", "u", "p"]),
+            [
+                "hello",
+                "3",
+                "SETNAME",
+                "n",
+                "AUTH",
+                "(redacted)",
+                "(redacted)"
+            ]
+        );
+        // HELLO's parser stops at a bad option; so does the redaction.
+        assert_eq!(
+            shown(&["hello", "3", "x", "auth", "u"]),
+            ["hello", "3", "x", "auth", "u"]
+        );
+        assert_eq!(
+            shown(&["config", "set", "timeout", "1", "REQUIREPASS", "pw"]),
+            ["config", "set", "timeout", "1", "REQUIREPASS", "(redacted)"]
+        );
+        assert_eq!(
+            shown(&["config", "get", "requirepass"]),
+            ["config", "get", "requirepass"]
+        );
+        assert_eq!(shown(&["set", "auth", "pw"]), ["set", "auth", "pw"]);
+        assert_eq!(
+            shown(&["migrate", "h", "1", "", "0", "5", "AUTH2", "u", "p", "KEYS", "k"]),
+            [
+                "migrate",
+                "h",
+                "1",
+                "",
+                "0",
+                "5",
+                "AUTH2",
+                "(redacted)",
+                "(redacted)",
+                "KEYS",
+                "k"
+            ]
+        );
+    }
+
+    #[test]
+    fn meta_values_keep_their_resp3_types() {
+        static PAIRS: &[(&str, MetaValue)] = &[("a", MetaValue::Int(1))];
+        static ITEMS: &[MetaValue] = &[MetaValue::Simple("x"), MetaValue::Bulk("y")];
+        assert_eq!(
+            meta_reply(&MetaValue::Map(PAIRS)),
+            Reply::Map(vec![(
+                Reply::Bulk(Bytes::from_static(b"a")),
+                Reply::Integer(1)
+            )])
+        );
+        assert_eq!(
+            meta_reply(&MetaValue::Set(ITEMS)),
+            Reply::Set(vec![
+                Reply::Simple(Bytes::from_static(b"x")),
+                Reply::Bulk(Bytes::from_static(b"y"))
+            ])
+        );
+    }
 }

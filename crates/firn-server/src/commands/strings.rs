@@ -6,9 +6,9 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{EncodingHint, ExpireAction, Txn};
+use firn_storage::{EncodingHint, ExpireAction, ReadMode, Txn};
 
-use super::{def, Ctx, Def};
+use super::{def, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     wrong_arity, CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, OVERFLOW, STRING_TOO_LONG, SYNTAX,
@@ -153,6 +153,11 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Reply::Null
         });
     }
+    if let (ExpireOpt::At(at), Some((keyword, _))) = (expire, expire_arg) {
+        if !is(keyword, "pxat") {
+            ctx.replay_as(&[b"SET", key, &value, b"PXAT", at.to_string().as_bytes()]);
+        }
+    }
     store(&mut ctx.txn, db, key, value, expire)?;
     Ok(if want_get {
         bulk_or_null(old)
@@ -190,11 +195,14 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let at = parse_expire(raw, unit, absolute, now, "getex")?;
         if at <= now {
             ctx.txn.delete_key(db, key)?;
+            ctx.replay_as(&[b"DEL", key]);
         } else {
             ctx.txn.set_expire_at(db, key, at)?;
+            ctx.replay_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
         }
     } else if persist {
         ctx.txn.set_expire_at(db, key, 0)?;
+        ctx.replay_as(&[b"PERSIST", key]);
     }
     Ok(Reply::Bulk(value))
 }
@@ -204,6 +212,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let value = ctx.txn.get_string(db, &args[1])?;
     if value.is_some() {
         ctx.txn.delete_key(db, &args[1])?;
+        ctx.replay_as(&[b"DEL", &args[1]]);
     }
     Ok(bulk_or_null(value))
 }
@@ -213,6 +222,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let old = ctx.txn.get_string(db, &args[1])?;
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
+    ctx.replay_as(&[b"SET", &args[1], &args[2]]);
     Ok(bulk_or_null(old))
 }
 
@@ -271,6 +281,13 @@ fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn setex_with_unit(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) -> CmdResult {
     let db = ctx.db();
     let at = parse_expire(&args[2], unit_ms, false, ctx.txn.now_ms(), name)?;
+    ctx.replay_as(&[
+        b"SET",
+        &args[1],
+        &args[3],
+        b"PXAT",
+        at.to_string().as_bytes(),
+    ]);
     store(
         &mut ctx.txn,
         db,
@@ -379,6 +396,8 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ExpireAction::Keep,
         EncodingHint::Plain,
     )?;
+    // Replicas must not redo the float arithmetic.
+    ctx.replay_as(&[b"SET", &args[1], &next, b"KEEPTTL"]);
     Ok(Reply::Bulk(next))
 }
 
@@ -450,18 +469,75 @@ pub fn resolve_range(start: i64, end: i64, strlen: u64) -> Option<(u64, u64)> {
     Some((start as u64, (end - start + 1) as u64))
 }
 
+/// Reads of more than this many bytes of a value (GETRANGE, BITCOUNT) run
+/// on a blocking thread, not on a network thread.
+pub const BIG_READ_BYTES: u64 = 1 << 20;
+
+/// Attempts of a long read-only job before it gives up because its keys
+/// kept being written while it read them.
+const LONG_READ_ATTEMPTS: usize = 16;
+
+/// Runs the read-only `read` on a blocking thread with blocking reads and
+/// no locks; its reply replaces the handler's. For commands that would
+/// otherwise hold a network thread for a long time (a range of a 512 MB
+/// value, a big LCS table). Atomicity comes from the keys' write stamp
+/// (see exec.rs): a read during which no batch touched the keys saw one
+/// consistent state; otherwise it runs again.
+pub fn run_off_network_thread(
+    ctx: &mut Ctx<'_>,
+    keys: Vec<Bytes>,
+    read: impl Fn(&mut Txn<'_>, u8) -> CmdResult + Send + 'static,
+) -> CmdResult {
+    let db = ctx.db();
+    ctx.deferred = Some(Deferred::Blocking(Box::new(move |server| {
+        let locked: Vec<(u8, &[u8])> = keys.iter().map(|k| (db, k.as_ref())).collect();
+        for _ in 0..LONG_READ_ATTEMPTS {
+            let stripes = server.engine.stripes_of(&locked);
+            let stamp = server.engine.write_stamp(&stripes);
+            let mut txn = server.engine.txn(ReadMode::Blocking);
+            let reply = read(&mut txn, db).unwrap_or_else(CmdError::into_reply);
+            if server.engine.write_stamp(&stripes) == stamp {
+                return reply;
+            }
+        }
+        Reply::error("ERR the keys kept changing while they were read; try again")
+    })));
+    Ok(Reply::Null)
+}
+
 fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let (start, end) = (int_arg(&args[2])?, int_arg(&args[3])?);
-    let Some(meta) = ctx.txn.string_meta(db, &args[1])? else {
-        return Ok(Reply::Bulk(Bytes::new()));
+    if let Some(reply) = getrange_in(&mut ctx.txn, db, &args[1], start, end, BIG_READ_BYTES)? {
+        return Ok(reply);
+    }
+    let key = args[1].clone();
+    run_off_network_thread(ctx, vec![key.clone()], move |txn, db| {
+        Ok(getrange_in(txn, db, &key, start, end, u64::MAX)?.unwrap_or(Reply::Null))
+    })
+}
+
+/// GETRANGE's reply, or `None` if it is longer than `max_bytes`.
+fn getrange_in(
+    txn: &mut Txn<'_>,
+    db: u8,
+    key: &[u8],
+    start: i64,
+    end: i64,
+    max_bytes: u64,
+) -> CmdResult<Option<Reply>> {
+    let Some(meta) = txn.string_meta(db, key)? else {
+        return Ok(Some(Reply::Bulk(Bytes::new())));
     };
     let Some((from, len)) = resolve_range(start, end, Txn::string_len_of(&meta)) else {
-        return Ok(Reply::Bulk(Bytes::new()));
+        return Ok(Some(Reply::Bulk(Bytes::new())));
     };
-    Ok(Reply::Bulk(
-        ctx.txn.read_string_range(db, &args[1], &meta, from, len)?,
-    ))
+    if len > max_bytes {
+        return Ok(None);
+    }
+    Ok(Some(Reply::Bulk(
+        txn.read_string_range(db, key, &meta, from, len)?,
+    )))
 }
 
 fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -486,17 +562,43 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(new_len as i64))
 }
 
+/// LCS tables of more cells than this are computed on a blocking thread.
+const LCS_INLINE_CELLS: u64 = 1 << 20;
+
 fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
-    let string_or_empty = |r: Result<Option<Bytes>, firn_storage::StorageError>| match r {
-        Ok(v) => Ok(v.unwrap_or_default()),
+    let max_table_bytes = max_string_len(ctx);
+    if let Some(reply) = lcs_in(&mut ctx.txn, db, args, max_table_bytes, LCS_INLINE_CELLS)? {
+        return Ok(reply);
+    }
+    let args = args.to_vec();
+    run_off_network_thread(
+        ctx,
+        vec![args[1].clone(), args[2].clone()],
+        move |txn, db| Ok(lcs_in(txn, db, &args, max_table_bytes, u64::MAX)?.unwrap_or(Reply::Null)),
+    )
+}
+
+/// LCS's reply, or `None` if its table has more than `max_inline_cells`.
+/// The lengths come from the keys' metadata, so a value too big for the
+/// table (Redis: more than proto-max-bulk-len bytes of 4-byte cells) is
+/// refused without being read.
+fn lcs_in(
+    txn: &mut Txn<'_>,
+    db: u8,
+    args: &[Bytes],
+    max_table_bytes: u64,
+    max_inline_cells: u64,
+) -> CmdResult<Option<Reply>> {
+    let mut string_meta = |key: &[u8]| match txn.string_meta(db, key) {
+        Ok(meta) => Ok(meta),
         Err(firn_storage::StorageError::WrongType) => Err(CmdError::Static(
             "ERR The specified keys must contain string values",
         )),
         Err(e) => Err(CmdError::Storage(e)),
     };
-    let a = string_or_empty(ctx.txn.get_string(db, &args[1]))?;
-    let b = string_or_empty(ctx.txn.get_string(db, &args[2]))?;
+    let meta_a = string_meta(&args[1])?;
+    let meta_b = string_meta(&args[2])?;
     let (mut get_idx, mut get_len, mut with_match_len, mut min_match_len) =
         (false, false, false, 0i64);
     let mut cursor = ArgCursor::new(args, 3);
@@ -518,20 +620,31 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "ERR If you want both the length and indexes, please just use IDX.",
         ));
     }
-    let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
-    if cells.saturating_mul(4) > max_string_len(ctx) || cells > u32::MAX as u64 {
+    let len_a = meta_a.as_ref().map_or(0, Txn::string_len_of);
+    let len_b = meta_b.as_ref().map_or(0, Txn::string_len_of);
+    let cells = (len_a + 1).saturating_mul(len_b + 1);
+    if cells.saturating_mul(4) > max_table_bytes || cells > u32::MAX as u64 {
         return Err(CmdError::Static(
             "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
         ));
     }
-    Ok(lcs_reply(
+    if cells > max_inline_cells {
+        return Ok(None);
+    }
+    let mut value = |key: &[u8], meta: Option<firn_storage::Meta>, len: u64| match meta {
+        Some(meta) => txn.read_string_range(db, key, &meta, 0, len),
+        None => Ok(Bytes::new()),
+    };
+    let a = value(&args[1], meta_a, len_a)?;
+    let b = value(&args[2], meta_b, len_b)?;
+    Ok(Some(lcs_reply(
         &a,
         &b,
         get_idx,
         get_len,
         with_match_len,
         min_match_len as u64,
-    ))
+    )))
 }
 
 /// LCS by dynamic programming, walking back from the end exactly as Redis

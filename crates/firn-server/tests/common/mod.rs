@@ -47,6 +47,11 @@ pub fn selftest() -> bool {
     std::env::var("FIRN_DIFF_SELFTEST").is_ok_and(|v| v == "1")
 }
 
+/// True when the suites run with every firn read forced cold.
+pub fn cold_mode() -> bool {
+    std::env::var("FIRN_DIFF_COLD").is_ok_and(|v| v == "1")
+}
+
 // ---------------------------------------------------------------- servers
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,9 +113,19 @@ impl Server {
         Server::firn_with(&[])
     }
 
+    /// firn with extra arguments. With `FIRN_DIFF_COLD=1` every firn runs
+    /// with `debug-cold-reads yes`: each command that reads committed data
+    /// takes the cold path (pool run, write-stamp check, commit), so the
+    /// suites prove the cold path gives the same replies as the warm one.
     pub fn firn_with(args: &[&str]) -> Server {
-        let kind = if selftest() { Kind::Redis } else { Kind::Firn };
-        Server::start(kind, args)
+        if selftest() {
+            return Server::start(Kind::Redis, args);
+        }
+        let mut args: Vec<&str> = args.to_vec();
+        if cold_mode() {
+            args.extend(["--debug-cold-reads", "yes"]);
+        }
+        Server::start(Kind::Firn, &args)
     }
 
     fn start(kind: Kind, args: &[&str]) -> Server {

@@ -1,0 +1,404 @@
+//! Finding the keys of a command line as Redis 7.0 does, for COMMAND
+//! GETKEYS and GETKEYSANDFLAGS: its key specs (an `index` or a `keyword` to
+//! begin at, then a `range` or a `keynum` count of keys), and, where the
+//! specs are incomplete, the getkeys procedures of SORT, SORT_RO, MIGRATE
+//! and GEORADIUS[BYMEMBER].
+//!
+//! Every Redis command is known here, served or not: the served ones from
+//! the command table, the others from its `KEY_SPECS` list.
+
+use bytes::Bytes;
+
+use crate::args::is;
+use crate::command_table::{CommandSpec, KeySpecs, MetaValue, COMMANDS, KEY_SPECS};
+
+/// What finding keys needs of a command.
+pub struct Keyed {
+    pub name: &'static str,
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    specs: &'static [MetaValue],
+}
+
+/// A key found: its position in the command line and its flags.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyRef {
+    pub pos: usize,
+    pub flags: Vec<&'static str>,
+}
+
+fn lower(arg: &[u8]) -> String {
+    String::from_utf8_lossy(arg).to_ascii_lowercase()
+}
+
+/// A command's key specs, from its COMMAND INFO entry.
+fn table_specs(spec: &'static CommandSpec) -> &'static [MetaValue] {
+    match &spec.info {
+        MetaValue::Array(fields) => match fields.get(8) {
+            Some(MetaValue::Array(specs)) | Some(MetaValue::Set(specs)) => specs,
+            _ => &[],
+        },
+        _ => &[],
+    }
+}
+
+fn from_table(spec: &'static CommandSpec) -> Keyed {
+    Keyed {
+        name: spec.name,
+        arity: spec.arity,
+        flags: spec.flags,
+        specs: table_specs(spec),
+    }
+}
+
+fn from_key_specs(entry: &'static KeySpecs) -> Keyed {
+    let specs: &'static [MetaValue] = match &entry.key_specs {
+        MetaValue::Array(specs) | MetaValue::Set(specs) => specs,
+        _ => &[],
+    };
+    Keyed {
+        name: entry.name,
+        arity: entry.arity,
+        flags: entry.flags,
+        specs,
+    }
+}
+
+/// Redis's lookupCommand over every command it has: the command named by
+/// `argv[0]`, or its subcommand `argv[1]` when it is a container and a
+/// subcommand is given.
+pub fn lookup(argv: &[Bytes]) -> Option<Keyed> {
+    let top = lower(argv.first()?);
+    if let Some(spec) = COMMANDS.iter().find(|c| c.name == top) {
+        if spec.subcommands.is_empty() || argv.len() < 2 {
+            return Some(from_table(spec));
+        }
+        let full = format!("{top}|{}", lower(&argv[1]));
+        return spec
+            .subcommands
+            .iter()
+            .find(|s| s.name == full)
+            .map(from_table);
+    }
+    let prefix = format!("{top}|");
+    let container = KEY_SPECS.iter().any(|k| k.name.starts_with(&prefix));
+    let name = match argv.get(1) {
+        Some(sub) if container => format!("{prefix}{}", lower(sub)),
+        _ => top,
+    };
+    KEY_SPECS
+        .iter()
+        .find(|k| k.name == name)
+        .map(from_key_specs)
+}
+
+fn field(value: &'static MetaValue, key: &str) -> Option<&'static MetaValue> {
+    match value {
+        MetaValue::Map(pairs) => pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn int_field(value: &'static MetaValue, key: &str) -> Option<i64> {
+    match field(value, key)? {
+        MetaValue::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+fn text(value: &'static MetaValue) -> Option<&'static str> {
+    match value {
+        MetaValue::Bulk(s) | MetaValue::Simple(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The flags of one key spec ("RW", "access", "not_key"...).
+pub fn spec_flags(spec: &'static MetaValue) -> Vec<&'static str> {
+    match field(spec, "flags") {
+        Some(MetaValue::Set(items)) | Some(MetaValue::Array(items)) => {
+            items.iter().filter_map(text).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A spec's `begin_search` or `find_keys`: its type and its parameters.
+fn search(spec: &'static MetaValue, which: &str) -> Option<(&'static str, &'static MetaValue)> {
+    let part = field(spec, which)?;
+    Some((text(field(part, "type")?)?, field(part, "spec")?))
+}
+
+impl Keyed {
+    /// Redis's doesCommandHaveKeys: a key spec that is not `not_key`.
+    pub fn has_keys(&self) -> bool {
+        self.specs
+            .iter()
+            .any(|s| !spec_flags(s).contains(&"not_key"))
+    }
+
+    /// Whether `argc` arguments (the name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let (argc, arity) = (argc as i64, self.arity as i64);
+        if arity > 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// Redis's getKeysFromCommandWithSpecs: the key specs when they are
+    /// complete and their flags fixed, else the command's own procedure.
+    pub fn keys(&self, argv: &[Bytes]) -> Vec<KeyRef> {
+        let has_key_spec = self
+            .specs
+            .iter()
+            .any(|s| !spec_flags(s).contains(&"channel"));
+        let variable = self
+            .specs
+            .iter()
+            .any(|s| spec_flags(s).contains(&"variable_flags"));
+        if has_key_spec && !variable {
+            if let Some(keys) = self.keys_by_specs(argv) {
+                return keys;
+            }
+        }
+        match self.name {
+            "sort" => sort_keys(argv, true),
+            "sort_ro" => sort_keys(argv, false),
+            "migrate" => migrate_keys(argv),
+            "georadius" | "georadiusbymember" => georadius_keys(argv, self.name == "georadius"),
+            // SET and BITFIELD: one key, at the spec's place.
+            _ if variable => self.keys_by_specs(argv).unwrap_or_default(),
+            // The other procedures find no key where the specs failed.
+            _ => Vec::new(),
+        }
+    }
+
+    /// Redis's getKeysUsingKeySpecs; `None` where a spec is unknown,
+    /// incomplete or out of bounds.
+    fn keys_by_specs(&self, argv: &[Bytes]) -> Option<Vec<KeyRef>> {
+        let argc = argv.len() as i64;
+        let mut keys = Vec::new();
+        for spec in self.specs {
+            let flags = spec_flags(spec);
+            if flags.contains(&"not_key") {
+                continue;
+            }
+            let (begin_type, begin) = search(spec, "begin_search")?;
+            let first = match begin_type {
+                "index" => int_field(begin, "index")?,
+                "keyword" => {
+                    let keyword = text(field(begin, "keyword")?)?;
+                    let start_from = int_field(begin, "startfrom")?;
+                    match find_keyword(argv, keyword, start_from) {
+                        Some(at) => at + 1,
+                        None => continue,
+                    }
+                }
+                _ => return None,
+            };
+            let (find_type, find) = search(spec, "find_keys")?;
+            let (first, last, step) = match find_type {
+                "range" => {
+                    let last_key = int_field(find, "lastkey")?;
+                    let step = int_field(find, "keystep")?;
+                    let limit = int_field(find, "limit")?;
+                    let last = if last_key >= 0 {
+                        first + last_key
+                    } else if limit == 0 {
+                        argc + last_key
+                    } else {
+                        first + ((argc - first) / limit + last_key)
+                    };
+                    (first, last, step)
+                }
+                "keynum" => {
+                    let keynum_index = int_field(find, "keynumidx")?;
+                    let first_key = int_field(find, "firstkey")?;
+                    let step = int_field(find, "keystep")?;
+                    let count_at = usize::try_from(first + keynum_index).ok()?;
+                    let count = std::str::from_utf8(argv.get(count_at)?)
+                        .ok()?
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|n| *n >= 0)?;
+                    let first = first + first_key;
+                    (first, first + count - 1, step)
+                }
+                _ => return None,
+            };
+            if last >= argc || last < first || first >= argc || step <= 0 {
+                return None;
+            }
+            let mut pos = first;
+            while pos <= last {
+                keys.push(KeyRef {
+                    pos: pos as usize,
+                    flags: flags.clone(),
+                });
+                pos += step;
+            }
+            if flags.contains(&"incomplete") {
+                return None;
+            }
+        }
+        Some(keys)
+    }
+}
+
+/// Where a keyword spec's keyword is: searched forwards from `start_from`
+/// (> 0), or backwards from `argc + start_from` down to index 2.
+fn find_keyword(argv: &[Bytes], keyword: &str, start_from: i64) -> Option<i64> {
+    let argc = argv.len() as i64;
+    let (start, end) = if start_from > 0 {
+        (start_from, argc - 1)
+    } else {
+        (argc + start_from, 1)
+    };
+    let mut i = start;
+    while i != end {
+        if i >= argc || i < 1 {
+            return None;
+        }
+        if is(&argv[i as usize], keyword) {
+            return Some(i);
+        }
+        i = if start <= end { i + 1 } else { i - 1 };
+    }
+    None
+}
+
+fn key(pos: usize, flags: &[&'static str]) -> KeyRef {
+    KeyRef {
+        pos,
+        flags: flags.to_vec(),
+    }
+}
+
+/// Redis's sortGetKeys / sortROGetKeys: the sorted key, and the last STORE
+/// target (LIMIT takes two arguments, GET and BY one).
+fn sort_keys(argv: &[Bytes], with_store: bool) -> Vec<KeyRef> {
+    let mut keys = vec![key(1, &["RO", "access"])];
+    if !with_store {
+        return keys;
+    }
+    let mut store = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let arg = &argv[i];
+        if is(arg, "limit") {
+            i += 2;
+        } else if is(arg, "store") && i + 1 < argv.len() {
+            store = Some(i + 1);
+        } else if is(arg, "get") || is(arg, "by") {
+            i += 1;
+        }
+        i += 1;
+    }
+    keys.extend(store.map(|pos| key(pos, &["OW", "update"])));
+    keys
+}
+
+/// Redis's migrateGetKeys: the key argument, or the keys after KEYS (only
+/// with an empty key argument).
+fn migrate_keys(argv: &[Bytes]) -> Vec<KeyRef> {
+    const FLAGS: &[&str] = &["RW", "access", "delete"];
+    let (mut first, mut count) = (3, 1);
+    let mut i = 6;
+    while i < argv.len() {
+        let arg = &argv[i];
+        if is(arg, "keys") {
+            if !argv[3].is_empty() {
+                return Vec::new();
+            }
+            first = i + 1;
+            count = argv.len() - first;
+            break;
+        } else if is(arg, "auth") {
+            i += 1;
+        } else if is(arg, "auth2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    (first..first + count)
+        .filter(|pos| *pos < argv.len())
+        .map(|pos| key(pos, FLAGS))
+        .collect()
+}
+
+/// Redis's georadiusGetKeys: the source key and the last STORE/STOREDIST
+/// target that has a value after it.
+fn georadius_keys(argv: &[Bytes], by_coordinates: bool) -> Vec<KeyRef> {
+    let mut keys = vec![key(1, &["RO", "access"])];
+    let mut stored = None;
+    let mut i = if by_coordinates { 5 } else { 4 };
+    while i < argv.len() {
+        if (is(&argv[i], "store") || is(&argv[i], "storedist")) && i + 1 < argv.len() {
+            stored = Some(i + 1);
+            i += 1;
+        }
+        i += 1;
+    }
+    keys.extend(stored.map(|pos| key(pos, &["OW", "update"])));
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<Bytes> {
+        line.split(' ')
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect()
+    }
+
+    fn keys(line: &str) -> Vec<String> {
+        let args = argv(line);
+        let Some(cmd) = lookup(&args) else {
+            return vec!["<unknown>".into()];
+        };
+        cmd.keys(&args)
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&args[k.pos]).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn keynum_and_keyword_specs() {
+        assert_eq!(keys("ZUNIONSTORE d 2 a b WEIGHTS 1 2"), ["d", "a", "b"]);
+        assert_eq!(keys("EVAL s 2 k1 k2 a1"), ["k1", "k2"]);
+        assert_eq!(keys("EVAL s 0"), Vec::<String>::new());
+        assert!(keys("EVAL s 3 k1").is_empty());
+        assert_eq!(keys("XREAD COUNT 2 STREAMS s1 s2 0 0"), ["s1", "s2"]);
+        assert_eq!(keys("MSET a 1 b 2"), ["a", "b"]);
+        assert_eq!(keys("GET k"), ["k"]);
+    }
+
+    #[test]
+    fn procedures_where_specs_are_incomplete() {
+        assert_eq!(
+            keys("SORT k BY w GET x STORE d LIMIT 0 1 STORE e"),
+            ["k", "e"]
+        );
+        assert_eq!(keys("SORT k LIMIT store d"), ["k"]);
+        assert_eq!(keys("SORT_RO k BY x"), ["k"]);
+        assert_eq!(keys("MIGRATE h 1 k 0 5"), ["k"]);
+        assert_eq!(keys("MIGRATE h 1  0 5 COPY AUTH2 u p KEYS a b"), ["a", "b"]);
+        assert!(keys("MIGRATE h 1 k 0 5 KEYS a").is_empty());
+        assert_eq!(keys("GEORADIUS g 0 0 1 km STORE d"), ["g", "d"]);
+        assert_eq!(keys("GEORADIUS g 0 0 1 km STORE"), ["g"]);
+        assert_eq!(keys("GEORADIUSBYMEMBER g m 1 km STOREDIST d"), ["g", "d"]);
+    }
+
+    #[test]
+    fn subcommands_and_unknown_commands() {
+        assert_eq!(keys("XINFO STREAM s"), ["s"]);
+        assert_eq!(keys("OBJECT ENCODING k"), ["k"]);
+        assert_eq!(keys("NOSUCH k"), ["<unknown>"]);
+        assert!(lookup(&argv("XINFO NOSUCH s")).is_none());
+        assert!(lookup(&argv("PUBLISH c m")).is_some_and(|c| !c.has_keys()));
+    }
+}

@@ -1,0 +1,197 @@
+//! Concurrency: many clients on one key, whole-database commands during a
+//! write load, and a full cold-read pool. Each checks that no acknowledged
+//! write is lost or lands in the wrong database and that the server keeps
+//! serving everyone.
+
+mod common;
+
+use common::{encode_request, Conn, Server, R};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn int(reply: R) -> i64 {
+    reply
+        .as_int()
+        .or_else(|| reply.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("not an integer: {}", reply.render()))
+}
+
+/// Sends `count` copies of `args` in one pipeline and checks every reply.
+fn pipeline(conn: &mut Conn, args: &[&str], count: usize, check: impl Fn(&R)) {
+    let one = encode_request(&args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+    conn.send_raw(&one.repeat(count));
+    for _ in 0..count {
+        check(&conn.read_reply().1);
+    }
+}
+
+#[test]
+fn incr_from_many_clients_is_exact() {
+    let server = Server::firn();
+    let port = server.port();
+    let clients = 16;
+    let rounds = 20;
+    let per_round = 25;
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(port);
+                for _ in 0..rounds {
+                    pipeline(&mut c, &["INCR", "counter"], per_round, |r| {
+                        assert!(r.as_int().is_some(), "INCR: {}", r.render());
+                    });
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("client thread");
+    }
+    let mut c = server.conn();
+    assert_eq!(
+        int(c.cmd(&["GET", "counter"])),
+        (clients * rounds * per_round) as i64
+    );
+}
+
+#[test]
+fn swapdb_during_increments_loses_and_duplicates_nothing() {
+    let server = Server::firn();
+    let port = server.port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        std::thread::spawn(move || {
+            let mut c = Conn::connect(port);
+            while !stop.load(Ordering::Acquire) {
+                assert_eq!(c.cmd(&["SWAPDB", "0", "1"]), R::Simple("OK".into()));
+                swaps.fetch_add(1, Ordering::AcqRel);
+            }
+        })
+    };
+    // Every INCR lands in whichever database is db 0 at that moment: the
+    // two counters together must hold exactly the number acknowledged.
+    let incrs = 2000;
+    let mut c = Conn::connect(port);
+    for _ in 0..incrs / 50 {
+        pipeline(&mut c, &["INCR", "ctr"], 50, |r| {
+            assert!(r.as_int().is_some(), "INCR: {}", r.render());
+        });
+    }
+    stop.store(true, Ordering::Release);
+    swapper.join().expect("swapper");
+    assert!(swaps.load(Ordering::Acquire) > 0);
+    let mut total = 0;
+    for db in ["0", "1"] {
+        c.cmd(&["SELECT", db]);
+        if let R::Bulk(Some(v)) = c.cmd(&["GET", "ctr"]) {
+            total += String::from_utf8_lossy(&v).parse::<i64>().expect("counter");
+        }
+    }
+    assert_eq!(total, incrs as i64);
+    // Other databases kept serving throughout and after.
+    c.cmd(&["SELECT", "5"]);
+    assert_eq!(c.cmd(&["SET", "other", "v"]), R::Simple("OK".into()));
+    assert_eq!(c.cmd(&["GET", "other"]), R::bulk(b"v"));
+}
+
+#[test]
+fn writes_acknowledged_after_flushall_survive_it() {
+    let server = Server::firn();
+    let port = server.port();
+    let flushed = Arc::new(AtomicBool::new(false));
+    let writer_index = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (flushed, writer_index) = (flushed.clone(), writer_index.clone());
+        std::thread::spawn(move || {
+            let mut c = Conn::connect(port);
+            let mut first_after_flush = None;
+            for i in 0..3000usize {
+                if first_after_flush.is_none() && flushed.load(Ordering::Acquire) {
+                    first_after_flush = Some(i);
+                }
+                writer_index.store(i, Ordering::Release);
+                let key = format!("k:{i}");
+                assert_eq!(c.cmd(&["SET", &key, "v"]), R::Simple("OK".into()));
+            }
+            first_after_flush
+        })
+    };
+    let mut f = Conn::connect(port);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while writer_index.load(Ordering::Acquire) < 1000 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(f.cmd(&["FLUSHALL"]), R::Simple("OK".into()));
+    flushed.store(true, Ordering::Release);
+    let first_after = writer
+        .join()
+        .expect("writer")
+        .expect("the flush finished before the writer did");
+    let mut c = server.conn();
+    for i in first_after..3000 {
+        assert_eq!(
+            c.cmd(&["EXISTS", &format!("k:{i}")]),
+            R::Int(1),
+            "k:{i} was acknowledged after FLUSHALL returned"
+        );
+    }
+    let left = int(c.cmd(&["DBSIZE"]));
+    assert!(left >= (3000 - first_after) as i64 && left < 3000);
+}
+
+#[test]
+fn a_full_cold_read_pool_refuses_some_reads_and_serves_the_rest() {
+    // Every read of committed data takes the pool (one thread, a queue of
+    // one), so sixteen concurrent readers overflow it.
+    let server = Server::firn_with(&[
+        "--io-threads",
+        "1",
+        "--io-queue-max",
+        "1",
+        "--debug-cold-reads",
+        "yes",
+    ]);
+    let port = server.port();
+    let mut c = server.conn();
+    for i in 0..100 {
+        c.cmd(&["SET", &format!("k{i}"), &format!("v{i}")]);
+    }
+    let refused = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let (refused, served) = (refused.clone(), served.clone());
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(port);
+                for round in 0..20 {
+                    let i = (t * 7 + round) % 100;
+                    match c.cmd(&["GET", &format!("k{i}")]) {
+                        R::Bulk(Some(v)) => {
+                            assert_eq!(v, format!("v{i}").into_bytes());
+                            served.fetch_add(1, Ordering::Relaxed);
+                        }
+                        R::Error(e) if e.starts_with("ERR cold-read queue is full") => {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                        other => panic!("GET k{i}: {}", other.render()),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("reader");
+    }
+    assert!(served.load(Ordering::Relaxed) > 0);
+    assert_eq!(
+        served.load(Ordering::Relaxed) + refused.load(Ordering::Relaxed),
+        320
+    );
+    // Still serving: writes, and reads once the pool has room.
+    assert_eq!(c.cmd(&["PING"]), R::Simple("PONG".into()));
+    assert_eq!(c.cmd(&["SET", "after", "1"]), R::Simple("OK".into()));
+    assert_eq!(c.cmd(&["GET", "k5"]), R::bulk(b"v5"));
+}
