@@ -208,6 +208,231 @@ fn randomkey_on_empty_and_nonempty_dbs() {
     d.cmd(&["RANDOMKEY", "x"]);
 }
 
+// ------------------------------------------------------------------ glob edge cases, bounded matching
+
+/// Keys made of the bytes glob patterns care about.
+fn load_glob_keys(d: &mut Diff) {
+    let keys: Vec<&[u8]> = vec![
+        b"a", b"b", b"A", b"ab", b"aB", b"abc", b"]", b"^", b"-", b"\\", b"*", b"?", b"[", b"a]",
+        b"a\\", b"a-", b"[a]", b"\x00", b"\xff", b"\x80", b"a\x00b", b"\xffa", b"x", b"_", b"`",
+    ];
+    for key in keys {
+        d.cmd(&[&b"SET"[..], key, b"1"]);
+    }
+}
+
+#[test]
+fn keys_glob_quirks_match_redis() {
+    let mut d = Diff::new();
+    load_glob_keys(&mut d);
+    let patterns: Vec<&[u8]> = vec![
+        b"[",
+        b"[^",
+        b"[]",
+        b"[]]",
+        b"[^]",
+        b"[]a]",
+        b"[a-]",
+        b"[-a]",
+        b"[a-]*",
+        b"[\\",
+        b"[\\]",
+        b"[\\]]",
+        b"[a\\",
+        b"a\\",
+        b"\\",
+        b"\\\\",
+        b"a[\\]]",
+        b"[z-a]",
+        b"[Z-a]",
+        b"[a-\xff]",
+        b"[\x80-a]",
+        b"[\x00-\x7f]",
+        b"[^\x00-\x7f]",
+        b"*\x00*",
+        b"a\x00?",
+        b"?\x00?",
+        b"[[]",
+        b"[[-]]",
+        b"[a-c-e]",
+        b"[^a-b]",
+        b"[^^]",
+        b"*[",
+        b"*]",
+        b"a*[",
+        b"**a",
+        b"?*?",
+        b"*?*",
+        b"[*]",
+        b"[?]",
+    ];
+    for p in patterns {
+        d.cmd_unordered(&[&b"KEYS"[..], p]);
+    }
+}
+
+/// A deterministic pattern generator over the bytes that matter to globs.
+struct PatternRng(u64);
+
+impl PatternRng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn pattern(&mut self) -> Vec<u8> {
+        const BYTES: &[u8] = b"abA*?[]^-\\\xff";
+        let len = self.next() % 7;
+        (0..len)
+            .map(|_| BYTES[(self.next() % BYTES.len() as u64) as usize])
+            .collect()
+    }
+}
+
+#[test]
+fn keys_random_patterns_match_redis() {
+    let mut d = Diff::new();
+    load_glob_keys(&mut d);
+    let mut rng = PatternRng(0x6b65_7973_2a3f_5b5d);
+    for _ in 0..400 {
+        let p = rng.pattern();
+        d.cmd_unordered(&[&b"KEYS"[..], &p]);
+    }
+}
+
+#[test]
+fn config_get_escapes_in_classes_stay_case_sensitive() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "GET", "[\\M]axmemory"]);
+    d.cmd(&["CONFIG", "GET", "[\\m]axmemory"]);
+    d.cmd(&["CONFIG", "GET", "[M]axmemory"]);
+    d.cmd(&["CONFIG", "GET", "[L-N]axmemory"]);
+    d.cmd(&["CONFIG", "GET", "MAXMEM?RY"]);
+}
+
+/// CVE-2022-36021: redis-server 7.0.15 answers at once; so must Firn.
+#[test]
+fn pathological_patterns_answer_at_once() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", &"a".repeat(50), "1"]);
+    d.cmd(&["SET", &"a".repeat(500), "1"]);
+    let pattern = format!("{}b", "a*".repeat(38));
+    d.cmd(&["KEYS", &pattern]);
+    d.scan_all(&["SCAN"], &["MATCH", &pattern]);
+    d.scan_all(&["SCAN"], &["MATCH", &pattern, "COUNT", "5000"]);
+    let long = format!("{}b", "*a".repeat(400));
+    d.cmd(&["KEYS", &long]);
+    let matching = format!("{}a", "a*".repeat(300));
+    d.cmd_unordered(&["KEYS", &matching]);
+}
+
+/// Redis caps its recursion at 1000 levels, one per run of stars
+/// (CVE-2024-31228): past that a pattern no longer matches, except
+/// through a trailing run of stars.
+#[test]
+fn glob_recursion_cap_matches_redis() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", &"a".repeat(1010), "1"]);
+    for n in [999, 1000, 1001, 1002] {
+        d.cmd(&["KEYS", &format!("{}a", "a*".repeat(n))]);
+        d.cmd(&["KEYS", &"a*".repeat(n)]);
+        d.cmd(&["KEYS", &format!("{}*", "a**".repeat(n))]);
+    }
+}
+
+#[test]
+fn scan_with_a_large_count_returns_every_key() {
+    let mut d = Diff::new();
+    let mut batch = Vec::new();
+    for i in 0..3000 {
+        batch.push(common::command(&["SET", &format!("key:{i}"), "v"]));
+    }
+    d.pipeline(&batch);
+    d.cmd(&["SET", "dying", "1", "PX", "20"]);
+    d.sleep_ms(100);
+    let keys = d.scan_all(&["SCAN"], &["COUNT", "100000"]);
+    assert_eq!(keys.len(), 3000);
+    d.scan_all(&["SCAN"], &["COUNT", "1001"]);
+    d.scan_all(&["SCAN"], &["COUNT", "2500", "MATCH", "key:1*"]);
+    d.scan_all(
+        &["SCAN"],
+        &["COUNT", "5000", "TYPE", "string", "MATCH", "*7"],
+    );
+    d.scan_all(&["SCAN"], &["COUNT", "5000", "TYPE", "list"]);
+    d.cmd(&["SCAN", "0", "COUNT", "100000", "MATCH", "nomatch*"]);
+}
+
+/// Small SCAN steps whose matching would take long (long keys, long
+/// pattern) move off the network thread; the keys returned do not change.
+#[test]
+fn scan_with_long_keys_and_a_long_pattern_returns_the_same_keys() {
+    let mut d = Diff::new();
+    for i in 0..30 {
+        let tail = if i % 3 == 0 { "b" } else { "c" };
+        d.cmd(&["SET", &format!("{}{tail}{i}", "a".repeat(5000)), "1"]);
+    }
+    let pattern = format!("*{}b*", "a".repeat(400));
+    d.scan_all(&["SCAN"], &["MATCH", &pattern]);
+    d.scan_all(&["SCAN"], &["MATCH", &pattern, "COUNT", "3"]);
+    let long_pattern = format!("{}*", "a".repeat(2000));
+    d.scan_all(&["SCAN"], &["MATCH", &long_pattern, "COUNT", "5"]);
+}
+
+/// KEYS runs over a snapshot taken once every write queued before it is
+/// committed: writes pipelined just before it are in its answer.
+#[test]
+fn keys_sees_writes_pipelined_before_it() {
+    let mut d = Diff::new();
+    let mut batch = Vec::new();
+    for i in 0..500 {
+        batch.push(common::command(&["SET", &format!("p:{i}"), "v"]));
+    }
+    for c in [
+        &["DEL", "p:7", "p:8"][..],
+        &["SET", "q", "1"],
+        &["KEYS", "q"],
+        &["KEYS", "p:7"],
+        &["KEYS", "p:499"],
+        &["DEL", "q"],
+        &["KEYS", "q"],
+        &["SCAN", "0", "COUNT", "100000", "MATCH", "q"],
+    ] {
+        batch.push(common::command(c));
+    }
+    d.pipeline(&batch);
+    d.cmd_unordered(&["KEYS", "p:?"]);
+    d.cmd_with(&["KEYS", "*"], |r| R::Int(r.items().len() as i64));
+}
+
+/// RANDOMKEY answers nil only when no key is live, however many expired
+/// ones come first.
+#[test]
+fn randomkey_passes_over_many_expired_keys() {
+    let mut d = Diff::new();
+    let mut batch = Vec::new();
+    for i in 0..3000 {
+        batch.push(common::command(&[
+            "SET",
+            &format!("gone:{i}"),
+            "v",
+            "PX",
+            "30",
+        ]));
+    }
+    d.pipeline(&batch);
+    d.cmd(&["SET", "live", "1"]);
+    d.sleep_ms(100);
+    for _ in 0..10 {
+        d.cmd(&["RANDOMKEY"]);
+    }
+    d.cmd(&["DEL", "live"]);
+    d.pipeline(&batch);
+    d.sleep_ms(100);
+    d.cmd(&["RANDOMKEY"]);
+}
+
 // ------------------------------------------------------------------ EXPIRE family
 
 #[test]

@@ -1,12 +1,20 @@
 //! Operations on keys whatever their type: existence, deletion, expiry,
 //! copy/rename/move, scanning and random sampling of the `meta` CF.
+//!
+//! Scans and random sampling run over one of two sources of meta records:
+//! a command's [`Txn`] (memory tier plus pending writes, for short steps on
+//! a network thread) or a [`KeyspaceView`] (one RocksDB snapshot, for work
+//! that grows with the data, on a blocking thread).
 
 use bytes::Bytes;
+use rocksdb::{ReadOptions, Snapshot};
 
-use crate::error::Result;
+use crate::engine::{Engine, Inner};
+use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
 use crate::meta::{Body, Meta};
 use crate::txn::{ScanStep, Txn};
+use crate::writer::CommitBatch;
 use crate::Cf;
 
 /// Live meta of a key, as TYPE/OBJECT/TTL need it.
@@ -17,6 +25,16 @@ pub type KeyInfo = Meta;
 pub struct ScanPage {
     pub keys: Vec<Bytes>,
     pub next_after: Option<Bytes>,
+}
+
+/// What a bounded RANDOMKEY search found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RandomPick {
+    Key(Bytes),
+    /// The whole database was visited: it holds no live key.
+    Empty,
+    /// Only expired keys within the visit budget: search further elsewhere.
+    Undecided,
 }
 
 impl Txn<'_> {
@@ -100,89 +118,347 @@ impl Txn<'_> {
     }
 
     /// Visits up to `count` keys of `db` after `after` (exclusive), returning
-    /// those `keep` accepts. Expired keys are skipped.
+    /// those `keep` accepts. Expired keys are skipped. Reads the memory tier
+    /// and pending writes: for small steps on a network thread (see
+    /// [`KeyspaceView`] for long ones).
     pub fn scan_keys(
         &mut self,
         db: u8,
         after: Option<&[u8]>,
         count: usize,
-        mut keep: impl FnMut(&[u8], &Meta) -> bool,
+        keep: impl FnMut(&[u8], &Meta) -> bool,
     ) -> Result<ScanPage> {
-        let pdb = self.physical(db);
-        let start = match after {
-            Some(after) => {
-                let mut k = keys::meta_key(pdb, after);
-                k.push(0);
-                k
-            }
-            None => vec![pdb],
+        let (pdb, now_ms) = (self.physical(db), self.now_ms());
+        scan_keys_in(self, pdb, now_ms, after, count, keep)
+    }
+
+    /// A live key of `db` at or after the position `seed` picks, looking at
+    /// no more than `max_visits` records (see [`RandomPick::Undecided`]).
+    pub fn random_key(&mut self, db: u8, seed: u64, max_visits: usize) -> Result<RandomPick> {
+        let (pdb, now_ms) = (self.physical(db), self.now_ms());
+        random_key_in(self, pdb, now_ms, seed, max_visits)
+    }
+}
+
+/// A source of `meta` records in key order.
+trait MetaSource {
+    fn scan_meta(
+        &mut self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()>;
+}
+
+impl MetaSource for Txn<'_> {
+    fn scan_meta(
+        &mut self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()> {
+        self.scan(Cf::Meta, start, end, visit)
+    }
+}
+
+/// The keys of physical database `pdb` after `after`, `count` records at
+/// most; see [`Txn::scan_keys`].
+fn scan_keys_in(
+    source: &mut impl MetaSource,
+    pdb: u8,
+    now_ms: u64,
+    after: Option<&[u8]>,
+    count: usize,
+    mut keep: impl FnMut(&[u8], &Meta) -> bool,
+) -> Result<ScanPage> {
+    let start = match after {
+        Some(after) => {
+            let mut k = keys::meta_key(pdb, after);
+            k.push(0);
+            k
+        }
+        None => vec![pdb],
+    };
+    let end = keys::prefix_end(&[pdb]);
+    let count = count.max(1);
+    let mut page = ScanPage::default();
+    let mut visited = 0usize;
+    let mut last_key = None;
+    let mut decode_error = None;
+    source.scan_meta(&start, end.as_deref(), &mut |raw_key, raw_value| {
+        let Some((_, user_key)) = keys::parse_meta_key(raw_key) else {
+            return ScanStep::Continue;
         };
-        let end = keys::prefix_end(&[pdb]);
-        let now = self.now_ms();
-        let mut page = ScanPage::default();
-        let mut visited = 0usize;
-        let mut last: Option<Bytes> = None;
-        let mut decode_error = None;
-        self.scan(Cf::Meta, &start, end.as_deref(), |raw_key, raw_value| {
-            let Some((_, user_key)) = keys::parse_meta_key(raw_key) else {
-                return ScanStep::Continue;
-            };
-            visited += 1;
-            last = Some(Bytes::copy_from_slice(user_key));
-            match Meta::decode(raw_value) {
-                Ok(meta) if !meta.is_expired(now) && keep(user_key, &meta) => {
-                    page.keys.push(Bytes::copy_from_slice(user_key));
-                }
-                Ok(_) => {}
-                Err(e) => decode_error = Some(e),
+        visited += 1;
+        match Meta::decode(raw_value) {
+            Ok(meta) if !meta.is_expired(now_ms) && keep(user_key, &meta) => {
+                page.keys.push(Bytes::copy_from_slice(user_key));
             }
-            if visited >= count.max(1) {
+            Ok(_) => {}
+            Err(e) => decode_error = Some(e),
+        }
+        if visited >= count {
+            last_key = Some(Bytes::copy_from_slice(user_key));
+            ScanStep::Stop
+        } else {
+            ScanStep::Continue
+        }
+    })?;
+    if let Some(e) = decode_error {
+        return Err(e);
+    }
+    page.next_after = last_key;
+    Ok(page)
+}
+
+/// The first live key at or after the position `seed` picks in physical
+/// database `pdb`, wrapping around once; see [`Txn::random_key`].
+fn random_key_in(
+    source: &mut impl MetaSource,
+    pdb: u8,
+    now_ms: u64,
+    seed: u64,
+    max_visits: usize,
+) -> Result<RandomPick> {
+    let slot = (seed % 16384) as u16;
+    let mut start = vec![pdb];
+    start.extend_from_slice(&slot.to_be_bytes());
+    let end = keys::prefix_end(&[pdb]);
+    let mut visited = 0usize;
+    for (from, to) in [(start.clone(), end), (vec![pdb], Some(start))] {
+        let mut found = None;
+        source.scan_meta(&from, to.as_deref(), &mut |raw_key, raw_value| {
+            visited += 1;
+            if let (Some((_, user_key)), Ok(meta)) =
+                (keys::parse_meta_key(raw_key), Meta::decode(raw_value))
+            {
+                if !meta.is_expired(now_ms) {
+                    found = Some(Bytes::copy_from_slice(user_key));
+                    return ScanStep::Stop;
+                }
+            }
+            if visited >= max_visits {
                 ScanStep::Stop
             } else {
                 ScanStep::Continue
             }
         })?;
-        if let Some(e) = decode_error {
-            return Err(e);
+        if let Some(key) = found {
+            return Ok(RandomPick::Key(key));
         }
-        if visited >= count.max(1) {
-            page.next_after = last;
+        if visited >= max_visits {
+            return Ok(RandomPick::Undecided);
         }
-        Ok(page)
+    }
+    Ok(RandomPick::Empty)
+}
+
+/// A read-only, point-in-time view of one logical database's keys, for
+/// commands whose work grows with the data (KEYS, SCAN with a large COUNT,
+/// RANDOMKEY over expired-heavy data). It is one RocksDB snapshot, merged
+/// with nothing else, and its reads may wait for the disk: use it on a
+/// blocking thread only. Its reads do not fill the block cache, so a full
+/// scan does not evict the hot working set.
+pub struct KeyspaceView<'e> {
+    inner: &'e Inner,
+    snapshot: Snapshot<'e>,
+    pdb: u8,
+    now_ms: u64,
+}
+
+impl Engine {
+    /// Opens a [`KeyspaceView`] of logical database `db` that contains
+    /// every write submitted before the call. Blocks until those writes are
+    /// committed: never call it on a network thread.
+    ///
+    /// Writes (and flushes, through their fences) become visible to other
+    /// commands when they are submitted, before RocksDB has them; a
+    /// snapshot taken earlier could miss a key another client has already
+    /// read. So an empty batch goes through the writer as a barrier: once
+    /// its ticket resolves, every batch queued before it has been written
+    /// or given up on (its outcome does not matter here). This is the only
+    /// place a view depends on how the writer reports commits.
+    pub fn keyspace_view(&self, db: u8) -> Result<KeyspaceView<'_>> {
+        let inner = self.inner();
+        let barrier = inner.submit(CommitBatch {
+            seq: 0,
+            writes: Default::default(),
+            range_deletes: Vec::new(),
+            count_deltas: Vec::new(),
+            count_resets: Vec::new(),
+            max_version: 0,
+            stripes: Vec::new(),
+            flushes: Vec::new(),
+            swap: None,
+            db,
+            keys: Vec::new(),
+            commands: Vec::new(),
+            ticket: None,
+        })?;
+        let _written_or_given_up = barrier.wait_blocking();
+        Ok(KeyspaceView {
+            inner,
+            snapshot: inner.db.snapshot(),
+            pdb: inner.physical(db),
+            now_ms: crate::now_ms(),
+        })
+    }
+}
+
+impl MetaSource for KeyspaceView<'_> {
+    fn scan_meta(
+        &mut self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()> {
+        let handle = self
+            .inner
+            .cf(Cf::Meta)
+            .ok_or(StorageError::Corrupt("missing column family"))?;
+        let mut ro = ReadOptions::default();
+        ro.fill_cache(false);
+        if let Some(end) = end {
+            ro.set_iterate_upper_bound(end.to_vec());
+        }
+        let mut iter = self.snapshot.raw_iterator_cf_opt(handle, ro);
+        iter.seek(start);
+        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
+            if let ScanStep::Stop = visit(key, &Bytes::copy_from_slice(value)) {
+                return Ok(());
+            }
+            iter.next();
+        }
+        Ok(iter.status()?)
+    }
+}
+
+impl KeyspaceView<'_> {
+    /// The view's clock: keys expiring at or before it are not returned.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
     }
 
-    /// A live key of `db` near the position `seed` picks, or `None` if the
-    /// database is empty.
-    pub fn random_key(&mut self, db: u8, seed: u64) -> Result<Option<Bytes>> {
-        let pdb = self.physical(db);
-        let slot = (seed % 16384) as u16;
-        let mut start = vec![pdb];
-        start.extend_from_slice(&slot.to_be_bytes());
-        let end = keys::prefix_end(&[pdb]);
-        for (from, to) in [(start.clone(), end.clone()), (vec![pdb], Some(start))] {
-            let now = self.now_ms();
-            let mut found = None;
-            let mut scanned = 0usize;
-            self.scan(Cf::Meta, &from, to.as_deref(), |raw_key, raw_value| {
-                scanned += 1;
-                if let (Some((_, user_key)), Ok(meta)) =
-                    (keys::parse_meta_key(raw_key), Meta::decode(raw_value))
-                {
-                    if !meta.is_expired(now) {
-                        found = Some(Bytes::copy_from_slice(user_key));
-                        return ScanStep::Stop;
-                    }
-                }
-                if scanned > 10_000 {
-                    ScanStep::Stop
-                } else {
-                    ScanStep::Continue
-                }
-            })?;
-            if found.is_some() {
-                return Ok(found);
+    /// [`Txn::scan_keys`] over the snapshot; `usize::MAX` visits everything.
+    pub fn scan_keys(
+        &mut self,
+        after: Option<&[u8]>,
+        count: usize,
+        keep: impl FnMut(&[u8], &Meta) -> bool,
+    ) -> Result<ScanPage> {
+        let (pdb, now_ms) = (self.pdb, self.now_ms);
+        scan_keys_in(self, pdb, now_ms, after, count, keep)
+    }
+
+    /// [`Txn::random_key`] without a budget: `None` only if the database
+    /// holds no live key.
+    pub fn random_key(&mut self, seed: u64) -> Result<Option<Bytes>> {
+        let (pdb, now_ms) = (self.pdb, self.now_ms);
+        Ok(match random_key_in(self, pdb, now_ms, seed, usize::MAX)? {
+            RandomPick::Key(key) => Some(key),
+            RandomPick::Empty | RandomPick::Undecided => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EngineConfig, ExpireAction, ReadMode, SyncPolicy};
+
+    fn open(dir: &std::path::Path) -> Engine {
+        Engine::open(&EngineConfig {
+            path: dir.join("db"),
+            databases: 16,
+            block_cache_bytes: 16 << 20,
+            write_buffer_bytes: 4 << 20,
+            hot_cache_bytes: 1 << 20,
+            sync: SyncPolicy::EverySec,
+        })
+        .expect("open engine")
+    }
+
+    /// Queues one SET without waiting for it to be committed.
+    fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {
+        let mut txn = engine.txn(ReadMode::Blocking);
+        txn.set_string(0, key, Bytes::from_static(b"v"), expire)
+            .expect("set");
+        txn.commit().expect("commit");
+    }
+
+    fn all_keys(view: &mut KeyspaceView<'_>) -> Vec<Bytes> {
+        let page = view.scan_keys(None, usize::MAX, |_, _| true).expect("scan");
+        assert!(page.next_after.is_none());
+        page.keys
+    }
+
+    #[test]
+    fn a_view_holds_every_write_queued_before_it_and_none_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        for i in 0..2000u32 {
+            submit_set(&engine, format!("k{i:04}").as_bytes(), ExpireAction::Clear);
+        }
+        let past = crate::now_ms() - 1;
+        submit_set(&engine, b"expired", ExpireAction::At(past));
+        let mut view = engine.keyspace_view(0).expect("view");
+        submit_set(&engine, b"later", ExpireAction::Clear);
+        let keys = all_keys(&mut view);
+        assert_eq!(keys.len(), 2000);
+        assert!(!keys.contains(&Bytes::from_static(b"expired")));
+        assert!(!keys.contains(&Bytes::from_static(b"later")));
+        // Paged like SCAN: every key once, in order.
+        let mut paged = Vec::new();
+        let mut after: Option<Bytes> = None;
+        loop {
+            let page = view
+                .scan_keys(after.as_deref(), 300, |_, _| true)
+                .expect("scan");
+            paged.extend(page.keys);
+            match page.next_after {
+                Some(next) => after = Some(next),
+                None => break,
             }
         }
-        Ok(None)
+        assert_eq!(paged, keys);
+        drop(view);
+        let mut fresh = engine.keyspace_view(0).expect("view");
+        assert_eq!(all_keys(&mut fresh).len(), 2001);
+        assert!(all_keys(&mut engine.keyspace_view(3).expect("view")).is_empty());
+        drop(fresh);
+        engine.shutdown();
+    }
+
+    #[test]
+    fn random_keys_pass_over_expired_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        let past = crate::now_ms() - 1;
+        for i in 0..500u32 {
+            submit_set(
+                &engine,
+                format!("gone{i}").as_bytes(),
+                ExpireAction::At(past),
+            );
+        }
+        // Only expired keys: the budget runs out, the full search says empty.
+        let mut txn = engine.txn(ReadMode::Blocking);
+        assert_eq!(txn.random_key(0, 7, 50).unwrap(), RandomPick::Undecided);
+        assert_eq!(txn.random_key(0, 7, 10_000).unwrap(), RandomPick::Empty);
+        drop(txn);
+        assert_eq!(
+            engine.keyspace_view(0).unwrap().random_key(7).unwrap(),
+            None
+        );
+        submit_set(&engine, b"live", ExpireAction::Clear);
+        let mut view = engine.keyspace_view(0).unwrap();
+        for seed in [0, 1, 999, 16_383, u64::MAX] {
+            assert_eq!(
+                view.random_key(seed).unwrap(),
+                Some(Bytes::from_static(b"live"))
+            );
+        }
+        drop(view);
+        engine.shutdown();
     }
 }

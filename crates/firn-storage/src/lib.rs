@@ -29,7 +29,7 @@ pub use changes::{decode_log_record, encode_log_record, Change, ChangeReceiver, 
 pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
-pub use keyspace::{KeyInfo, ScanPage};
+pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
 pub use locks::KeyGuard;
 pub use meta::{Body, EncodingHint, Meta, ValueType};
 pub use string::{ExpireAction, CHUNK_SIZE};

@@ -270,8 +270,14 @@ fn scan_merges_pending_writes_in_order() {
     seen.sort();
     assert_eq!(seen.len(), 49);
     assert!(!seen.contains(&Bytes::from_static(b"k07")));
-    assert!(read(&engine, |t| t.random_key(0, 12345)).is_some());
-    assert!(read(&engine, |t| t.random_key(5, 1)).is_none());
+    assert!(matches!(
+        read(&engine, |t| t.random_key(0, 12345, 100)),
+        crate::RandomPick::Key(_)
+    ));
+    assert_eq!(
+        read(&engine, |t| t.random_key(5, 1, 100)),
+        crate::RandomPick::Empty
+    );
     engine.shutdown();
 }
 
