@@ -7,14 +7,14 @@
 //! - per-database key counts live in the `System` CF and are written in the
 //!   same batch as the keys they count, so DBSIZE is exact after a crash;
 //! - collection versions come from a persisted monotonic counter and are
-//!   never reused, so a member whose version differs from its key's live
-//!   metadata is garbage that the compaction filter may drop.
+//!   never reused, so a member whose version differs from its key's stored
+//!   metadata is garbage that the compaction filter may drop
+//!   (member_filter.rs);
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex, RwLock};
 use rocksdb::checkpoint::Checkpoint;
-use rocksdb::compaction_filter::Decision;
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, DB,
 };
@@ -28,7 +28,7 @@ use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
 use crate::locks::{KeyGuard, KeyLocks};
-use crate::meta::Meta;
+use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
 use crate::txn::{ReadMode, Txn};
 use crate::writer::{self, CommitBatch};
@@ -570,36 +570,7 @@ fn cf_options(
     };
     opts.set_write_buffer_size(write_buffer);
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
-        let weak = weak.clone();
-        opts.set_compaction_filter(
-            "firn-orphan-members",
-            move |_level: u32, key: &[u8], _value: &[u8]| member_is_live(&weak, key),
-        );
+        opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(weak.clone()));
     }
     opts
-}
-
-/// Compaction filter for member CFs: drops members whose key is gone, was
-/// re-created under another version, or has expired.
-fn member_is_live(weak: &OnceLock<Weak<Inner>>, key: &[u8]) -> Decision {
-    let Some(inner) = weak.get().and_then(Weak::upgrade) else {
-        return Decision::Keep;
-    };
-    let Some((db, user_key, version)) = keys::parse_member_key(key) else {
-        return Decision::Keep;
-    };
-    let Some(meta_cf) = inner.cf(Cf::Meta) else {
-        return Decision::Keep;
-    };
-    match inner.db.get_cf(meta_cf, keys::meta_key(db, user_key)) {
-        Ok(None) => Decision::Remove,
-        Ok(Some(raw)) => match Meta::decode(&Bytes::from(raw)) {
-            Ok(meta) if meta.version() == Some(version) && !meta.is_expired(crate::now_ms()) => {
-                Decision::Keep
-            }
-            Ok(_) => Decision::Remove,
-            Err(_) => Decision::Keep,
-        },
-        Err(_) => Decision::Keep,
-    }
 }

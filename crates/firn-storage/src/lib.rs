@@ -14,6 +14,7 @@ mod hotcache;
 pub mod keys;
 mod keyspace;
 mod locks;
+mod member_filter;
 pub mod meta;
 mod overlay;
 mod string;
