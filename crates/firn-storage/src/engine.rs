@@ -10,13 +10,17 @@
 //!   never reused, so a member whose version differs from its key's stored
 //!   metadata is garbage that the compaction filter may drop
 //!   (member_filter.rs);
+//! - RocksDB's memory is one block cache: data blocks, index and filter
+//!   blocks and (through the write-buffer manager) the memtables are all
+//!   charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex, RwLock};
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    DBCompressionType, Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
@@ -68,7 +72,11 @@ pub struct EngineConfig {
     /// Directory of the RocksDB instance.
     pub path: PathBuf,
     pub databases: usize,
+    /// Capacity of RocksDB's block cache, which also carries the memtables.
     pub block_cache_bytes: usize,
+    /// Memtable memory of all column families together (charged to the
+    /// block cache); beyond it the largest memtable is flushed, and writes
+    /// stall if flushes fall behind.
     pub write_buffer_bytes: usize,
     /// Firn's own hot tier of meta records (0 disables it).
     pub hot_cache_bytes: u64,
@@ -124,7 +132,8 @@ pub(crate) struct Inner {
     pub(crate) next_version: AtomicU64,
     pub(crate) counts: Counts,
     sync: AtomicU8,
-    block_cache: Mutex<Cache>,
+    pub(crate) block_cache: Mutex<Cache>,
+    write_buffers: Mutex<WriteBufferManager>,
     pub(crate) stats: EngineStats,
     pub(crate) databases: usize,
     db_map: RwLock<Vec<u8>>,
@@ -224,7 +233,12 @@ impl Engine {
         std::fs::create_dir_all(&config.path).map_err(|e| {
             StorageError::Rocks(format!("cannot create {}: {e}", config.path.display()))
         })?;
-        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(8 << 20));
+        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        let write_buffers = WriteBufferManager::new_write_buffer_manager_with_cache(
+            write_buffer_limit(config.write_buffer_bytes),
+            true,
+            cache.clone(),
+        );
         let weak: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
 
         let mut db_opts = Options::default();
@@ -234,6 +248,7 @@ impl Engine {
         db_opts.set_max_background_jobs(4);
         db_opts.set_bytes_per_sync(1 << 20);
         db_opts.set_keep_log_file_num(4);
+        db_opts.set_write_buffer_manager(&write_buffers);
         let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
             .iter()
             .map(|&cf| {
@@ -282,6 +297,7 @@ impl Engine {
             counts,
             sync: AtomicU8::new(config.sync as u8),
             block_cache: Mutex::new(cache.clone()),
+            write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
             db_map: RwLock::new(db_map),
@@ -346,12 +362,22 @@ impl Engine {
     }
 
     /// Resizes the caches for a new memory budget (CONFIG SET maxmemory):
-    /// block cache and hot tier keep their shares of it.
-    pub fn set_cache_budget(&self, block_cache_bytes: usize, hot_cache_bytes: u64) {
+    /// block cache, memtable limit and hot tier take their new shares.
+    /// Column families keep the memtable size they were opened with.
+    pub fn set_cache_budget(
+        &self,
+        block_cache_bytes: usize,
+        write_buffer_bytes: usize,
+        hot_cache_bytes: u64,
+    ) {
         self.inner
             .block_cache
             .lock()
-            .set_capacity(block_cache_bytes.max(8 << 20));
+            .set_capacity(block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        self.inner
+            .write_buffers
+            .lock()
+            .set_buffer_size(write_buffer_limit(write_buffer_bytes));
         self.inner.hot.set_capacity(hot_cache_bytes);
     }
 
@@ -472,6 +498,22 @@ impl Engine {
         self.inner.overlay.len()
     }
 
+    /// Key and value bytes of the writes queued but not yet in RocksDB.
+    pub fn pending_bytes(&self) -> usize {
+        self.inner.overlay.bytes()
+    }
+
+    /// A database-wide RocksDB integer property (running compactions,
+    /// background errors), read once rather than per column family.
+    pub fn property(&self, name: &str) -> u64 {
+        self.inner
+            .db
+            .property_int_value(name)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    }
+
     /// A RocksDB integer property summed over the column families.
     pub fn property_sum(&self, name: &str) -> u64 {
         Cf::ALL
@@ -546,6 +588,12 @@ impl Engine {
     }
 }
 
+const MIN_BLOCK_CACHE_BYTES: usize = 8 << 20;
+
+fn write_buffer_limit(write_buffer_bytes: usize) -> usize {
+    write_buffer_bytes.max(2 << 20)
+}
+
 fn cf_options(
     cf: Cf,
     config: &EngineConfig,
@@ -557,16 +605,29 @@ fn cf_options(
     table.set_block_cache(cache);
     table.set_bloom_filter(10.0, false);
     table.set_block_size(16 << 10);
-    table.set_cache_index_and_filter_blocks(false);
+    // Index and filter blocks live in the block cache, so they are bounded
+    // by it however large the dataset grows. Partitioned, only the small
+    // top level of each file stays pinned (with L0's, which every read
+    // consults); the partitions come and go like data blocks.
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_cache_index_and_filter_blocks_with_high_priority(true);
+    table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+    table.set_partition_filters(true);
+    table.set_pin_top_level_index_and_filter(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     opts.set_block_based_table_factory(&table);
     opts.set_compression_type(DBCompressionType::Lz4);
     opts.set_bottommost_compression_type(DBCompressionType::Zstd);
     opts.set_compaction_readahead_size(2 << 20);
     opts.set_level_zero_slowdown_writes_trigger(20);
     opts.set_level_zero_stop_writes_trigger(40);
+    // Strings and collection headers go to `meta`, big values and members
+    // to `data`: they get half the memtable budget each; the write-buffer
+    // manager flushes early when they are full together.
+    let total = write_buffer_limit(config.write_buffer_bytes);
     let write_buffer = match cf {
-        Cf::Meta | Cf::Data => config.write_buffer_bytes,
-        _ => (config.write_buffer_bytes / 4).max(4 << 20),
+        Cf::Meta | Cf::Data => total / 2,
+        _ => (total / 8).max(1 << 20),
     };
     opts.set_write_buffer_size(write_buffer);
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {

@@ -18,10 +18,16 @@ struct Pending {
     value: Option<Bytes>,
 }
 
+/// Payload bytes one entry holds: its key and value (INFO `mem_overlay`).
+fn entry_bytes(key: &[u8], value: Option<&Bytes>) -> usize {
+    key.len() + value.map_or(0, |v| v.len())
+}
+
 #[derive(Default)]
 pub struct Overlay {
     map: RwLock<BTreeMap<Vec<u8>, Pending>>,
     len: AtomicUsize,
+    bytes: AtomicUsize,
 }
 
 pub(crate) fn overlay_key(cf: Cf, key: &[u8]) -> Vec<u8> {
@@ -62,30 +68,46 @@ impl Overlay {
 
     pub(crate) fn insert_all(&self, seq: u64, writes: &BTreeMap<Vec<u8>, Option<Bytes>>) {
         let mut map = self.map.write();
+        let (mut added, mut replaced) = (0, 0);
         for (k, v) in writes {
-            map.insert(
+            added += entry_bytes(k, v.as_ref());
+            let old = map.insert(
                 k.clone(),
                 Pending {
                     seq,
                     value: v.clone(),
                 },
             );
+            if let Some(old) = old {
+                replaced += entry_bytes(k, old.value.as_ref());
+            }
         }
         self.len.store(map.len(), Ordering::Release);
+        self.bytes.fetch_add(added, Ordering::Relaxed);
+        self.bytes.fetch_sub(replaced, Ordering::Relaxed);
     }
 
     /// Drops entries written by `seq` unless a later command re-wrote them.
     pub(crate) fn remove_committed<'a>(&self, committed: impl Iterator<Item = (u64, &'a Vec<u8>)>) {
         let mut map = self.map.write();
+        let mut removed = 0;
         for (seq, key) in committed {
             if map.get(key).is_some_and(|p| p.seq == seq) {
-                map.remove(key);
+                if let Some(old) = map.remove(key) {
+                    removed += entry_bytes(key, old.value.as_ref());
+                }
             }
         }
         self.len.store(map.len(), Ordering::Release);
+        self.bytes.fetch_sub(removed, Ordering::Relaxed);
     }
 
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
+    }
+
+    /// Key and value bytes of the pending writes.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
     }
 }

@@ -443,3 +443,29 @@ fn compaction_keeps_only_the_live_version_of_a_recreated_key() {
     assert_eq!(read(&engine, |t| t.get_string(0, b"k")), Some(new));
     engine.shutdown();
 }
+
+#[test]
+fn pending_bytes_count_queued_writes_until_they_are_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    assert_eq!(engine.pending_bytes(), 0);
+    let mut txn = engine.txn(ReadMode::MemoryOnly);
+    txn.set_string(0, b"k", Bytes::from(vec![0u8; 1000]), ExpireAction::Clear)
+        .unwrap();
+    let seq = txn.commit().unwrap().unwrap();
+    // Either still queued (the meta record holds the 1000-byte value) or
+    // already committed; never negative, never left behind.
+    let queued = engine.pending_bytes();
+    assert!(queued == 0 || queued > 1000, "{queued}");
+    engine.wait_committed(seq);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while engine.pending_bytes() != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(engine.pending_bytes(), 0);
+    let usage = engine.memory_usage();
+    assert!(usage.block_cache_bytes > 0, "{usage:?}");
+    assert!(usage.memtable_bytes > 0, "{usage:?}");
+    assert!(usage.block_cache_capacity_bytes >= 16 << 20, "{usage:?}");
+    engine.shutdown();
+}
