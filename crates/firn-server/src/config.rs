@@ -237,19 +237,62 @@ pub fn sync_policy(fsync: AppendFsync) -> firn_storage::SyncPolicy {
 
 /// Bytes of submitted but uncommitted writes (the overlay and the writer's
 /// queue) beyond which connections stop reading requests until the writer
-/// catches up: 1/16 of the memory budget, at least 16 MiB.
+/// catches up: half the budget's reserve (1/16 of the budget), at least
+/// 16 MiB.
 pub fn pending_writes_limit(maxmemory: u64) -> u64 {
-    let budget = if maxmemory == 0 { 1 << 30 } else { maxmemory };
-    (budget / 16).max(16 << 20)
+    (MemoryBudget::of(maxmemory).reserve_bytes / 2).max(16 << 20)
 }
 
-/// How the memory budget is shared (maxmemory 0 = 1 GiB).
-pub fn cache_budget(maxmemory: u64) -> (usize, u64, usize) {
-    let budget = if maxmemory == 0 { 1 << 30 } else { maxmemory };
-    let block_cache = (budget / 2) as usize;
-    let hot_cache = budget / 4;
-    let write_buffer = (budget / 8).clamp(4 << 20, 256 << 20) as usize;
-    (block_cache, hot_cache, write_buffer)
+/// How `maxmemory` is shared out: every cache gets a fixed share, and a
+/// reserve is kept for what is not a cache. The shares add up to the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBudget {
+    /// `maxmemory`; 1 GiB when it is 0, and at least 32 MiB.
+    pub total_bytes: u64,
+    /// 1/8, given to no cache: client buffers, the pending-write overlay,
+    /// flush and compaction buffers, SST readers, allocator slack.
+    pub reserve_bytes: u64,
+    /// 1/4: Firn's hot tier of meta records (small strings whole).
+    pub hot_cache_bytes: u64,
+    /// 5/8: RocksDB's block cache. It holds data blocks, index and filter
+    /// blocks, and the memtables, which are charged to it.
+    pub block_cache_bytes: u64,
+    /// The part of `block_cache_bytes` memtables may take before RocksDB
+    /// flushes: 1/8 of the budget, between 4 MiB and 512 MiB.
+    pub memtable_bytes: u64,
+}
+
+/// The budget when `maxmemory` is 0.
+const DEFAULT_BUDGET_BYTES: u64 = 1 << 30;
+/// Below this the caches are too small to work; smaller values are raised.
+const MIN_BUDGET_BYTES: u64 = 32 << 20;
+
+impl MemoryBudget {
+    pub fn of(maxmemory: u64) -> MemoryBudget {
+        let total = if maxmemory == 0 {
+            DEFAULT_BUDGET_BYTES
+        } else {
+            maxmemory.max(MIN_BUDGET_BYTES)
+        };
+        let reserve = total / 8;
+        let hot_cache = total / 4;
+        MemoryBudget {
+            total_bytes: total,
+            reserve_bytes: reserve,
+            hot_cache_bytes: hot_cache,
+            block_cache_bytes: total - reserve - hot_cache,
+            memtable_bytes: (total / 8).clamp(4 << 20, 512 << 20),
+        }
+    }
+
+    /// Gives the caches of a running engine their shares (CONFIG SET).
+    pub fn apply(&self, engine: &firn_storage::Engine) {
+        engine.set_cache_budget(
+            self.block_cache_bytes as usize,
+            self.memtable_bytes as usize,
+            self.hot_cache_bytes,
+        );
+    }
 }
 
 /// Redis's memtoull: a number with an optional k/kb/m/mb/g/gb suffix
@@ -477,7 +520,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "maxmemory",
         mutable: true,
-        doc: "Memory budget for caches: 1/2 RocksDB block cache, 1/4 hot tier, 1/8 memtables (fixed at start); 0 = a 1 GiB budget. Data is never evicted: it lives on disk.",
+        doc: "Memory budget of the whole process, shared out as described under [Memory budget](#memory-budget); 0 = 1 GiB, values below 32mb count as 32mb. Only cached copies are evicted, never data: it lives on disk.",
         get: |c| c.maxmemory.to_string(),
         set: |c, a| {
             c.maxmemory = memory(a)?;
@@ -818,6 +861,45 @@ pub fn render_markdown() -> String {
         "\nMemory values accept Redis's units: `1k` = 1000, `1kb` = 1024, likewise `m`/`mb`, `g`/`gb`.\n",
     );
     out.push_str(LIMITS_DOC);
+    out.push_str(&render_memory_budget());
+    out
+}
+
+/// The "Memory budget" section of docs/configuration.md, with the shares
+/// computed by `MemoryBudget` itself.
+fn render_memory_budget() -> String {
+    let mib = |bytes: u64| format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64);
+    let mut out = String::from(
+        "\n## Memory budget\n\n\
+         `maxmemory` bounds the process, not just one cache. It is shared out at start\n\
+         (and again on `CONFIG SET maxmemory`) in fixed shares that add up to the budget:\n\n\
+         | share | of the budget | holds |\n|---|---|---|\n\
+         | reserve | 1/8 | no cache: client query and reply buffers, writes queued for the writer thread (the pending-write overlay), flush and compaction buffers, SST readers, allocator slack |\n\
+         | hot tier | 1/4 | Firn's own cache of meta records (a small string is stored whole in its meta record) |\n\
+         | RocksDB block cache | 5/8 | data blocks, index and filter blocks (partitioned; only the top level of each file and the blocks of level-0 files are pinned), and the memtables |\n\
+         | of which memtables | 1/8 (4 MiB to 512 MiB) | writes not yet flushed to SST files; they are charged to the block cache through RocksDB's write-buffer manager, which flushes when they reach their share and stalls writes if flushes fall behind |\n\n\
+         Index and filter blocks grow with the dataset, so they live in the block cache\n\
+         like data blocks instead of beside it: the budget holds whatever the dataset size.\n\
+         The column families share the one block cache. `maxmemory 0` means a 1 GiB\n\
+         budget; values below 32mb count as 32mb. A new `maxmemory` resizes the block\n\
+         cache, the memtable limit and the hot tier at once; each column family keeps the\n\
+         memtable size it was opened with until restart.\n\n\
+         | maxmemory | hot tier | block cache | of which memtables | reserve |\n|---|---|---|---|---|\n",
+    );
+    for (label, maxmemory) in [("64mb", 64u64 << 20), ("1gb (and 0)", 1 << 30)] {
+        let budget = MemoryBudget::of(maxmemory);
+        out.push_str(&format!(
+            "| {label} | {} | {} | {} | {} |\n",
+            mib(budget.hot_cache_bytes),
+            mib(budget.block_cache_bytes),
+            mib(budget.memtable_bytes),
+            mib(budget.reserve_bytes),
+        ));
+    }
+    out.push_str(
+        "\nINFO `memory` reports each component once (see docs/compatibility.md): \
+         `used_memory` is their sum, `used_memory_rss` what the kernel counts.\n",
+    );
     out
 }
 
@@ -881,6 +963,27 @@ mod tests {
         again.apply_text(&c.render()).unwrap();
         assert_eq!(again.port, 7001);
         assert_eq!(again.requirepass.as_deref(), Some("a b"));
+    }
+
+    #[test]
+    fn memory_budget_shares_add_up_to_the_budget() {
+        for maxmemory in [0, 1, 32 << 20, 64 << 20, 100_000_000, 1 << 30, 64 << 30] {
+            let b = MemoryBudget::of(maxmemory);
+            assert_eq!(
+                b.reserve_bytes + b.hot_cache_bytes + b.block_cache_bytes,
+                b.total_bytes,
+                "{maxmemory}"
+            );
+            assert!(b.memtable_bytes < b.block_cache_bytes, "{maxmemory}");
+            assert!(b.reserve_bytes >= b.total_bytes / 8, "{maxmemory}");
+        }
+        assert_eq!(MemoryBudget::of(0).total_bytes, 1 << 30);
+        assert_eq!(MemoryBudget::of(1).total_bytes, 32 << 20);
+        let b = MemoryBudget::of(64 << 20);
+        assert_eq!(
+            (b.hot_cache_bytes, b.block_cache_bytes, b.memtable_bytes),
+            (16 << 20, 40 << 20, 8 << 20)
+        );
     }
 
     #[test]

@@ -62,18 +62,6 @@ pub fn select_sections(args: &[String]) -> Vec<&'static str> {
     SECTIONS.iter().copied().filter(|s| wanted(s)).collect()
 }
 
-/// Resident set size in bytes, from /proc (0 where unavailable).
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .map_or(0, |pages| pages * 4096)
-}
-
 fn cpu_times() -> (f64, f64) {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage writes the struct we own; on failure we read zeros.
@@ -85,7 +73,7 @@ fn cpu_times() -> (f64, f64) {
     (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
-fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
     let mut value = n as f64;
     let mut unit = 0;
@@ -110,7 +98,7 @@ pub fn render(server: &Server, args: &[String]) -> String {
         match section {
             "server" => server_section(server, &mut out),
             "clients" => clients_section(server, &mut out),
-            "memory" => memory_section(server, &mut out),
+            "memory" => crate::info_memory::memory_section(server, &mut out),
             "persistence" => persistence_section(server, &mut out),
             "stats" => stats_section(server, &mut out),
             "replication" => replication_section(server, &mut out),
@@ -122,14 +110,14 @@ pub fn render(server: &Server, args: &[String]) -> String {
                 out.push_str("# Cluster\r\n");
                 line(&mut out, "cluster_enabled", 0);
             }
-            "storage" => storage_section(server, &mut out),
+            "storage" => crate::info_memory::storage_section(server, &mut out),
             _ => keyspace_section(server, &mut out),
         }
     }
     out
 }
 
-fn line(out: &mut String, name: &str, value: impl std::fmt::Display) {
+pub(crate) fn line(out: &mut String, name: &str, value: impl std::fmt::Display) {
     let _ = write!(out, "{name}:{value}\r\n");
 }
 
@@ -267,20 +255,6 @@ fn clients_section(server: &Server, out: &mut String) {
     line(out, "blocked_clients", 0);
     line(out, "tracking_clients", 0);
     line(out, "clients_in_timeout_table", 0);
-}
-
-fn memory_section(server: &Server, out: &mut String) {
-    let rss = rss_bytes();
-    let maxmemory = server.config().maxmemory;
-    out.push_str("# Memory\r\n");
-    line(out, "used_memory", rss);
-    line(out, "used_memory_human", human_bytes(rss));
-    line(out, "used_memory_rss", rss);
-    line(out, "used_memory_rss_human", human_bytes(rss));
-    line(out, "maxmemory", maxmemory);
-    line(out, "maxmemory_human", human_bytes(maxmemory));
-    line(out, "maxmemory_policy", "noeviction");
-    line(out, "mem_allocator", "libc");
 }
 
 fn persistence_section(server: &Server, out: &mut String) {
@@ -422,53 +396,6 @@ fn errorstats_section(server: &Server, out: &mut String) {
     out.push_str("# Errorstats\r\n");
     for (prefix, count) in server.stats.error_counts.lock().iter() {
         let _ = write!(out, "errorstat_{prefix}:count={count}\r\n");
-    }
-}
-
-fn storage_section(server: &Server, out: &mut String) {
-    let engine = &server.engine;
-    let stats = engine.stats();
-    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-    let (hot_hits, hot_misses, hot_entries, hot_bytes) = engine.hot_cache_stats();
-    let pool = server.cold_pool.state();
-    out.push_str("# Storage\r\n");
-    line(out, "engine", "rocksdb");
-    line(out, "hot_cache_hits", hot_hits);
-    line(out, "hot_cache_misses", hot_misses);
-    line(out, "hot_cache_entries", hot_entries);
-    line(out, "hot_cache_bytes", hot_bytes);
-    line(out, "memory_tier_reads", get(&stats.memory_reads));
-    line(out, "memory_tier_incomplete", get(&stats.incomplete_reads));
-    line(
-        out,
-        "cold_commands",
-        server.stats.cold_commands.load(Ordering::Relaxed),
-    );
-    line(out, "io_threads", server.config().io_threads);
-    line(out, "io_queue_length", pool.queued.load(Ordering::Relaxed));
-    line(out, "io_queue_max", pool.max_queued.load(Ordering::Relaxed));
-    line(out, "io_queue_rejected", get(&pool.rejected));
-    line(out, "io_completed", get(&pool.completed));
-    line(out, "commits", get(&stats.commits));
-    line(out, "commit_groups", get(&stats.commit_groups));
-    line(out, "pending_writes", engine.pending_writes());
-    line(out, "write_errors", get(&stats.write_errors));
-    for (field, property) in [
-        ("rocksdb_estimate_num_keys", "rocksdb.estimate-num-keys"),
-        ("rocksdb_sst_bytes", "rocksdb.total-sst-files-size"),
-        ("rocksdb_memtable_bytes", "rocksdb.cur-size-all-mem-tables"),
-        ("rocksdb_block_cache_bytes", "rocksdb.block-cache-usage"),
-        (
-            "rocksdb_pending_compaction_bytes",
-            "rocksdb.estimate-pending-compaction-bytes",
-        ),
-        (
-            "rocksdb_running_compactions",
-            "rocksdb.num-running-compactions",
-        ),
-        ("rocksdb_background_errors", "rocksdb.background-errors"),
-    ] {
-        line(out, field, engine.property_sum(property));
     }
 }
 

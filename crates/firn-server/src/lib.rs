@@ -2,6 +2,7 @@
 //! table and the command groups. Storage lives in `firn-storage`, the wire
 //! protocol in `firn-resp`.
 
+mod allocator;
 pub mod args;
 pub mod coldpool;
 pub mod command_table;
@@ -13,6 +14,7 @@ pub mod errors;
 pub mod exec;
 pub mod glob;
 pub mod info;
+mod info_memory;
 pub mod keyspecs;
 pub mod rdb;
 pub mod server;

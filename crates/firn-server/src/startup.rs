@@ -114,6 +114,7 @@ fn raise_fd_limit(maxclients: usize) -> usize {
 }
 
 pub fn run(mut config: Config) -> Result<(), String> {
+    crate::allocator::configure();
     init_logging(&config);
     config.maxclients = raise_fd_limit(config.maxclients);
     std::fs::create_dir_all(&config.dir)
@@ -123,14 +124,13 @@ pub fn run(mut config: Config) -> Result<(), String> {
             tracing::warn!(error = %e, "cannot write pidfile");
         }
     }
-    let (block_cache_bytes, hot_cache_bytes, write_buffer_bytes) =
-        crate::config::cache_budget(config.maxmemory);
+    let budget = crate::config::MemoryBudget::of(config.maxmemory);
     let engine = Engine::open(&EngineConfig {
         path: config.dir.join("db"),
         databases: config.databases,
-        block_cache_bytes,
-        hot_cache_bytes,
-        write_buffer_bytes,
+        block_cache_bytes: budget.block_cache_bytes as usize,
+        hot_cache_bytes: budget.hot_cache_bytes,
+        write_buffer_bytes: budget.memtable_bytes as usize,
         sync: crate::config::sync_policy(config.appendfsync),
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
@@ -165,6 +165,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     });
 
     let expiry = start_active_expiry(server.clone())?;
+    let trimmer = start_memory_trimmer(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("firn-net")
@@ -174,6 +175,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     server.request_shutdown();
     runtime.shutdown_timeout(Duration::from_secs(2));
     let _ = expiry.join();
+    let _ = trimmer.join();
     engine.shutdown();
     if !config.pidfile.is_empty() {
         let _ = std::fs::remove_file(&config.pidfile);
@@ -209,6 +211,27 @@ fn start_active_expiry(server: Arc<Server>) -> Result<std::thread::JoinHandle<()
             }
         })
         .map_err(|e| format!("cannot start the expiry thread: {e}"))
+}
+
+/// Hands freed heap pages back to the kernel every few seconds (see
+/// allocator.rs), so resident memory follows the caches' bounded usage.
+fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<()>, String> {
+    std::thread::Builder::new()
+        .name("firn-mem-trim".into())
+        .spawn(move || {
+            let mut shutdown = server.shutdown.subscribe();
+            let tick = Duration::from_millis(100);
+            let mut waited = Duration::ZERO;
+            while !*shutdown.borrow_and_update() {
+                std::thread::sleep(tick);
+                waited += tick;
+                if waited >= crate::allocator::TRIM_INTERVAL {
+                    crate::allocator::release_free_pages();
+                    waited = Duration::ZERO;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the memory trim thread: {e}"))
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {

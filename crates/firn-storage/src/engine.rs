@@ -7,16 +7,20 @@
 //! - per-database key counts live in the `System` CF and are written in the
 //!   same batch as the keys they count, so DBSIZE is exact after a crash;
 //! - collection versions come from a persisted monotonic counter and are
-//!   never reused, so a member whose version differs from its key's live
-//!   metadata is garbage that the compaction filter may drop.
+//!   never reused, so a member whose version differs from its key's stored
+//!   metadata is garbage that the compaction filter may drop
+//!   (member_filter.rs);
+//! - RocksDB's memory is one block cache: data blocks, index and filter
+//!   blocks and (through the write-buffer manager) the memtables are all
+//!   charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 use parking_lot::{Mutex, RwLock};
 use rocksdb::checkpoint::Checkpoint;
-use rocksdb::compaction_filter::Decision;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    DBCompressionType, Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
@@ -29,7 +33,7 @@ use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
 use crate::locks::{normalise, KeyGuard, KeyLocks};
-use crate::meta::Meta;
+use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
@@ -70,7 +74,11 @@ pub struct EngineConfig {
     /// Directory of the RocksDB instance.
     pub path: PathBuf,
     pub databases: usize,
+    /// Capacity of RocksDB's block cache, which also carries the memtables.
     pub block_cache_bytes: usize,
+    /// Memtable memory of all column families together (charged to the
+    /// block cache); beyond it the largest memtable is flushed, and writes
+    /// stall if flushes fall behind.
     pub write_buffer_bytes: usize,
     /// Firn's own hot tier of meta records (0 disables it).
     pub hot_cache_bytes: u64,
@@ -124,7 +132,8 @@ pub(crate) struct Inner {
     pub(crate) next_version: AtomicU64,
     pub(crate) counts: Counts,
     sync: AtomicU8,
-    block_cache: Mutex<Cache>,
+    pub(crate) block_cache: Mutex<Cache>,
+    write_buffers: Mutex<WriteBufferManager>,
     pub(crate) stats: EngineStats,
     pub(crate) databases: usize,
     db_map: RwLock<Vec<u8>>,
@@ -244,7 +253,12 @@ impl Engine {
         std::fs::create_dir_all(&config.path).map_err(|e| {
             StorageError::Rocks(format!("cannot create {}: {e}", config.path.display()))
         })?;
-        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(8 << 20));
+        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        let write_buffers = WriteBufferManager::new_write_buffer_manager_with_cache(
+            write_buffer_limit(config.write_buffer_bytes),
+            true,
+            cache.clone(),
+        );
         let weak: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
 
         let mut db_opts = Options::default();
@@ -254,6 +268,11 @@ impl Engine {
         db_opts.set_max_background_jobs(4);
         db_opts.set_bytes_per_sync(1 << 20);
         db_opts.set_keep_log_file_num(4);
+        db_opts.set_write_buffer_manager(&write_buffers);
+        // Each input file of a compaction gets a readahead buffer of this
+        // size, outside the block cache: RocksDB's 2 MB default made a
+        // compaction over a dozen files cost tens of MB beyond the budget.
+        db_opts.set_compaction_readahead_size(256 << 10);
         let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
             .iter()
             .map(|&cf| {
@@ -302,6 +321,7 @@ impl Engine {
             counts,
             sync: AtomicU8::new(config.sync as u8),
             block_cache: Mutex::new(cache.clone()),
+            write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
             db_map: RwLock::new(db_map),
@@ -375,12 +395,22 @@ impl Engine {
     }
 
     /// Resizes the caches for a new memory budget (CONFIG SET maxmemory):
-    /// block cache and hot tier keep their shares of it.
-    pub fn set_cache_budget(&self, block_cache_bytes: usize, hot_cache_bytes: u64) {
+    /// block cache, memtable limit and hot tier take their new shares.
+    /// Column families keep the memtable size they were opened with.
+    pub fn set_cache_budget(
+        &self,
+        block_cache_bytes: usize,
+        write_buffer_bytes: usize,
+        hot_cache_bytes: u64,
+    ) {
         self.inner
             .block_cache
             .lock()
-            .set_capacity(block_cache_bytes.max(8 << 20));
+            .set_capacity(block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        self.inner
+            .write_buffers
+            .lock()
+            .set_buffer_size(write_buffer_limit(write_buffer_bytes));
         self.inner.hot.set_capacity(hot_cache_bytes);
     }
 
@@ -560,6 +590,17 @@ impl Engine {
         self.inner.overlay.len()
     }
 
+    /// A database-wide RocksDB integer property (running compactions,
+    /// background errors), read once rather than per column family.
+    pub fn property(&self, name: &str) -> u64 {
+        self.inner
+            .db
+            .property_int_value(name)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    }
+
     /// A RocksDB integer property summed over the column families.
     pub fn property_sum(&self, name: &str) -> u64 {
         Cf::ALL
@@ -597,6 +638,12 @@ impl Engine {
     }
 }
 
+const MIN_BLOCK_CACHE_BYTES: usize = 8 << 20;
+
+fn write_buffer_limit(write_buffer_bytes: usize) -> usize {
+    write_buffer_bytes.max(2 << 20)
+}
+
 fn cf_options(
     cf: Cf,
     config: &EngineConfig,
@@ -608,49 +655,32 @@ fn cf_options(
     table.set_block_cache(cache);
     table.set_bloom_filter(10.0, false);
     table.set_block_size(16 << 10);
-    table.set_cache_index_and_filter_blocks(false);
+    // Index and filter blocks live in the block cache, so they are bounded
+    // by it however large the dataset grows. Partitioned, only the small
+    // top level of each file stays pinned (with L0's, which every read
+    // consults); the partitions come and go like data blocks.
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_cache_index_and_filter_blocks_with_high_priority(true);
+    table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+    table.set_partition_filters(true);
+    table.set_pin_top_level_index_and_filter(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     opts.set_block_based_table_factory(&table);
     opts.set_compression_type(DBCompressionType::Lz4);
     opts.set_bottommost_compression_type(DBCompressionType::Zstd);
-    opts.set_compaction_readahead_size(2 << 20);
     opts.set_level_zero_slowdown_writes_trigger(20);
     opts.set_level_zero_stop_writes_trigger(40);
+    // Strings and collection headers go to `meta`, big values and members
+    // to `data`: they get half the memtable budget each; the write-buffer
+    // manager flushes early when they are full together.
+    let total = write_buffer_limit(config.write_buffer_bytes);
     let write_buffer = match cf {
-        Cf::Meta | Cf::Data => config.write_buffer_bytes,
-        _ => (config.write_buffer_bytes / 4).max(4 << 20),
+        Cf::Meta | Cf::Data => total / 2,
+        _ => (total / 8).max(1 << 20),
     };
     opts.set_write_buffer_size(write_buffer);
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
-        let weak = weak.clone();
-        opts.set_compaction_filter(
-            "firn-orphan-members",
-            move |_level: u32, key: &[u8], _value: &[u8]| member_is_live(&weak, key),
-        );
+        opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(weak.clone()));
     }
     opts
-}
-
-/// Compaction filter for member CFs: drops members whose key is gone, was
-/// re-created under another version, or has expired.
-fn member_is_live(weak: &OnceLock<Weak<Inner>>, key: &[u8]) -> Decision {
-    let Some(inner) = weak.get().and_then(Weak::upgrade) else {
-        return Decision::Keep;
-    };
-    let Some((db, user_key, version)) = keys::parse_member_key(key) else {
-        return Decision::Keep;
-    };
-    let Some(meta_cf) = inner.cf(Cf::Meta) else {
-        return Decision::Keep;
-    };
-    match inner.db.get_cf(meta_cf, keys::meta_key(db, user_key)) {
-        Ok(None) => Decision::Remove,
-        Ok(Some(raw)) => match Meta::decode(&Bytes::from(raw)) {
-            Ok(meta) if meta.version() == Some(version) && !meta.is_expired(crate::now_ms()) => {
-                Decision::Keep
-            }
-            Ok(_) => Decision::Remove,
-            Err(_) => Decision::Keep,
-        },
-        Err(_) => Decision::Keep,
-    }
 }

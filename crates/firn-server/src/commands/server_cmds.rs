@@ -251,8 +251,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.server
         .engine
         .set_sync_policy(crate::config::sync_policy(updated.appendfsync));
-    let (block_cache, hot_cache, _) = crate::config::cache_budget(updated.maxmemory);
-    ctx.server.engine.set_cache_budget(block_cache, hot_cache);
+    crate::config::MemoryBudget::of(updated.maxmemory).apply(&ctx.server.engine);
     *ctx.server.config.write() = updated;
     Ok(Reply::ok())
 }

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Peak memory of firn under a dataset far larger than maxmemory.
+#
+#   bench/memory.sh [maxmemory_mb] [keys] [value_bytes]
+#   FIRN_BEFORE=/path/to/older/firn bench/memory.sh   # also measure that build
+#
+# Builds firn and firn-load (release), then for each binary (FIRN_BEFORE
+# first, if given) starts it on a free loopback port with a temporary data
+# dir and `--maxmemory <maxmemory_mb>mb`, and runs three phases while a
+# sampler reads VmRSS from /proc every 200 ms:
+#   load   firn-load writes `keys` poorly compressible values (default 1M x
+#          1000 B = 1 GB, 16x a 64 MB budget), 64 SETs pipelined per client;
+#   mix    20 s of random GETs over the whole range (mostly cold reads) by
+#          4 clients while 2 clients SET random keys;
+#   bench  redis-benchmark GET and SET, 50 clients, -P 1 and -P 16, 100,000
+#          keys with 3-byte values (hot keys: the cache settings must not
+#          slow them).
+# Prints a Markdown table: peak RSS (the kernel's VmHWM) against the target
+# 1.1 x maxmemory + 30 MB, per-phase peaks, INFO used_memory at the end and
+# throughputs. Every server is stopped on exit, even on failure; each step
+# has a time limit, so the script ends within 10 minutes.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../scripts/env.sh"
+maxmemory_mb="${1:-64}"
+keys="${2:-1000000}"
+value_bytes="${3:-1000}"
+bench_requests=200000
+
+cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
+firn_after="$CARGO_TARGET_DIR/release/firn"
+load="$CARGO_TARGET_DIR/release/firn-load"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ping() {
+    for _ in $(seq 1 300); do
+        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "server on port $1 did not start" >&2
+    exit 1
+}
+mb() { python3 -c "import sys; print(f'{int(sys.argv[1])/1048576:.1f}')" "$1"; }
+kib_field() { awk -v f="$2:" '$1==f {print $2*1024}' "/proc/$1/status"; }
+json_field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]]))" "$1" "$2"; }
+rps() { # port pipeline test -> requests/s
+    timeout 120 redis-benchmark -p "$1" -c 50 -n "$bench_requests" -r 100000 -P "$2" -t "$3" --csv -q 2>/dev/null \
+        | awk -F, -v t="\"${3^^}\"" '$1==t {gsub(/"/,"",$2); printf "%d", $2}'
+}
+phase_peak() { awk -v p="$2" '$1==p && $2>m {m=$2} END {print m+0}' "$1"; }
+
+target_bytes=$(python3 -c "print(int(1.1*$maxmemory_mb*1048576 + 30*1048576))")
+rows=()
+
+measure() { # label binary
+    local label="$1" bin="$2" port dir samples phase_file pid sampler
+    port=$(free_port)
+    dir="$work/$label"
+    samples="$work/$label.rss"
+    phase_file="$work/$label.phase"
+    mkdir -p "$dir"
+    echo start >"$phase_file"
+    "$bin" --port "$port" --bind 127.0.0.1 --dir "$dir" --maxmemory "${maxmemory_mb}mb" \
+        --loglevel warning >"$work/$label.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    wait_ping "$port"
+    (
+        while kill -0 "$pid" 2>/dev/null; do
+            rss=$(kib_field "$pid" VmRSS 2>/dev/null || true)
+            [ -n "$rss" ] && echo "$(cat "$phase_file") $rss" >>"$samples"
+            sleep 0.2
+        done
+    ) &
+    sampler=$!
+    pids+=("$sampler")
+
+    echo load >"$phase_file"
+    local loaded
+    loaded=$(timeout 300 "$load" --port "$port" --mode load --keys "$keys" \
+        --value-size "$value_bytes" --clients 8)
+    echo mix >"$phase_file"
+    timeout 60 "$load" --port "$port" --mode set --keys "$keys" --value-size "$value_bytes" \
+        --clients 2 --seconds 20 >"$work/$label.mixset" &
+    local mixset=$!
+    local mixget
+    mixget=$(timeout 60 "$load" --port "$port" --mode get --keys "$keys" --clients 4 --seconds 20)
+    wait "$mixset"
+    echo bench >"$phase_file"
+    local get1 get16 set1 set16
+    get1=$(rps "$port" 1 get)
+    set1=$(rps "$port" 1 set)
+    get16=$(rps "$port" 16 get)
+    set16=$(rps "$port" 16 set)
+    local used peak
+    used=$(redis-cli -p "$port" INFO memory | tr -d '\r' | awk -F: '$1=="used_memory" {print $2}')
+    peak=$(kib_field "$pid" VmHWM)
+    redis-cli -p "$port" INFO memory | tr -d '\r' >"$work/$label.info"
+    redis-cli -p "$port" INFO storage | tr -d '\r' >>"$work/$label.info"
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    local verdict="no"
+    [ "$peak" -le "$target_bytes" ] && verdict="yes"
+    rows+=("| $label | $(mb "$peak") | $(python3 -c "print(f'{$peak/($maxmemory_mb*1048576):.2f}')") | $verdict | $(mb "$(phase_peak "$samples" load)") | $(mb "$(phase_peak "$samples" mix)") | $(mb "$(phase_peak "$samples" bench)") | $(mb "$used") | $(json_field "$loaded" ops_per_sec) | $(json_field "$mixget" ops_per_sec) | $get1 | $set1 | $get16 | $set16 |")
+    echo "--- $label: INFO memory and storage at the end" >&2
+    grep -E '^(used_memory|mem_|maxmemory_|rocksdb_(block_cache|memtable|index|table|sst))' "$work/$label.info" >&2 || true
+}
+
+if [ -n "${FIRN_BEFORE:-}" ]; then
+    measure before "$FIRN_BEFORE"
+fi
+measure after "$firn_after"
+
+echo "| build | peak RSS MB | peak / maxmemory | within target | load peak MB | mix peak MB | bench peak MB | used_memory MB | load SET/s | mix GET/s | GET -P1 | SET -P1 | GET -P16 | SET -P16 |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for row in "${rows[@]}"; do echo "$row"; done
+echo
+echo "maxmemory=${maxmemory_mb}mb target=1.1 x maxmemory + 30 MB = $(mb "$target_bytes") MB; keys=$keys x ${value_bytes} B loaded by firn-load (8 clients, 64 SETs pipelined); mix = 20 s of 4 GET + 2 SET clients over all keys; redis-benchmark: 50 clients, $bench_requests requests over 100,000 keys, 3-byte values; $(nproc) cores"

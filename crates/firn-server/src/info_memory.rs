@@ -1,0 +1,156 @@
+//! INFO `memory` and `storage`: where the memory budget goes and Firn's
+//! storage tiers.
+//!
+//! `used_memory` is the sum of what Firn can count, each component once:
+//! the hot tier, the RocksDB block cache (one cache shared by every column
+//! family; it contains the memtables and the index and filter blocks, which
+//! are shown as parts of it, not added again), SST readers' memory outside
+//! the cache, writes queued for the writer (the pending-write overlay) and
+//! the clients' query buffers. It leaves out what no component tracks:
+//! allocator slack, thread stacks, the program itself, flush and
+//! compaction buffers. `used_memory_rss` is what the kernel counts.
+
+use std::sync::atomic::Ordering;
+
+use crate::config::MemoryBudget;
+use crate::info::{human_bytes, line};
+use crate::server::Server;
+
+/// Resident set size and its peak in bytes, from /proc (0 where unavailable).
+fn rss_and_peak_bytes() -> (u64, u64) {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return (0, 0);
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .map_or(0, |kib| kib * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Bytes clients have sent that are not parsed yet.
+fn client_query_buffer_bytes(server: &Server) -> u64 {
+    server
+        .clients
+        .lock()
+        .values()
+        .map(|c| c.query_buffer.load(Ordering::Relaxed))
+        .sum()
+}
+
+pub fn memory_section(server: &Server, out: &mut String) {
+    let engine = server.engine.memory_usage();
+    let clients = client_query_buffer_bytes(server);
+    let used = engine.total_bytes() + clients;
+    let (rss, rss_peak) = rss_and_peak_bytes();
+    let maxmemory = server.config().maxmemory;
+    let budget = MemoryBudget::of(maxmemory);
+    out.push_str("# Memory\r\n");
+    line(out, "used_memory", used);
+    line(out, "used_memory_human", human_bytes(used));
+    line(out, "used_memory_rss", rss);
+    line(out, "used_memory_rss_human", human_bytes(rss));
+    line(out, "used_memory_rss_peak", rss_peak);
+    line(out, "used_memory_rss_peak_human", human_bytes(rss_peak));
+    line(out, "mem_clients_normal", clients);
+    line(out, "mem_hot_tier", engine.hot_tier_bytes);
+    line(out, "mem_block_cache", engine.block_cache_bytes);
+    line(out, "mem_block_cache_memtables", engine.memtable_bytes);
+    line(
+        out,
+        "mem_block_cache_index_filter",
+        engine.index_filter_bytes,
+    );
+    line(out, "mem_table_readers", engine.table_reader_bytes);
+    line(out, "mem_pending_writes", engine.pending_write_bytes);
+    line(out, "maxmemory", maxmemory);
+    line(out, "maxmemory_human", human_bytes(maxmemory));
+    line(out, "maxmemory_policy", "noeviction");
+    line(out, "maxmemory_budget", budget.total_bytes);
+    line(out, "maxmemory_hot_tier", budget.hot_cache_bytes);
+    line(out, "maxmemory_block_cache", budget.block_cache_bytes);
+    line(out, "maxmemory_memtables", budget.memtable_bytes);
+    line(out, "maxmemory_reserve", budget.reserve_bytes);
+    line(out, "mem_allocator", "libc");
+}
+
+pub fn storage_section(server: &Server, out: &mut String) {
+    let engine = &server.engine;
+    let stats = engine.stats();
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    let (hot_hits, hot_misses, hot_entries, hot_bytes) = engine.hot_cache_stats();
+    let memory = engine.memory_usage();
+    let pool = server.cold_pool.state();
+    out.push_str("# Storage\r\n");
+    line(out, "engine", "rocksdb");
+    line(out, "hot_cache_hits", hot_hits);
+    line(out, "hot_cache_misses", hot_misses);
+    line(out, "hot_cache_entries", hot_entries);
+    line(out, "hot_cache_bytes", hot_bytes);
+    line(out, "memory_tier_reads", get(&stats.memory_reads));
+    line(out, "memory_tier_incomplete", get(&stats.incomplete_reads));
+    line(
+        out,
+        "cold_commands",
+        server.stats.cold_commands.load(Ordering::Relaxed),
+    );
+    line(out, "io_threads", server.config().io_threads);
+    line(out, "io_queue_length", pool.queued.load(Ordering::Relaxed));
+    line(out, "io_queue_max", pool.max_queued.load(Ordering::Relaxed));
+    line(out, "io_queue_rejected", get(&pool.rejected));
+    line(out, "io_completed", get(&pool.completed));
+    line(out, "commits", get(&stats.commits));
+    line(out, "commit_groups", get(&stats.commit_groups));
+    line(out, "pending_writes", engine.pending_writes());
+    line(out, "pending_write_bytes", memory.pending_write_bytes);
+    line(out, "write_errors", get(&stats.write_errors));
+    line(out, "rocksdb_block_cache_bytes", memory.block_cache_bytes);
+    line(
+        out,
+        "rocksdb_block_cache_capacity",
+        memory.block_cache_capacity_bytes,
+    );
+    line(
+        out,
+        "rocksdb_block_cache_pinned_bytes",
+        memory.block_cache_pinned_bytes,
+    );
+    line(out, "rocksdb_memtable_bytes", memory.memtable_bytes);
+    line(out, "rocksdb_index_filter_bytes", memory.index_filter_bytes);
+    line(
+        out,
+        "rocksdb_table_readers_bytes",
+        memory.table_reader_bytes,
+    );
+    for (field, property) in [
+        ("rocksdb_estimate_num_keys", "rocksdb.estimate-num-keys"),
+        ("rocksdb_sst_bytes", "rocksdb.total-sst-files-size"),
+        (
+            "rocksdb_pending_compaction_bytes",
+            "rocksdb.estimate-pending-compaction-bytes",
+        ),
+    ] {
+        line(out, field, engine.property_sum(property));
+    }
+    // Database-wide: summing them over column families would count each
+    // six times.
+    line(
+        out,
+        "rocksdb_running_compactions",
+        engine.property("rocksdb.num-running-compactions"),
+    );
+    line(
+        out,
+        "rocksdb_background_errors",
+        engine.property("rocksdb.background-errors"),
+    );
+}
