@@ -522,9 +522,14 @@ impl<'e> Txn<'e> {
     /// fence in the overlay) although RocksDB drops the data only when the
     /// writer commits. The caller holds every key lock.
     pub fn flush_databases(&mut self, db: Option<u8>) {
+        // Only the configured databases can hold keys: SWAPDB permutes the
+        // physical ids among them. Every range delete costs every later
+        // read a tombstone check until compaction, so none is wasted.
         let targets: Vec<u8> = match db {
             Some(db) => vec![self.physical(db)],
-            None => (0..MAX_DATABASES).map(|d| d as u8).collect(),
+            None => (0..self.inner.databases)
+                .map(|d| self.physical(d as u8))
+                .collect(),
         };
         for pdb in targets {
             self.delete_database(pdb);
