@@ -1,7 +1,23 @@
 //! The cold-read pool: a fixed set of OS threads (`io-threads`) where
 //! commands whose data is not in memory run with blocking RocksDB reads.
 //! The queue is bounded (`io-queue-max`): when it is full the command gets
-//! an error at once instead of the queue growing without bound.
+//! an error at once instead of the queue growing without bound. Pool
+//! threads run at a lower CPU priority than the network threads, so on a
+//! busy machine cold reads take the CPU time hot requests leave.
+
+/// Niceness of the cold-read pool and of long commands' threads.
+pub const BACKGROUND_NICE: libc::c_int = 10;
+
+/// Lowers the calling thread's CPU priority to [`BACKGROUND_NICE`]. On
+/// Linux, PRIO_PROCESS with a thread id re-nices that thread alone; a
+/// failure is harmless (the thread keeps the normal priority).
+pub fn lower_thread_priority() {
+    // SAFETY: plain syscalls on integers.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE);
+    }
+}
 
 use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -38,6 +54,7 @@ impl ColdReadPool {
             std::thread::Builder::new()
                 .name(format!("firn-io-{i}"))
                 .spawn(move || {
+                    lower_thread_priority();
                     while let Ok(job) = rx.recv() {
                         state.queued.fetch_sub(1, Ordering::AcqRel);
                         job();

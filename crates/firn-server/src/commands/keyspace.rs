@@ -147,9 +147,6 @@ fn defer(ctx: &mut Ctx<'_>, job: impl FnOnce(&Arc<Server>) -> CmdResult + Send +
     })));
 }
 
-/// Niceness of the threads long commands run on.
-const BACKGROUND_NICE: libc::c_int = 10;
-
 /// Runs `work` on a fresh thread with a lower CPU priority, so that on a
 /// busy machine a long scan takes the CPU time the network threads leave
 /// rather than competing with them for it. A fresh thread costs tens of
@@ -164,13 +161,7 @@ fn run_in_background(work: impl FnOnce() -> CmdResult + Send) -> CmdResult {
         let spawned = std::thread::Builder::new()
             .name("firn-long-cmd".into())
             .spawn_scoped(scope, || {
-                // SAFETY: plain syscalls on integers. On Linux, PRIO_PROCESS
-                // with a thread id re-nices that thread alone; failing to
-                // is harmless.
-                unsafe {
-                    let tid = libc::gettid() as libc::id_t;
-                    libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE);
-                }
+                crate::coldpool::lower_thread_priority();
                 take().map(|work| work())
             });
         match spawned {
