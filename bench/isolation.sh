@@ -20,19 +20,7 @@ cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "
 firn="$CARGO_TARGET_DIR/release/firn"
 load="$CARGO_TARGET_DIR/release/firn-load"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ping() {
-    for _ in $(seq 1 300); do redis-cli -p "$1" PING >/dev/null 2>&1 && return 0; sleep 0.1; done
-    echo "server on port $1 did not start" >&2; exit 1
-}
+source "$here/lib.sh"
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.1f}')" "$1" "$2"; }
 hot() { "$load" --port "$1" --mode get --prefix hot: --keys 1000 --clients 4 --seconds "$seconds"; }

@@ -31,24 +31,7 @@ cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "
 firn_after="$CARGO_TARGET_DIR/release/firn"
 load="$CARGO_TARGET_DIR/release/firn-load"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ping() {
-    for _ in $(seq 1 300); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "server on port $1 did not start" >&2
-    exit 1
-}
+source "$here/lib.sh"
 mb() { python3 -c "import sys; print(f'{int(sys.argv[1])/1048576:.1f}')" "$1"; }
 kib_field() { awk -v f="$2:" '$1==f {print $2*1024}' "/proc/$1/status"; }
 json_field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]]))" "$1" "$2"; }

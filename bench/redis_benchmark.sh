@@ -22,24 +22,7 @@ keyspace="${2:-100000}"
 cargo build --release --locked -q -p firn-server --manifest-path "$here/../Cargo.toml"
 firn="$CARGO_TARGET_DIR/release/firn"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ping() {
-    for _ in $(seq 1 300); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "server on port $1 did not start" >&2
-    exit 1
-}
+source "$here/lib.sh"
 
 redis_port=$(free_port)
 aof_port=$(free_port)

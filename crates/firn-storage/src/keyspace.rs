@@ -364,19 +364,9 @@ impl KeyspaceView<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EngineConfig, ExpireAction, ReadMode, SyncPolicy};
+    use crate::{ExpireAction, ReadMode};
 
-    fn open(dir: &std::path::Path) -> Engine {
-        Engine::open(&EngineConfig {
-            path: dir.join("db"),
-            databases: 16,
-            block_cache_bytes: 16 << 20,
-            write_buffer_bytes: 4 << 20,
-            hot_cache_bytes: 1 << 20,
-            sync: SyncPolicy::EverySec,
-        })
-        .expect("open engine")
-    }
+    use crate::tests::open;
 
     /// Queues one SET without waiting for it to be committed.
     fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {

@@ -7,7 +7,7 @@ use crate::{
     CHUNK_SIZE,
 };
 
-fn open(dir: &std::path::Path) -> Engine {
+pub(crate) fn open(dir: &std::path::Path) -> Engine {
     Engine::open(&EngineConfig {
         path: dir.join("db"),
         databases: 16,
