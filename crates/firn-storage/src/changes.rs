@@ -44,17 +44,42 @@ pub(crate) fn channel() -> ChangeSender {
 
 /// The WAL record of a batch: `db:u8` then each command as a RESP array of
 /// bulk strings, exactly what a replica would be sent after a SELECT.
+/// Built on the writer thread, which bounds write throughput: one
+/// allocation per record, no formatting machinery.
 pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {
-    let mut out = vec![db];
+    let size: usize = commands
+        .iter()
+        .map(|c| 16 + c.iter().map(|a| a.len() + 16).sum::<usize>())
+        .sum();
+    let mut out = Vec::with_capacity(1 + size);
+    out.push(db);
     for command in commands {
-        out.extend_from_slice(format!("*{}\r\n", command.len()).as_bytes());
+        push_header(&mut out, b'*', command.len());
         for arg in command {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            push_header(&mut out, b'$', arg.len());
             out.extend_from_slice(arg);
             out.extend_from_slice(b"\r\n");
         }
     }
     out
+}
+
+/// `<tag><n>\r\n` in decimal.
+fn push_header(out: &mut Vec<u8>, tag: u8, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push(tag);
+    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Decodes [`encode_log_record`]; `None` if the record is malformed.

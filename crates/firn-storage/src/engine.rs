@@ -468,9 +468,12 @@ impl Engine {
     /// holding them moves the keys to other stripes: then it locks again.
     pub async fn lock_keys(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
         loop {
+            // A SWAPDB bumps the epoch when it is submitted, so an epoch
+            // unchanged once the stripes are held means the map is too.
+            let epoch = self.inner.locks.epoch();
             let stripes = self.stripes_of(keys);
             let guard = self.inner.locks.lock(&stripes).await;
-            if self.stripes_of(keys) == stripes {
+            if self.inner.locks.epoch() == epoch || self.stripes_of(keys) == stripes {
                 return guard;
             }
         }

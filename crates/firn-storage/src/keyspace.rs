@@ -281,19 +281,8 @@ impl Engine {
     pub fn keyspace_view(&self, db: u8) -> Result<KeyspaceView<'_>> {
         let inner = self.inner();
         let barrier = inner.submit(CommitBatch {
-            seq: 0,
-            writes: Default::default(),
-            range_deletes: Vec::new(),
-            count_deltas: Vec::new(),
-            count_resets: Vec::new(),
-            max_version: 0,
-            stripes: Vec::new(),
-            flushes: Vec::new(),
-            swap: None,
             db,
-            keys: Vec::new(),
-            commands: Vec::new(),
-            ticket: None,
+            ..Default::default()
         })?;
         let _written_or_given_up = barrier.wait_blocking();
         Ok(KeyspaceView {

@@ -95,6 +95,11 @@ impl KeyLocks {
         }
     }
 
+    /// Changes with every whole-database batch (flush, swap).
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
     pub fn bump_epoch(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
     }

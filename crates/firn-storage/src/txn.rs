@@ -47,20 +47,12 @@ pub(crate) enum ScanStep {
 pub struct Txn<'e> {
     pub(crate) inner: &'e Inner,
     mode: ReadMode,
-    now_ms: u64,
-    writes: BTreeMap<Vec<u8>, Option<Bytes>>,
-    range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
-    count_deltas: Vec<(u8, i64, i64)>,
-    count_resets: Vec<u8>,
-    max_version: u64,
     /// The caller holds the locks of every key this transaction touches.
     locked: bool,
-    /// Live keys found and not found by `meta` (INFO keyspace_hits/misses).
-    key_hits: u64,
-    key_misses: u64,
-    effects: Effects,
     /// Engine maintenance (expiry) ignores the `debug-cold-reads` aid.
     maintenance: bool,
+    /// What the transaction read and produced; detachable (see TxnParts).
+    st: TxnParts,
 }
 
 impl TxnParts {
@@ -79,6 +71,7 @@ pub struct TxnParts {
     count_deltas: Vec<(u8, i64, i64)>,
     count_resets: Vec<u8>,
     max_version: u64,
+    /// Live keys found and not found by `meta` (INFO keyspace_hits/misses).
     key_hits: u64,
     key_misses: u64,
     effects: Effects,
@@ -122,17 +115,19 @@ impl<'e> Txn<'e> {
         Txn {
             inner,
             mode,
-            now_ms,
-            writes: BTreeMap::new(),
-            range_deletes: Vec::new(),
-            count_deltas: Vec::new(),
-            count_resets: Vec::new(),
-            max_version: 0,
             locked,
-            key_hits: 0,
-            key_misses: 0,
-            effects: Effects::default(),
             maintenance: false,
+            st: TxnParts {
+                now_ms,
+                writes: BTreeMap::new(),
+                range_deletes: Vec::new(),
+                count_deltas: Vec::new(),
+                count_resets: Vec::new(),
+                max_version: 0,
+                key_hits: 0,
+                key_misses: 0,
+                effects: Effects::default(),
+            },
         }
     }
 
@@ -154,66 +149,55 @@ impl<'e> Txn<'e> {
         Txn {
             inner,
             mode,
-            now_ms: parts.now_ms,
-            writes: parts.writes,
-            range_deletes: parts.range_deletes,
-            count_deltas: parts.count_deltas,
-            count_resets: parts.count_resets,
-            max_version: parts.max_version,
             locked: true,
-            key_hits: parts.key_hits,
-            key_misses: parts.key_misses,
-            effects: parts.effects,
             maintenance: false,
+            st: parts,
         }
     }
 
     /// Detaches the results (to cross from the pool back to a connection).
     pub fn into_parts(self) -> TxnParts {
-        TxnParts {
-            now_ms: self.now_ms,
-            writes: self.writes,
-            range_deletes: self.range_deletes,
-            count_deltas: self.count_deltas,
-            count_resets: self.count_resets,
-            max_version: self.max_version,
-            key_hits: self.key_hits,
-            key_misses: self.key_misses,
-            effects: self.effects,
-        }
+        self.st
     }
 
     /// The logical database whose commands this batch replays.
     pub fn set_db(&mut self, db: u8) {
-        self.effects.db = db;
+        self.st.effects.db = db;
     }
 
     /// The replay form of the command; by default the server records the
     /// command as it was received. Handlers of non-deterministic commands
     /// call this with their deterministic form.
     pub fn set_replay(&mut self, commands: Vec<Vec<Bytes>>) {
-        self.effects.commands = commands;
+        self.st.effects.commands = commands;
     }
 
     /// Whether a handler already set the replay form.
     pub fn has_replay(&self) -> bool {
-        !self.effects.commands.is_empty()
+        !self.st.effects.commands.is_empty()
     }
 
     fn depend_on(&mut self, ticket: &Ticket) {
-        if !ticket.is_done() && !self.effects.depends.iter().any(|t| t.seq() == ticket.seq()) {
-            self.effects.depends.push(ticket.clone());
+        if !ticket.is_done()
+            && !self
+                .st
+                .effects
+                .depends
+                .iter()
+                .any(|t| t.seq() == ticket.seq())
+        {
+            self.st.effects.depends.push(ticket.clone());
         }
     }
 
     /// `(hits, misses)` of key lookups so far.
     pub fn key_lookups(&self) -> (u64, u64) {
-        (self.key_hits, self.key_misses)
+        (self.st.key_hits, self.st.key_misses)
     }
 
     /// The command's clock: fixed for its whole execution, as in Redis.
     pub fn now_ms(&self) -> u64 {
-        self.now_ms
+        self.st.now_ms
     }
 
     pub fn mode(&self) -> ReadMode {
@@ -221,7 +205,7 @@ impl<'e> Txn<'e> {
     }
 
     pub fn has_writes(&self) -> bool {
-        !self.writes.is_empty() || !self.range_deletes.is_empty()
+        !self.st.writes.is_empty() || !self.st.range_deletes.is_empty()
     }
 
     pub(crate) fn physical(&self, db: u8) -> u8 {
@@ -229,7 +213,7 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn get(&mut self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
-        if let Some(local) = self.writes.get(&overlay_key(cf, key)) {
+        if let Some(local) = self.st.writes.get(&overlay_key(cf, key)) {
             return Ok(local.clone());
         }
         match self.inner.overlay.get(cf, key) {
@@ -288,11 +272,11 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn put(&mut self, cf: Cf, key: &[u8], value: Bytes) {
-        self.writes.insert(overlay_key(cf, key), Some(value));
+        self.st.writes.insert(overlay_key(cf, key), Some(value));
     }
 
     pub(crate) fn delete(&mut self, cf: Cf, key: &[u8]) {
-        self.writes.insert(overlay_key(cf, key), None);
+        self.st.writes.insert(overlay_key(cf, key), None);
     }
 
     /// Visits live entries of `cf` in `[start, end)` in key order, merging
@@ -315,7 +299,7 @@ impl<'e> Txn<'e> {
             Some(end) => overlay_key(cf, end),
             None => vec![cf as u8 + 1],
         };
-        for (k, v) in self.writes.range(lo..hi) {
+        for (k, v) in self.st.writes.range(lo..hi) {
             extra.insert(k[1..].to_vec(), v.clone());
         }
         if self.forced_cold() {
@@ -388,7 +372,7 @@ impl<'e> Txn<'e> {
     /// A fresh collection version, unique for the life of the database.
     pub(crate) fn alloc_version(&mut self) -> u64 {
         let version = self.inner.next_version.fetch_add(1, Ordering::AcqRel) + 1;
-        self.max_version = self.max_version.max(version);
+        self.st.max_version = self.st.max_version.max(version);
         version
     }
 
@@ -405,13 +389,14 @@ impl<'e> Txn<'e> {
     pub fn meta(&mut self, db: u8, key: &[u8]) -> Result<Option<Meta>> {
         let pdb = self.physical(db);
         let found = match self.raw_meta(pdb, key)? {
-            Some(meta) if meta.is_expired(self.now_ms) => {
+            Some(meta) if meta.is_expired(self.st.now_ms) => {
                 self.remove_meta_physical(pdb, key, Some(&meta));
-                self.effects
+                self.st
+                    .effects
                     .expired
                     .push((pdb, Bytes::copy_from_slice(key), meta.expire_at_ms));
                 // Replicas see the lazy expiry as a DEL, before the command.
-                self.effects.implied.push(vec![
+                self.st.effects.implied.push(vec![
                     Bytes::from_static(b"DEL"),
                     Bytes::copy_from_slice(key),
                 ]);
@@ -424,9 +409,9 @@ impl<'e> Txn<'e> {
             other => other,
         };
         if found.is_some() {
-            self.key_hits += 1;
+            self.st.key_hits += 1;
         } else {
-            self.key_misses += 1;
+            self.st.key_misses += 1;
         }
         Ok(found)
     }
@@ -465,7 +450,7 @@ impl<'e> Txn<'e> {
         let pdb = self.physical(db);
         match self.raw_meta(pdb, key)? {
             Some(meta) => {
-                let live = !meta.is_expired(self.now_ms);
+                let live = !meta.is_expired(self.st.now_ms);
                 self.remove_meta_physical(pdb, key, Some(&meta));
                 Ok(live)
             }
@@ -486,12 +471,17 @@ impl<'e> Txn<'e> {
         if keys == 0 && expires == 0 {
             return;
         }
-        match self.count_deltas.iter_mut().find(|(db, _, _)| *db == pdb) {
+        match self
+            .st
+            .count_deltas
+            .iter_mut()
+            .find(|(db, _, _)| *db == pdb)
+        {
             Some(entry) => {
                 entry.1 += keys;
                 entry.2 += expires;
             }
-            None => self.count_deltas.push((pdb, keys, expires)),
+            None => self.st.count_deltas.push((pdb, keys, expires)),
         }
     }
 
@@ -503,17 +493,17 @@ impl<'e> Txn<'e> {
             None => vec![0xFF; 4],
         };
         for cf in [Cf::Meta, Cf::Data, Cf::ZScore, Cf::Stream] {
-            self.range_deletes.push((cf, start.clone(), end.clone()));
+            self.st.range_deletes.push((cf, start.clone(), end.clone()));
         }
-        self.count_deltas.retain(|(db, _, _)| *db != pdb);
-        self.count_resets.push(pdb);
+        self.st.count_deltas.retain(|(db, _, _)| *db != pdb);
+        self.st.count_resets.push(pdb);
         // Pending writes of this database made by this transaction before
         // the flush are moot.
-        self.writes.retain(|k, _| {
+        self.st.writes.retain(|k, _| {
             let cf = k.first().and_then(|&b| Cf::from_u8(b));
             !matches!(cf.and_then(|cf| pdb_of_raw(cf, &k[1..])), Some(p) if p == pdb)
         });
-        self.effects.flushes.push(pdb);
+        self.st.effects.flushes.push(pdb);
         debug_assert!((pdb as usize) < MAX_DATABASES);
     }
 
@@ -539,22 +529,22 @@ impl<'e> Txn<'e> {
     /// SWAPDB: only the logical→physical map changes, when the batch is
     /// submitted. The caller holds every key lock.
     pub fn swap_databases(&mut self, a: u8, b: u8) {
-        self.effects.swap = Some((a, b));
+        self.st.effects.swap = Some((a, b));
     }
 
     /// Hands the writes to the writer. Returns the tickets the reply must
     /// wait for: this batch's (if it wrote anything) and those of other
     /// pending batches whose writes it read.
     pub fn commit(self) -> Result<Vec<Ticket>> {
-        let mut effects = self.effects;
-        if self.writes.is_empty() && self.range_deletes.is_empty() && effects.swap.is_none() {
+        let mut effects = self.st.effects;
+        if self.st.writes.is_empty() && self.st.range_deletes.is_empty() && effects.swap.is_none() {
             return Ok(effects.depends);
         }
         if let Some(error) = self.inner.write_error_text() {
             return Err(StorageError::WriteFailed(error));
         }
-        let keys = changed_keys(&self.writes);
         let mut stripes: Vec<usize> = self
+            .st
             .writes
             .keys()
             .filter_map(|k| {
@@ -567,16 +557,15 @@ impl<'e> Txn<'e> {
         commands.append(&mut effects.commands);
         let ticket = self.inner.submit(CommitBatch {
             seq: 0,
-            writes: self.writes,
-            range_deletes: self.range_deletes,
-            count_deltas: self.count_deltas,
-            count_resets: self.count_resets,
-            max_version: self.max_version,
+            writes: self.st.writes,
+            range_deletes: self.st.range_deletes,
+            count_deltas: self.st.count_deltas,
+            count_resets: self.st.count_resets,
+            max_version: self.st.max_version,
             stripes,
             flushes: effects.flushes,
             swap: effects.swap,
             db: effects.db,
-            keys,
             commands,
             ticket: None,
         })?;
@@ -588,7 +577,7 @@ impl<'e> Txn<'e> {
 
 /// `(physical db, user key)` of every key a batch writes, from the raw keys
 /// of its meta and member writes.
-fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
+pub(crate) fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
     let mut keys: Vec<(u8, Bytes)> = Vec::new();
     let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
     for raw in writes.keys() {

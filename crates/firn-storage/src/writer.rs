@@ -30,6 +30,7 @@ use crate::ticket::Ticket;
 use crate::{Cf, SyncPolicy};
 
 /// One command's writes and effects, in commit order.
+#[derive(Default)]
 pub(crate) struct CommitBatch {
     pub seq: u64,
     pub writes: BTreeMap<Vec<u8>, Option<Bytes>>,
@@ -45,8 +46,6 @@ pub(crate) struct CommitBatch {
     pub swap: Option<(u8, u8)>,
     /// Logical database of the replay commands.
     pub db: u8,
-    /// `(physical db, key)` of the keys written.
-    pub keys: Vec<(u8, Bytes)>,
     /// The replay form of the batch's commands.
     pub commands: Vec<Vec<Bytes>>,
     /// Set by submit.
@@ -250,7 +249,8 @@ fn publish(inner: &Inner, group: &[CommitBatch]) {
         let _ = inner.changes.send(Arc::new(Change {
             seq: batch.seq,
             db: batch.db,
-            keys: batch.keys.clone(),
+            // Derived here, only when someone listens.
+            keys: crate::txn::changed_keys(&batch.writes),
             whole_dbs,
             commands: batch.commands.clone(),
         }));
