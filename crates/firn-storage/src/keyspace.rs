@@ -104,15 +104,18 @@ impl Txn<'_> {
         let src_prefix = member_prefix(src_pdb, src, version);
         let dst_prefix = member_prefix(dst_pdb, dst, new_version);
         let end = keys::prefix_end(&src_prefix);
-        let mut members: Vec<(Vec<u8>, Bytes)> = Vec::new();
-        self.scan(Cf::Data, &src_prefix, end.as_deref(), |k, v| {
-            let mut target = dst_prefix.clone();
-            target.extend_from_slice(&k[src_prefix.len()..]);
-            members.push((target, v.clone()));
-            ScanStep::Continue
-        })?;
-        for (k, v) in members {
-            self.put(Cf::Data, &k, v);
+        // A sorted set also has its by-score index in `zscore`.
+        for cf in [Cf::Data, Cf::ZScore] {
+            let mut members: Vec<(Vec<u8>, Bytes)> = Vec::new();
+            self.scan(cf, &src_prefix, end.as_deref(), |k, v| {
+                let mut target = dst_prefix.clone();
+                target.extend_from_slice(&k[src_prefix.len()..]);
+                members.push((target, v.clone()));
+                ScanStep::Continue
+            })?;
+            for (k, v) in members {
+                self.put(cf, &k, v);
+            }
         }
         Ok(new_version)
     }

@@ -8,26 +8,32 @@
 //! knows nothing about RESP.
 
 mod changes;
+mod collection;
 mod engine;
 mod error;
 mod expire;
+mod hash;
 mod hotcache;
 pub mod keys;
 mod keyspace;
+mod list;
 pub mod locks;
 mod member_filter;
 mod memory;
 pub mod meta;
 mod overlay;
+mod set;
 mod string;
 mod ticket;
 mod txn;
 mod writer;
+mod zset;
 
 #[cfg(test)]
 mod tests;
 
 pub use changes::{decode_log_record, encode_log_record, Change, ChangeReceiver, WalRecord};
+pub use collection::Collection;
 pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;

@@ -138,7 +138,21 @@ impl Overlay {
             },
         };
         let mut found: Vec<(Vec<u8>, Pending)> = Vec::new();
-        for shard in self.shards.iter() {
+        // A range inside one key's members (or one slot) lies in one shard:
+        // the shard of its first raw key, when the end shares its db·slot.
+        let one_shard = match (cf, end) {
+            (Cf::Data | Cf::ZScore | Cf::Stream | Cf::Meta, Some(end))
+                if start.len() >= 3 && end.len() >= 3 && start[..3] == end[..3] =>
+            {
+                Some(stripe_of_raw(cf, start))
+            }
+            _ => None,
+        };
+        let shards: &[Shard] = match one_shard {
+            Some(stripe) => std::slice::from_ref(&self.shards[stripe]),
+            None => &self.shards,
+        };
+        for shard in shards {
             let shard = shard.read();
             if shard.is_empty() {
                 continue;

@@ -632,3 +632,106 @@ fn pending_bytes_count_queued_writes_until_they_are_committed() {
     assert!(usage.block_cache_capacity_bytes >= 16 << 20, "{usage:?}");
     engine.shutdown();
 }
+
+/// Members written by one batch, a second pending one and the running
+/// transaction itself are all visited once, in order, both ways; an empty
+/// collection disappears.
+#[test]
+fn collection_members_merge_every_source_in_both_directions() {
+    use crate::{Cf, ValueType};
+    use std::ops::Bound;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let members = |t: &mut crate::Txn<'_>, reverse: bool, from: Bound<&[u8]>| {
+        let coll = t.collection(0, b"h", ValueType::Hash)?.expect("exists");
+        let mut seen = Vec::new();
+        t.scan_members(
+            Cf::Data,
+            0,
+            b"h",
+            &coll,
+            from,
+            Bound::Unbounded,
+            reverse,
+            |m, v| {
+                seen.push((m.to_vec(), v.to_vec()));
+                true
+            },
+        )?;
+        Ok::<_, crate::StorageError>(seen)
+    };
+    write(&engine, |t| {
+        let mut coll = t.collection_or_new(0, b"h", ValueType::Hash, Bytes::new())?;
+        for m in [&b"b"[..], b"d"] {
+            t.put_member(Cf::Data, 0, b"h", &coll, m, Bytes::from_static(b"1"));
+        }
+        coll.size = 2;
+        t.save_collection(0, b"h", &coll)
+    });
+    // A batch left pending in the overlay (not waited for).
+    let mut pending = engine.txn(ReadMode::Blocking);
+    let mut coll = pending
+        .collection(0, b"h", ValueType::Hash)
+        .unwrap()
+        .unwrap();
+    pending.put_member(Cf::Data, 0, b"h", &coll, b"c", Bytes::from_static(b"2"));
+    pending.delete_member(Cf::Data, 0, b"h", &coll, b"d");
+    coll.size = 2;
+    pending.save_collection(0, b"h", &coll).unwrap();
+    let _tickets = pending.commit().unwrap();
+    let mut txn = engine.txn(ReadMode::Blocking);
+    let coll = txn.collection(0, b"h", ValueType::Hash).unwrap().unwrap();
+    txn.put_member(Cf::Data, 0, b"h", &coll, b"a", Bytes::from_static(b"3"));
+    let names = |seen: Vec<(Vec<u8>, Vec<u8>)>| -> Vec<Vec<u8>> {
+        seen.into_iter().map(|(m, _)| m).collect()
+    };
+    let forward = names(members(&mut txn, false, Bound::Unbounded).unwrap());
+    assert_eq!(forward, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+    let backward = names(members(&mut txn, true, Bound::Unbounded).unwrap());
+    assert_eq!(backward, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+    let after_a = names(members(&mut txn, false, Bound::Excluded(b"a")).unwrap());
+    assert_eq!(after_a, vec![b"b".to_vec(), b"c".to_vec()]);
+    let sample = txn.random_members(Cf::Data, 0, b"h", &coll, 2, 7).unwrap();
+    assert_eq!(sample.len(), 2);
+    drop(txn);
+    write(&engine, |t| {
+        let mut coll = t.collection(0, b"h", ValueType::Hash)?.expect("exists");
+        coll.size = 0;
+        t.save_collection(0, b"h", &coll)
+    });
+    assert!(read(&engine, |t| t.meta(0, b"h")).is_none());
+    assert_eq!(engine.key_count(0), (0, 0));
+}
+
+/// A sample of a big collection reads only what it returns and finds
+/// members spread over the whole collection.
+#[test]
+fn random_members_of_a_big_collection_are_spread() {
+    use crate::{Cf, ValueType};
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    write(&engine, |t| {
+        let mut coll = t.collection_or_new(0, b"s", ValueType::Set, Bytes::new())?;
+        for i in 0..5000u32 {
+            let m = format!("member:{i:05}");
+            t.put_member(Cf::Data, 0, b"s", &coll, m.as_bytes(), Bytes::new());
+        }
+        coll.size = 5000;
+        t.save_collection(0, b"s", &coll)
+    });
+    let sample = read(&engine, |t| {
+        let coll = t.collection(0, b"s", ValueType::Set)?.expect("exists");
+        t.random_members(Cf::Data, 0, b"s", &coll, 50, 42)
+    });
+    assert_eq!(sample.len(), 50);
+    let distinct: std::collections::HashSet<_> = sample.iter().map(|(m, _)| m.clone()).collect();
+    assert_eq!(distinct.len(), 50);
+    let low = sample
+        .iter()
+        .filter(|(m, _)| m.as_ref() < &b"member:02500"[..])
+        .count();
+    assert!(
+        (5..=45).contains(&low),
+        "sample not spread: {low} of 50 in the lower half"
+    );
+}

@@ -286,6 +286,19 @@ impl<'e> Txn<'e> {
         cf: Cf,
         start: &[u8],
         end: Option<&[u8]>,
+        visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()> {
+        self.scan_dir(cf, start, end, false, visit)
+    }
+
+    /// [`Txn::scan`] in either direction: `reverse` visits `[start, end)`
+    /// from its last entry down.
+    pub(crate) fn scan_dir(
+        &mut self,
+        cf: Cf,
+        start: &[u8],
+        end: Option<&[u8]>,
+        reverse: bool,
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
         let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
@@ -313,20 +326,47 @@ impl<'e> Txn<'e> {
         if let Some(end) = end {
             ro.set_iterate_upper_bound(end.to_vec());
         }
+        if reverse {
+            ro.set_iterate_lower_bound(start.to_vec());
+        }
         let mut iter = self.inner.db.raw_iterator_cf_opt(handle, ro);
-        iter.seek(start);
-        let mut extra_iter = extra.into_iter().peekable();
+        if reverse {
+            iter.seek_to_last();
+        } else {
+            iter.seek(start);
+        }
+        let advance = |iter: &mut rocksdb::DBRawIterator<'_>| {
+            if reverse {
+                iter.prev()
+            } else {
+                iter.next()
+            }
+        };
+        let mut extra_iter: Box<dyn Iterator<Item = (Vec<u8>, Option<Bytes>)>> = if reverse {
+            Box::new(extra.into_iter().rev())
+        } else {
+            Box::new(extra.into_iter())
+        };
+        let mut extra_iter = std::iter::from_fn(move || extra_iter.next()).peekable();
+        // Whether a pending/local entry comes before (or with) RocksDB's.
+        let extra_first = |extra_key: &[u8], db_key: &[u8]| {
+            if reverse {
+                extra_key >= db_key
+            } else {
+                extra_key <= db_key
+            }
+        };
         loop {
             let from_db = if iter.valid() { iter.key() } else { None };
             let step = match (from_db, extra_iter.peek()) {
                 (None, None) => break,
-                (Some(db_key), Some((extra_key, _))) if extra_key.as_slice() <= db_key => {
+                (Some(db_key), Some((extra_key, _))) if extra_first(extra_key, db_key) => {
                     let same = extra_key.as_slice() == db_key;
                     let Some((k, v)) = extra_iter.next() else {
                         break;
                     };
                     if same {
-                        iter.next();
+                        advance(&mut iter);
                     }
                     match v {
                         Some(v) => visit(&k, &v),
@@ -334,13 +374,13 @@ impl<'e> Txn<'e> {
                     }
                 }
                 (Some(db_key), _) if fenced(db_key).is_some() => {
-                    iter.next();
+                    advance(&mut iter);
                     ScanStep::Continue
                 }
                 (Some(db_key), _) => {
                     let k = db_key.to_vec();
                     let v = Bytes::copy_from_slice(iter.value().unwrap_or_default());
-                    iter.next();
+                    advance(&mut iter);
                     visit(&k, &v)
                 }
                 (None, Some(_)) => {

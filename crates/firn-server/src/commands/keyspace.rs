@@ -110,13 +110,13 @@ fn key_type(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// A KEYS or SCAN MATCH pattern. A lone `*` takes every key, the empty key
 /// included: Redis tests for it before matching, and the matcher itself
 /// never matches an empty subject with a non-empty pattern.
-enum KeyPattern {
+pub(crate) enum KeyPattern {
     All,
     Glob(Glob),
 }
 
 impl KeyPattern {
-    fn new(pattern: &[u8]) -> KeyPattern {
+    pub(crate) fn new(pattern: &[u8]) -> KeyPattern {
         if pattern == b"*" {
             KeyPattern::All
         } else {
@@ -124,7 +124,7 @@ impl KeyPattern {
         }
     }
 
-    fn matches(&self, key: &[u8]) -> bool {
+    pub(crate) fn matches(&self, key: &[u8]) -> bool {
         match self {
             KeyPattern::All => true,
             KeyPattern::Glob(glob) => glob.matches(key),
@@ -191,7 +191,7 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// consumed and did not start with a space"): an optional sign and digits,
 /// a negative value wrapping around as C's `strtoul` does, and the empty
 /// string reading as 0.
-fn parse_cursor(arg: &[u8]) -> Option<u64> {
+pub(crate) fn parse_cursor(arg: &[u8]) -> Option<u64> {
     let (negative, digits) = match arg.first() {
         None => return Some(0),
         Some(b'-') => (true, &arg[1..]),
@@ -471,9 +471,19 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     if nx && ctx.txn.exists(db, dst)? {
         return Ok(Reply::Integer(0));
     }
-    ctx.txn.copy_key(db, src, db, dst)?;
+    copy_key(ctx, db, src, db, dst)?;
     ctx.txn.delete_key(db, src)?;
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
+}
+
+/// Copies a key of any type. Members are rewritten under the new name, so
+/// a big collection is copied on the cold-read pool, not a network thread.
+fn copy_key(ctx: &mut Ctx<'_>, src_db: u8, src: &[u8], dst_db: u8, dst: &[u8]) -> CmdResult<()> {
+    if let Some(Body::Collection { size, .. }) = ctx.txn.meta(src_db, src)?.map(|m| m.body) {
+        super::collection::off_thread_if(ctx, size)?;
+    }
+    ctx.txn.copy_key(src_db, src, dst_db, dst)?;
+    Ok(())
 }
 
 fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -543,7 +553,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         ctx.txn.delete_key(target, dst)?;
     }
-    ctx.txn.copy_key(db, src, target, dst)?;
+    copy_key(ctx, db, src, target, dst)?;
     Ok(Reply::Integer(1))
 }
 
@@ -564,7 +574,7 @@ fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !ctx.txn.exists(db, key)? || ctx.txn.exists(target, key)? {
         return Ok(Reply::Integer(0));
     }
-    ctx.txn.copy_key(db, key, target, key)?;
+    copy_key(ctx, db, key, target, key)?;
     ctx.txn.delete_key(db, key)?;
     Ok(Reply::Integer(1))
 }
@@ -590,11 +600,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(meta) => {
             let name = match meta.value_type {
                 ValueType::String => string_encoding(&meta),
-                ValueType::List => "quicklist",
-                ValueType::Set => "hashtable",
-                ValueType::ZSet => "skiplist",
-                ValueType::Hash => "hashtable",
-                ValueType::Stream => "stream",
+                _ => super::collection::object_encoding(&meta),
             };
             Reply::Bulk(Bytes::from_static(name.as_bytes()))
         }
@@ -689,10 +695,10 @@ fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 &crate::rdb::RdbValue::String(value.to_vec()),
             ))))
         }
-        other => Err(CmdError::Owned(format!(
-            "ERR Firn cannot dump a {} value yet",
-            other.name()
-        ))),
+        _ => {
+            let value = super::collection::dump_value(ctx, &args[1], &meta)?;
+            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump(&value))))
+        }
     }
 }
 
@@ -731,12 +737,6 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::Static("ERR Invalid TTL value, must be >= 0"));
     }
     let value = crate::rdb::restore(payload).map_err(|e| CmdError::Owned(e.reply_text()))?;
-    let crate::rdb::RdbValue::String(bytes) = value else {
-        return Err(CmdError::Owned(format!(
-            "ERR Firn cannot restore a {} value yet",
-            value.type_name()
-        )));
-    };
     // Redis adds the clock to a relative TTL in C arithmetic: a TTL so
     // large that the sum overflows lands in the past, so nothing is stored.
     let expire_at = match (ttl, absttl) {
@@ -751,6 +751,11 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         return Ok(Reply::ok());
     }
+    let crate::rdb::RdbValue::String(bytes) = value else {
+        ctx.txn.delete_key(db, key)?;
+        super::collection::restore_value(ctx, key, value, expire_at as u64)?;
+        return Ok(Reply::ok());
+    };
     let action = if expire_at == 0 {
         firn_storage::ExpireAction::Clear
     } else {

@@ -14,10 +14,18 @@ use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdErro
 use crate::server::{ClientInfo, Server, Session};
 
 pub mod bitmaps;
+pub mod collection;
 pub mod connection;
+pub mod geo;
+pub mod hashes;
+pub mod hyperloglog;
 pub mod keyspace;
+pub mod lists;
 pub mod server_cmds;
+pub mod sets;
+pub mod sort;
 pub mod strings;
+pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
 /// client's session, and the server.
@@ -190,6 +198,13 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(keyspace::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server_cmds::COMMANDS)
+        .chain(hashes::COMMANDS)
+        .chain(lists::COMMANDS)
+        .chain(sets::COMMANDS)
+        .chain(zsets::COMMANDS)
+        .chain(hyperloglog::COMMANDS)
+        .chain(geo::COMMANDS)
+        .chain(sort::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

@@ -1,0 +1,190 @@
+//! What the collection groups (hashes, lists, sets, sorted sets) share:
+//! moving long member walks off the network threads, HSCAN/SSCAN/ZSCAN,
+//! and the type dispatch of DUMP, RESTORE and OBJECT ENCODING.
+
+use bytes::Bytes;
+use firn_resp::Reply;
+use firn_storage::{Cf, Collection, Meta, ReadMode, ValueType};
+use std::ops::Bound;
+
+use super::keyspace::{parse_cursor, KeyPattern};
+use super::Ctx;
+use crate::args::{is, ArgCursor};
+use crate::errors::{CmdError, CmdResult, SYNTAX};
+use crate::rdb::RdbValue;
+
+/// Members a command may visit on a network thread. A command that would
+/// visit more (LRANGE 0 -1 of a long list, SMEMBERS, a big ZUNIONSTORE)
+/// calls [`off_thread_if`] first and re-runs on the cold-read pool, whose
+/// result is committed only if no other write touched its keys meanwhile
+/// (the same path as a cold read, see `exec.rs`).
+pub const INLINE_MEMBERS: u64 = 1000;
+
+/// Sends the command to the cold-read pool when it would visit more than
+/// [`INLINE_MEMBERS`] members; on the pool (blocking mode) it goes on.
+pub fn off_thread_if(ctx: &Ctx<'_>, members: u64) -> CmdResult<()> {
+    if members > INLINE_MEMBERS && ctx.txn.mode() == ReadMode::MemoryOnly {
+        return Err(CmdError::Storage(firn_storage::StorageError::Incomplete));
+    }
+    Ok(())
+}
+
+/// Appends one visited member to a SCAN-family reply.
+pub type EmitMember = fn(&mut Vec<Reply>, &[u8], &Bytes);
+
+/// HSCAN/SSCAN/ZSCAN: `key cursor [MATCH pattern] [COUNT count]` over the
+/// members of `cf`. Like Redis, a collection in its compact encoding is
+/// returned whole with cursor 0 (COUNT is ignored); a big one is walked
+/// `COUNT` members per call, resuming after the last member returned.
+pub fn member_scan(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    value_type: ValueType,
+    cf: Cf,
+    emit: EmitMember,
+) -> CmdResult {
+    let db = ctx.db();
+    let key = &args[1];
+    let cursor = parse_cursor(&args[2]).ok_or(CmdError::Static("ERR invalid cursor"))?;
+    let Some(coll) = ctx.txn.collection(db, key, value_type)? else {
+        return Ok(scan_page(0, Vec::new()));
+    };
+    let (mut pattern, mut count) = (None, 10u64);
+    let mut opts = ArgCursor::new(args, 3);
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "match") && opts.peek().is_some() {
+            pattern = Some(KeyPattern::new(opts.value()?));
+        } else if is(opt, "count") && opts.peek().is_some() {
+            let n = opts.int_value()?;
+            if n < 1 {
+                return Err(CmdError::Static(SYNTAX));
+            }
+            count = n as u64;
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let keep = |member: &[u8]| pattern.as_ref().is_none_or(|p| p.matches(member));
+    let mut items = Vec::new();
+    if !coll.big {
+        ctx.txn.scan_members(
+            cf,
+            db,
+            key,
+            &coll,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            false,
+            |member, value| {
+                if keep(member) {
+                    emit(&mut items, member, value);
+                }
+                true
+            },
+        )?;
+        return Ok(scan_page(0, items));
+    }
+    off_thread_if(ctx, count.min(coll.size))?;
+    let after = match cursor {
+        0 => None,
+        c => ctx.server.scan_cursors.lock().resume_member(db, key, c),
+    };
+    let from = match &after {
+        Some(member) => Bound::Excluded(member.as_ref()),
+        None => Bound::Unbounded,
+    };
+    let (mut visited, mut last) = (0u64, None);
+    ctx.txn.scan_members(
+        cf,
+        db,
+        key,
+        &coll,
+        from,
+        Bound::Unbounded,
+        false,
+        |member, value| {
+            if visited == count {
+                return false;
+            }
+            visited += 1;
+            last = Some(Bytes::copy_from_slice(member));
+            if keep(member) {
+                emit(&mut items, member, value);
+            }
+            true
+        },
+    )?;
+    // A full page may have been the last: the next call then finds nothing
+    // and answers cursor 0, as Redis may.
+    let next = match last {
+        Some(last) if visited == count => {
+            ctx.server
+                .scan_cursors
+                .lock()
+                .save_member(db, key.clone(), last)
+        }
+        _ => 0,
+    };
+    Ok(scan_page(next, items))
+}
+
+fn scan_page(cursor: u64, items: Vec<Reply>) -> Reply {
+    Reply::Array(vec![
+        Reply::Bulk(Bytes::from(cursor.to_string())),
+        Reply::Array(items),
+    ])
+}
+
+/// OBJECT ENCODING of a collection: what Redis 7.0 reports for the same
+/// contents under its default thresholds (each type sets `big` when Redis
+/// would have converted the value, and Redis never converts back).
+pub fn object_encoding(meta: &Meta) -> &'static str {
+    let big = Collection::of_meta(meta).is_some_and(|c| c.big);
+    match (meta.value_type, big) {
+        (ValueType::List, _) => "quicklist",
+        (ValueType::Hash, false) => "listpack",
+        (ValueType::Set, false) => "intset",
+        (ValueType::ZSet, false) => "listpack",
+        (ValueType::Hash | ValueType::Set, true) => "hashtable",
+        (ValueType::ZSet, true) => "skiplist",
+        (ValueType::Stream, _) => "stream",
+        (ValueType::String, _) => "raw",
+    }
+}
+
+/// The whole value of a collection, for DUMP.
+pub fn dump_value(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<RdbValue> {
+    let coll = Collection::of_meta(meta).ok_or(CmdError::Storage(
+        firn_storage::StorageError::Corrupt("collection meta"),
+    ))?;
+    off_thread_if(ctx, coll.size)?;
+    match meta.value_type {
+        ValueType::Hash => super::hashes::dump_value(ctx, key, &coll),
+        ValueType::List => super::lists::dump_value(ctx, key, &coll),
+        ValueType::Set => super::sets::dump_value(ctx, key, &coll),
+        ValueType::ZSet => super::zsets::dump_value(ctx, key, &coll),
+        other => Err(CmdError::Owned(format!(
+            "ERR Firn cannot dump a {} value yet",
+            other.name()
+        ))),
+    }
+}
+
+/// Stores a restored collection at `key` (which RESTORE has already
+/// cleared), with its expiry.
+pub fn restore_value(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    value: RdbValue,
+    expire_at_ms: u64,
+) -> CmdResult<()> {
+    match value {
+        RdbValue::Hash(pairs) => super::hashes::restore_value(ctx, key, pairs, expire_at_ms),
+        RdbValue::List(items) => super::lists::restore_value(ctx, key, items, expire_at_ms),
+        RdbValue::Set(members) => super::sets::restore_value(ctx, key, members, expire_at_ms),
+        RdbValue::SortedSet(members) => {
+            super::zsets::restore_value(ctx, key, members, expire_at_ms)
+        }
+        RdbValue::String(_) => Err(CmdError::Static("ERR Bad data format")),
+    }
+}

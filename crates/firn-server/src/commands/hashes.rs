@@ -1,0 +1,24 @@
+//! hashes: filled in by the Hash work of the collections issue.
+
+use bytes::Bytes;
+use firn_storage::Collection;
+
+use super::{Ctx, Def};
+use crate::errors::{CmdError, CmdResult};
+use crate::rdb::RdbValue;
+
+pub const COMMANDS: &[Def] = &[];
+
+pub fn dump_value(_ctx: &mut Ctx<'_>, _key: &[u8], _coll: &Collection) -> CmdResult<RdbValue> {
+    Err(CmdError::Static("ERR Firn cannot dump this type yet"))
+}
+
+pub fn restore_value(
+    _ctx: &mut Ctx<'_>,
+    _key: &[u8],
+    _pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    _expire_at_ms: u64,
+) -> CmdResult<()> {
+    let _ = Bytes::new();
+    Err(CmdError::Static("ERR Firn cannot restore this type yet"))
+}

@@ -1,0 +1,415 @@
+//! What every collection type shares: its meta record (type, version,
+//! size, expiry, type fields) and member access by `(cf, member)` under
+//! the key's current version.
+//!
+//! A command reads a [`Collection`] once, changes members through the
+//! `*_member` methods, keeps `size` in step, and stores the record back
+//! with [`Txn::save_collection`]. A collection whose size reaches zero is
+//! deleted, as Redis deletes an empty collection; its version is never
+//! reused, so a later write to the same key starts a fresh one and the old
+//! members (if any were left) are the compaction filter's.
+
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use std::ops::Bound;
+
+use crate::error::{Result, StorageError};
+use crate::keys::{member_key, member_prefix, prefix_end};
+use crate::meta::{Body, EncodingHint, Meta, ValueType};
+use crate::txn::{ScanStep, Txn};
+use crate::Cf;
+
+/// Collections up to this many members are sampled exactly (read whole);
+/// larger ones by random seeks.
+const EXACT_SAMPLE_LIMIT: u64 = 1024;
+
+/// A collection's meta record, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collection {
+    pub value_type: ValueType,
+    pub version: u64,
+    /// Number of members (list elements, hash fields...).
+    pub size: u64,
+    /// Absolute expiry in Unix ms; 0 = none.
+    pub expire_at_ms: u64,
+    /// Sticky: Redis would hold this value in its big encoding (hashtable,
+    /// skiplist) because it once outgrew the compact one. Redis never
+    /// converts back, so neither does this flag.
+    pub big: bool,
+    /// Type-specific fields (a list's head and tail positions...).
+    pub extra: Bytes,
+    /// Whether the record is stored (false: created by this command).
+    pub stored: bool,
+}
+
+impl Collection {
+    fn from_meta(meta: Meta) -> Result<Collection> {
+        match meta.body {
+            Body::Collection {
+                version,
+                size,
+                extra,
+            } => Ok(Collection {
+                value_type: meta.value_type,
+                version,
+                size,
+                expire_at_ms: meta.expire_at_ms,
+                big: meta.encoding == EncodingHint::Raw,
+                extra,
+                stored: true,
+            }),
+            _ => Err(StorageError::Corrupt("collection meta")),
+        }
+    }
+
+    /// The collection as a meta record.
+    pub fn to_meta(&self) -> Meta {
+        Meta {
+            value_type: self.value_type,
+            expire_at_ms: self.expire_at_ms,
+            encoding: if self.big {
+                EncodingHint::Raw
+            } else {
+                EncodingHint::Auto
+            },
+            body: Body::Collection {
+                version: self.version,
+                size: self.size,
+                extra: self.extra.clone(),
+            },
+        }
+    }
+
+    /// A collection's view of a meta record already read (TYPE-dispatching
+    /// commands such as DUMP and OBJECT); `None` for a string.
+    pub fn of_meta(meta: &Meta) -> Option<Collection> {
+        Collection::from_meta(meta.clone()).ok()
+    }
+}
+
+impl Txn<'_> {
+    /// The live collection at `key` if it is of type `value_type`;
+    /// `WrongType` if the key holds another type, `None` if it is missing.
+    pub fn collection(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        value_type: ValueType,
+    ) -> Result<Option<Collection>> {
+        match self.meta(db, key)? {
+            None => Ok(None),
+            Some(meta) if meta.value_type != value_type => Err(StorageError::WrongType),
+            Some(meta) => Collection::from_meta(meta).map(Some),
+        }
+    }
+
+    /// [`Txn::collection`], or a new empty one (fresh version, not stored
+    /// until [`Txn::save_collection`] with a size above zero).
+    pub fn collection_or_new(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        value_type: ValueType,
+        extra: Bytes,
+    ) -> Result<Collection> {
+        match self.collection(db, key, value_type)? {
+            Some(found) => Ok(found),
+            None => Ok(self.new_collection(value_type, extra)),
+        }
+    }
+
+    /// An empty collection with a fresh version, not yet stored.
+    pub fn new_collection(&mut self, value_type: ValueType, extra: Bytes) -> Collection {
+        Collection {
+            value_type,
+            version: self.alloc_version(),
+            size: 0,
+            expire_at_ms: 0,
+            big: false,
+            extra,
+            stored: false,
+        }
+    }
+
+    /// Stores the record back: written if it has members, deleted (an
+    /// empty collection disappears, as in Redis) if it had been stored.
+    /// Replaces whatever else `key` held.
+    pub fn save_collection(&mut self, db: u8, key: &[u8], coll: &Collection) -> Result<()> {
+        if coll.size == 0 {
+            if coll.stored {
+                self.remove_meta(db, key)?;
+            }
+            return Ok(());
+        }
+        self.write_meta(db, key, &coll.to_meta())
+    }
+
+    /// The value stored for `member` of the collection, in `cf`.
+    pub fn get_member(
+        &mut self,
+        cf: Cf,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        member: &[u8],
+    ) -> Result<Option<Bytes>> {
+        let pdb = self.physical(db);
+        self.get(cf, &member_key(pdb, key, coll.version, member))
+    }
+
+    pub fn put_member(
+        &mut self,
+        cf: Cf,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        member: &[u8],
+        value: Bytes,
+    ) {
+        let pdb = self.physical(db);
+        self.put(cf, &member_key(pdb, key, coll.version, member), value);
+    }
+
+    pub fn delete_member(&mut self, cf: Cf, db: u8, key: &[u8], coll: &Collection, member: &[u8]) {
+        let pdb = self.physical(db);
+        self.delete(cf, &member_key(pdb, key, coll.version, member));
+    }
+
+    /// Visits the collection's members in `cf` whose member bytes lie in
+    /// `(from, to)`, in byte order or (`reverse`) the opposite, until
+    /// `visit` returns false. Only the entries visited are read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_members(
+        &mut self,
+        cf: Cf,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], &Bytes) -> bool,
+    ) -> Result<()> {
+        let pdb = self.physical(db);
+        let prefix = member_prefix(pdb, key, coll.version);
+        let with_prefix = |member: &[u8]| {
+            let mut raw = prefix.clone();
+            raw.extend_from_slice(member);
+            raw
+        };
+        let start = match from {
+            Bound::Unbounded => prefix.clone(),
+            Bound::Included(m) => with_prefix(m),
+            // The first key after every key equal to prefix·m: prefix·m·0.
+            Bound::Excluded(m) => {
+                let mut raw = with_prefix(m);
+                raw.push(0);
+                raw
+            }
+        };
+        let end = match to {
+            Bound::Unbounded => prefix_end(&prefix),
+            Bound::Excluded(m) => Some(with_prefix(m)),
+            Bound::Included(m) => {
+                let mut raw = with_prefix(m);
+                raw.push(0);
+                Some(raw)
+            }
+        };
+        if let Some(end) = &end {
+            if start >= *end {
+                return Ok(());
+            }
+        }
+        let skip = prefix.len();
+        self.scan_dir(
+            cf,
+            &start,
+            end.as_deref(),
+            reverse,
+            |raw, value| match raw.get(skip..) {
+                Some(member) if visit(member, value) => ScanStep::Continue,
+                _ => ScanStep::Stop,
+            },
+        )
+    }
+
+    /// Up to `count` distinct members (with their values in `cf`) chosen at
+    /// random. A collection of up to 1024 members is read whole and sampled
+    /// uniformly; a larger one is sampled by seeking to random positions of
+    /// its member space, which favours members after sparse stretches but
+    /// reads only about `count` entries.
+    pub fn random_members(
+        &mut self,
+        cf: Cf,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        count: usize,
+        seed: u64,
+    ) -> Result<Vec<(Bytes, Bytes)>> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut picked: Vec<(Bytes, Bytes)> = Vec::new();
+        if count == 0 {
+            return Ok(picked);
+        }
+        if coll.size <= EXACT_SAMPLE_LIMIT || count as u64 >= coll.size {
+            let mut all: Vec<(Bytes, Bytes)> = Vec::new();
+            self.scan_members(
+                cf,
+                db,
+                key,
+                coll,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                false,
+                |m, v| {
+                    all.push((Bytes::copy_from_slice(m), v.clone()));
+                    true
+                },
+            )?;
+            // A partial Fisher-Yates shuffle: the first `count` are a
+            // uniform sample.
+            let take = count.min(all.len());
+            for i in 0..take {
+                let j = rng.random_range(i..all.len());
+                all.swap(i, j);
+            }
+            all.truncate(take);
+            return Ok(all);
+        }
+        let (Some(first), Some(last)) = (
+            self.edge_member(cf, db, key, coll, false)?,
+            self.edge_member(cf, db, key, coll, true)?,
+        ) else {
+            return Ok(picked);
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut probes = Prober::new(&first, &last);
+        // Each seek finds one member; collisions are retried a bounded
+        // number of times, then the sample is completed in order.
+        let mut attempts = count.saturating_mul(4).max(16);
+        while picked.len() < count && attempts > 0 {
+            attempts -= 1;
+            let probe = probes.next(&mut rng);
+            let mut found = None;
+            self.scan_members(
+                cf,
+                db,
+                key,
+                coll,
+                Bound::Included(&probe),
+                Bound::Unbounded,
+                false,
+                |m, v| {
+                    found = Some((Bytes::copy_from_slice(m), v.clone()));
+                    false
+                },
+            )?;
+            if let Some((m, v)) = found {
+                probes.learn(&m);
+                if seen.insert(m.clone()) {
+                    picked.push((m, v));
+                }
+            }
+        }
+        if picked.len() < count {
+            self.scan_members(
+                cf,
+                db,
+                key,
+                coll,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                false,
+                |m, v| {
+                    if !seen.contains(m) {
+                        seen.insert(Bytes::copy_from_slice(m));
+                        picked.push((Bytes::copy_from_slice(m), v.clone()));
+                    }
+                    picked.len() < count
+                },
+            )?;
+        }
+        Ok(picked)
+    }
+
+    /// The first (or, `last`, the last) member of the collection in `cf`.
+    fn edge_member(
+        &mut self,
+        cf: Cf,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        last: bool,
+    ) -> Result<Option<Bytes>> {
+        let mut found = None;
+        self.scan_members(
+            cf,
+            db,
+            key,
+            coll,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            last,
+            |m, _| {
+                found = Some(Bytes::copy_from_slice(m));
+                false
+            },
+        )?;
+        Ok(found)
+    }
+}
+
+/// Random seek targets inside a collection's member space. Members are
+/// arbitrary bytes but usually share a prefix and draw each position from a
+/// small alphabet (digits, letters), so a probe copies the common prefix of
+/// the first and last member and picks each later byte from the values seen
+/// at that position in members found so far, or now and then from the whole
+/// range between the smallest and largest seen (to discover the rest).
+struct Prober {
+    prefix: Vec<u8>,
+    /// Byte values seen at each position past the prefix.
+    seen: Vec<Vec<u8>>,
+}
+
+/// Positions past the common prefix that a probe sets.
+const PROBE_BYTES: usize = 12;
+
+impl Prober {
+    fn new(first: &[u8], last: &[u8]) -> Prober {
+        let common = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let mut prober = Prober {
+            prefix: first[..common].to_vec(),
+            seen: vec![Vec::new(); PROBE_BYTES],
+        };
+        prober.learn(first);
+        prober.learn(last);
+        prober
+    }
+
+    fn learn(&mut self, member: &[u8]) {
+        let tail = member.get(self.prefix.len()..).unwrap_or_default();
+        for (values, b) in self.seen.iter_mut().zip(tail) {
+            if let Err(at) = values.binary_search(b) {
+                values.insert(at, *b);
+            }
+        }
+    }
+
+    fn next(&self, rng: &mut impl Rng) -> Vec<u8> {
+        let mut probe = self.prefix.clone();
+        for values in &self.seen {
+            let (Some(&lo), Some(&hi)) = (values.first(), values.last()) else {
+                break;
+            };
+            let b = if rng.random_range(0..4) == 0 {
+                rng.random_range(lo..=hi)
+            } else {
+                values[rng.random_range(0..values.len())]
+            };
+            probe.push(b);
+        }
+        probe
+    }
+}

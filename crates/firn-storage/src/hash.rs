@@ -1,0 +1,1 @@
+//! hash: see the collection issue (filled in by its type's work).

@@ -1,0 +1,1 @@
+//! list: see the collection issue (filled in by its type's work).
