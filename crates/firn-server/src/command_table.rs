@@ -6827,6 +6827,6515 @@ pub static COMMANDS: &[CommandSpec] = &[
         ]),
         subcommands: &[],
     },
+    // hashes
+    CommandSpec {
+        name: "hset",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hset"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sets one or more fields of a hash, creating it if needed; returns how many fields are new.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")),
+            ("history", Set(&[
+                Array(&[Bulk("4.0.0"), Bulk("Accepts multiple `field` and `value` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("field_value")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("multiple")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("value")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hsetnx",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hsetnx"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sets a hash field only if the field does not exist yet.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("value")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hmset",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hmset"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sets one or more fields of a hash (the older form of HSET, answering OK).")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the number of fields being set.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("4.0.0")),
+            ("replaced_by", Bulk("`HSET` with multiple field-value pairs")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("field_value")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("multiple")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("value")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hget",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hget"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the value of one field of a hash.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hmget",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hmget"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the values of the given fields of a hash, nil for missing ones.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the number of fields being requested.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("field")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hgetall",
+        arity: 2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hgetall"),
+            Int(2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns every field of a hash with its value.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the size of the hash.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hkeys",
+        arity: 2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hkeys"),
+            Int(2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns every field name of a hash.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the size of the hash.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hvals",
+        arity: 2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hvals"),
+            Int(2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns every value of a hash.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the size of the hash.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hlen",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hlen"),
+            Int(2),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns how many fields a hash has.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hstrlen",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hstrlen"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the length in bytes of the value of a hash field.")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hexists",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hexists"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Tells whether a hash has the given field.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hdel",
+        arity: -3,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hdel"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes fields from a hash; returns how many existed.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the number of fields to be removed.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple `field` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("field")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hincrby",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hincrby"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds an integer to the number stored in a hash field.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("increment")), ("type", Bulk("integer"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hincrbyfloat",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hincrbyfloat"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hash"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds a floating-point number to the number stored in a hash field.")),
+            ("since", Bulk("2.6.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("increment")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hrandfield",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hrandfield"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns random fields of a hash, optionally with their values or with repetitions.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(N) where N is the number of fields returned")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("options")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                        Map(&[
+                            ("name", Bulk("withvalues")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("WITHVALUES")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "hscan",
+        arity: -3,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("hscan"),
+            Int(-3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hash"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Iterates over the fields and values of a hash with a cursor.")),
+            ("since", Bulk("2.8.0")),
+            ("group", Bulk("hash")),
+            ("complexity", Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("cursor")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("token", Bulk("MATCH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // lists
+    CommandSpec {
+        name: "lpush",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lpush"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Inserts elements at the head of a list, creating it if needed.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple `element` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("element")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "rpush",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("rpush"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Appends elements at the tail of a list, creating it if needed.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple `element` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("element")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lpushx",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lpushx"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Inserts elements at the head of a list only if the list exists.")),
+            ("since", Bulk("2.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+            ("history", Set(&[
+                Array(&[Bulk("4.0.0"), Bulk("Accepts multiple `element` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("element")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "rpushx",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("rpushx"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Appends elements at the tail of a list only if the list exists.")),
+            ("since", Bulk("2.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+            ("history", Set(&[
+                Array(&[Bulk("4.0.0"), Bulk("Accepts multiple `element` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("element")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lpop",
+        arity: -2,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lpop"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes and returns the first elements of a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements returned")),
+            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added the `count` argument.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "rpop",
+        arity: -2,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("rpop"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes and returns the last elements of a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements returned")),
+            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added the `count` argument.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "llen",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("llen"),
+            Int(2),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@list"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the number of elements of a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lindex",
+        arity: 3,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lindex"),
+            Int(3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the element at an index of a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("index")), ("type", Bulk("integer"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lrange",
+        arity: 4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lrange"),
+            Int(4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the elements of a list between two indexes.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("stop")), ("type", Bulk("integer"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lset",
+        arity: 4,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lset"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Replaces the element at an index of a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("index")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("element")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "linsert",
+        arity: 5,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("linsert"),
+            Int(5),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Inserts an element before or after the first occurrence of a pivot in a list.")),
+            ("since", Bulk("2.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("where")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("before")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("BEFORE")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("after")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("AFTER")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[("name", Bulk("pivot")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("element")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lrem",
+        arity: 4,
+        flags: &["write"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lrem"),
+            Int(4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes occurrences of an element from a list.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N+M) where N is the length of the list and M is the number of elements removed.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("element")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "ltrim",
+        arity: 4,
+        flags: &["write"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("ltrim"),
+            Int(4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Keeps only the elements of a list between two indexes.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements to be removed by the operation.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("stop")), ("type", Bulk("integer"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lpos",
+        arity: -3,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lpos"),
+            Int(-3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the positions of the elements of a list equal to a value.")),
+            ("since", Bulk("6.0.6")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("element")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("rank")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("RANK")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("num-matches")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("len")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("MAXLEN")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "rpoplpush",
+        arity: 3,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("rpoplpush"),
+            Int(3),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Moves the last element of a list to the head of another (or the same) list.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1)")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`LMOVE` with the `RIGHT` and `LEFT` arguments")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lmove",
+        arity: 5,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("lmove"),
+            Int(5),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Moves an element from one end of a list to one end of another (or the same) list.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                ]),
+                Map(&[
+                    ("name", Bulk("wherefrom")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("whereto")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "lmpop",
+        arity: -4,
+        flags: &["write", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("lmpop"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops elements from one end of the first non-empty list among several keys.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N+M) where N is the number of provided keys and M is the number of elements returned.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("where")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // sets
+    CommandSpec {
+        name: "sadd",
+        arity: -3,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sadd"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds members to a set, creating it if needed; returns how many are new.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple `member` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "srem",
+        arity: -3,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("srem"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes members from a set; returns how many were present.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the number of members to be removed.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple `member` arguments.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "scard",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("scard"),
+            Int(2),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the number of members of a set.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sismember",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sismember"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Tells whether a value is a member of a set.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "smismember",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("smismember"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Tells, for each of several values, whether it is a member of a set.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the number of elements being checked for membership")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "smembers",
+        arity: 2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("smembers"),
+            Int(2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns every member of a set.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the set cardinality.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "smove",
+        arity: 4,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("smove"),
+            Int(4),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Moves a member from one set to another.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                ]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "spop",
+        arity: -2,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("spop"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@fast")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes and returns random members of a set.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")),
+            ("history", Set(&[Array(&[Bulk("3.2.0"), Bulk("Added the `count` argument.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("since", Bulk("3.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "srandmember",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("srandmember"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns random members of a set, distinct or (negative count) with repetitions.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.6.0"), Bulk("Added the optional `count` argument.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("since", Bulk("2.6.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sinter",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sinter"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the members common to every given set.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sunion",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sunion"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the members of any of the given sets.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the total number of elements in all given sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sdiff",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sdiff"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output_order")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the members of the first set that are in none of the others.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the total number of elements in all given sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sinterstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sinterstore"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the intersection of sets in a key; returns its size.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sunionstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sunionstore"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the union of sets in a key; returns its size.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the total number of elements in all given sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sdiffstore",
+        arity: -3,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sdiffstore"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@set"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the difference of sets in a key; returns its size.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N) where N is the total number of elements in all given sets.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sintercard",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("sintercard"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the size of the intersection of sets, optionally counting up to a limit.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("limit")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sscan",
+        arity: -3,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sscan"),
+            Int(-3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@set"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Iterates over the members of a set with a cursor.")),
+            ("since", Bulk("2.8.0")),
+            ("group", Bulk("set")),
+            ("complexity", Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("cursor")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("token", Bulk("MATCH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // sorted_sets
+    CommandSpec {
+        name: "zadd",
+        arity: -4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zadd"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds members with scores to a sorted set, or updates their scores.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) for each item added, where N is the number of elements in the sorted set.")),
+            ("history", Set(&[
+                Array(&[Bulk("2.4.0"), Bulk("Accepts multiple elements.")]),
+                Array(&[Bulk("3.0.2"), Bulk("Added the `XX`, `NX`, `CH` and `INCR` options.")]),
+                Array(&[Bulk("6.2.0"), Bulk("Added the `GT` and `LT` options.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("condition")),
+                    ("type", Bulk("oneof")),
+                    ("since", Bulk("3.0.2")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("nx")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("NX")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("xx")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("XX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("comparison")),
+                    ("type", Bulk("oneof")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("gt")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("GT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("lt")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("change")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("CH")),
+                    ("since", Bulk("3.0.2")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("increment")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("INCR")),
+                    ("since", Bulk("3.0.2")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("score_member")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("multiple")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("score")), ("type", Bulk("double"))]),
+                        Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zincrby",
+        arity: 4,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zincrby"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds to the score of a sorted-set member.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) where N is the number of elements in the sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("increment")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zscore",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zscore"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the score of a sorted-set member.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zmscore",
+        arity: -3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zmscore"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the scores of several sorted-set members.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N) where N is the number of members being requested.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zcard",
+        arity: 2,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zcard"),
+            Int(2),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the number of members of a sorted set.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zcount",
+        arity: 4,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zcount"),
+            Int(4),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Counts the sorted-set members with a score in a range.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) with N being the number of elements in the sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zlexcount",
+        arity: 4,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zlexcount"),
+            Int(4),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Counts the sorted-set members in a lexicographical range.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) with N being the number of elements in the sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrank",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrank"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the position of a member in a sorted set, lowest score first.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N))")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrevrank",
+        arity: 3,
+        flags: &["readonly", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrevrank"),
+            Int(3),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the position of a member in a sorted set, highest score first.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N))")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrem",
+        arity: -3,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrem"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes members from a sorted set.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")),
+            ("history", Set(&[Array(&[Bulk("2.4.0"), Bulk("Accepts multiple elements.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrange",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrange"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members by position, score or lexicographical range.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.2.0"),
+                    Bulk("Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("stop")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("sortby")),
+                    ("type", Bulk("oneof")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("byscore")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("BYSCORE")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("bylex")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("BYLEX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("rev")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("REV")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrevrange",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrevrange"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members by position, highest score first.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`ZRANGE` with the `REV` argument")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("stop")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrangebyscore",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrangebyscore"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members with a score in a range, lowest first.")),
+            ("since", Bulk("1.0.5")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`ZRANGE` with the `BYSCORE` argument")),
+            ("history", Set(&[Array(&[Bulk("2.0.0"), Bulk("Added the `WITHSCORES` modifier.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("since", Bulk("2.0.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrevrangebyscore",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrevrangebyscore"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members with a score in a range, highest first.")),
+            ("since", Bulk("2.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`ZRANGE` with the `REV` and `BYSCORE` arguments")),
+            ("history", Set(&[Array(&[Bulk("2.1.6"), Bulk("`min` and `max` can be exclusive.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrangebylex",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrangebylex"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members in a lexicographical range.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`ZRANGE` with the `BYLEX` argument")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrevrangebylex",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrevrangebylex"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns sorted-set members in a lexicographical range, in reverse order.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`ZRANGE` with the `REV` and `BYLEX` arguments")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrangestore",
+        arity: -5,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrangestore"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores a range of a sorted set in another key.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("dst")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("src")), ("type", Bulk("key")), ("key_spec_index", Int(1))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("sortby")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("byscore")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("BYSCORE")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("bylex")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("BYLEX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("rev")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("REV")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zremrangebyrank",
+        arity: 4,
+        flags: &["write"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zremrangebyrank"),
+            Int(4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes the sorted-set members between two positions.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("integer"))]),
+                Map(&[("name", Bulk("stop")), ("type", Bulk("integer"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zremrangebyscore",
+        arity: 4,
+        flags: &["write"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zremrangebyscore"),
+            Int(4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes the sorted-set members with a score in a range.")),
+            ("since", Bulk("1.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zremrangebylex",
+        arity: 4,
+        flags: &["write"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zremrangebylex"),
+            Int(4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes the sorted-set members in a lexicographical range.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("min")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("max")), ("type", Bulk("string"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zpopmin",
+        arity: -2,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zpopmin"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes and returns the members with the lowest scores.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zpopmax",
+        arity: -2,
+        flags: &["write", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zpopmax"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes and returns the members with the highest scores.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zmpop",
+        arity: -4,
+        flags: &["write", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("zmpop"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the lowest or highest members of the first non-empty sorted set among several keys.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("where")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zrandmember",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zrandmember"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns random members of a sorted set, optionally with scores.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N) where N is the number of elements returned")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("options")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                        Map(&[
+                            ("name", Bulk("withscores")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("WITHSCORES")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zunion",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("zunion"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the union of sorted sets with combined scores.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("weight")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("WEIGHTS")),
+                    ("flags", Set(&[Simple("optional"), Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("aggregate")),
+                    ("type", Bulk("oneof")),
+                    ("token", Bulk("AGGREGATE")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("sum")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("SUM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zinter",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("zinter"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the intersection of sorted sets with combined scores.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("weight")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("WEIGHTS")),
+                    ("flags", Set(&[Simple("optional"), Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("aggregate")),
+                    ("type", Bulk("oneof")),
+                    ("token", Bulk("AGGREGATE")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("sum")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("SUM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zdiff",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("zdiff"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the members of the first sorted set that are in none of the others.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withscores")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHSCORES")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zunionstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zunionstore"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the union of sorted sets in a key.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("weight")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("WEIGHTS")),
+                    ("flags", Set(&[Simple("optional"), Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("aggregate")),
+                    ("type", Bulk("oneof")),
+                    ("token", Bulk("AGGREGATE")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("sum")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("SUM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zinterstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zinterstore"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the intersection of sorted sets in a key.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("weight")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("WEIGHTS")),
+                    ("flags", Set(&[Simple("optional"), Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("aggregate")),
+                    ("type", Bulk("oneof")),
+                    ("token", Bulk("AGGREGATE")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("sum")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("SUM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zdiffstore",
+        arity: -4,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zdiffstore"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the difference of sorted sets in a key.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zintercard",
+        arity: -3,
+        flags: &["readonly", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("zintercard"),
+            Int(-3),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the size of the intersection of sorted sets, optionally up to a limit.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("limit")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "zscan",
+        arity: -3,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("zscan"),
+            Int(-3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@sortedset"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Iterates over the members and scores of a sorted set with a cursor.")),
+            ("since", Bulk("2.8.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("cursor")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("token", Bulk("MATCH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // hyperloglog
+    CommandSpec {
+        name: "pfadd",
+        arity: -2,
+        flags: &["write", "denyoom", "fast"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("pfadd"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hyperloglog"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds elements to a HyperLogLog; returns 1 if its estimate changed.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("hyperloglog")),
+            ("complexity", Bulk("O(1) to add every element.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("element")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("optional"), Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "pfcount",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("pfcount"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@hyperloglog"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("notes", Bulk("RW because it may change the internal representation of the key, and propagate to replicas")),
+                    ("flags", Set(&[Simple("RW"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the estimated number of distinct elements added to one or more HyperLogLogs.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("hyperloglog")),
+            ("complexity", Bulk("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "pfmerge",
+        arity: -2,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: -1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("pfmerge"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(-1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@hyperloglog"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Merges HyperLogLogs into a destination key.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("hyperloglog")),
+            ("complexity", Bulk("O(N) to merge N HyperLogLogs, but with high constant times.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destkey")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[
+                    ("name", Bulk("sourcekey")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // geo
+    CommandSpec {
+        name: "geoadd",
+        arity: -5,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geoadd"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Adds places given by longitude and latitude to a geospatial index.")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(log(N)) for each item added, where N is the number of elements in the sorted set.")),
+            ("history", Set(&[
+                Array(&[Bulk("6.2.0"), Bulk("Added the `CH`, `NX` and `XX` options.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("condition")),
+                    ("type", Bulk("oneof")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("nx")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("NX")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("xx")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("XX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("change")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("CH")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("longitude_latitude_member")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("multiple")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("longitude")), ("type", Bulk("double"))]),
+                        Map(&[("name", Bulk("latitude")), ("type", Bulk("double"))]),
+                        Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "geodist",
+        arity: -4,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geodist"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the distance between two places of a geospatial index.")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(log(N))")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member1")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("member2")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("unit")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("m")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("M")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("km")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("KM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("ft")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("FT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mi")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MI")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "geohash",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geohash"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the geohash strings of places of a geospatial index.")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(log(N)) for each member requested, where N is the number of elements in the sorted set.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "geopos",
+        arity: -2,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geopos"),
+            Int(-2),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the longitude and latitude of places of a geospatial index.")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N) where N is the number of members requested.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("member")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "geosearch",
+        arity: -7,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geosearch"),
+            Int(-7),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the places of a geospatial index inside a circle or a box.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")),
+            ("history", Set(&[
+                Array(&[Bulk("7.0.0"), Bulk("Added support for uppercase unit names.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("from")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("member")),
+                            ("type", Bulk("string")),
+                            ("token", Bulk("FROMMEMBER")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("longitude_latitude")),
+                            ("type", Bulk("block")),
+                            ("token", Bulk("FROMLONLAT")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("longitude")), ("type", Bulk("double"))]),
+                                Map(&[("name", Bulk("latitude")), ("type", Bulk("double"))]),
+                            ])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("by")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("circle")),
+                            ("type", Bulk("block")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("radius")),
+                                    ("type", Bulk("double")),
+                                    ("token", Bulk("BYRADIUS")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("unit")),
+                                    ("type", Bulk("oneof")),
+                                    ("arguments", Array(&[
+                                        Map(&[
+                                            ("name", Bulk("m")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("M")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("km")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("KM")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("ft")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("FT")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("mi")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("MI")),
+                                        ]),
+                                    ])),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("box")),
+                            ("type", Bulk("block")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("width")),
+                                    ("type", Bulk("double")),
+                                    ("token", Bulk("BYBOX")),
+                                ]),
+                                Map(&[("name", Bulk("height")), ("type", Bulk("double"))]),
+                                Map(&[
+                                    ("name", Bulk("unit")),
+                                    ("type", Bulk("oneof")),
+                                    ("arguments", Array(&[
+                                        Map(&[
+                                            ("name", Bulk("m")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("M")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("km")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("KM")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("ft")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("FT")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("mi")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("MI")),
+                                        ]),
+                                    ])),
+                                ]),
+                            ])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withcoord")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHCOORD")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withdist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withhash")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHHASH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "geosearchstore",
+        arity: -8,
+        flags: &["write", "denyoom"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("geosearchstore"),
+            Int(-8),
+            Set(&[Simple("write"), Simple("denyoom")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Stores the places of a geospatial index inside a circle or a box in a key.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")),
+            ("history", Set(&[
+                Array(&[Bulk("7.0.0"), Bulk("Added support for uppercase unit names.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                ]),
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(1))]),
+                Map(&[
+                    ("name", Bulk("from")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("member")),
+                            ("type", Bulk("string")),
+                            ("token", Bulk("FROMMEMBER")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("longitude_latitude")),
+                            ("type", Bulk("block")),
+                            ("token", Bulk("FROMLONLAT")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("longitude")), ("type", Bulk("double"))]),
+                                Map(&[("name", Bulk("latitude")), ("type", Bulk("double"))]),
+                            ])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("by")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("circle")),
+                            ("type", Bulk("block")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("radius")),
+                                    ("type", Bulk("double")),
+                                    ("token", Bulk("BYRADIUS")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("unit")),
+                                    ("type", Bulk("oneof")),
+                                    ("arguments", Array(&[
+                                        Map(&[
+                                            ("name", Bulk("m")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("M")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("km")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("KM")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("ft")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("FT")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("mi")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("MI")),
+                                        ]),
+                                    ])),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("box")),
+                            ("type", Bulk("block")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("width")),
+                                    ("type", Bulk("double")),
+                                    ("token", Bulk("BYBOX")),
+                                ]),
+                                Map(&[("name", Bulk("height")), ("type", Bulk("double"))]),
+                                Map(&[
+                                    ("name", Bulk("unit")),
+                                    ("type", Bulk("oneof")),
+                                    ("arguments", Array(&[
+                                        Map(&[
+                                            ("name", Bulk("m")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("M")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("km")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("KM")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("ft")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("FT")),
+                                        ]),
+                                        Map(&[
+                                            ("name", Bulk("mi")),
+                                            ("type", Bulk("pure-token")),
+                                            ("token", Bulk("MI")),
+                                        ]),
+                                    ])),
+                                ]),
+                            ])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("storedist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("STOREDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "georadius",
+        arity: -6,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("georadius"),
+            Int(-6),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(6))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(6))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the places within a radius of a point (older form of GEOSEARCH).")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument")),
+            ("history", Set(&[
+                Array(&[Bulk("6.2.0"), Bulk("Added the `ANY` option for `COUNT`.")]),
+                Array(&[Bulk("7.0.0"), Bulk("Added support for uppercase unit names.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("longitude")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("latitude")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("radius")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("unit")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("m")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("M")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("km")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("KM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("ft")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("FT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mi")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MI")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withcoord")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHCOORD")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withdist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withhash")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHHASH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("since", Bulk("6.2.0")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("STORE")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(2)),
+                    ("token", Bulk("STOREDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "georadius_ro",
+        arity: -6,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("georadius_ro"),
+            Int(-6),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the places within a radius of a point, read-only form.")),
+            ("since", Bulk("3.2.10")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`GEOSEARCH` with the `BYRADIUS` argument")),
+            ("history", Set(&[
+                Array(&[Bulk("6.2.0"), Bulk("Added the `ANY` option for `COUNT`.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("longitude")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("latitude")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("radius")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("unit")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("m")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("M")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("km")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("KM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("ft")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("FT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mi")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MI")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withcoord")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHCOORD")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withdist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withhash")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHHASH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("since", Bulk("6.2.0")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "georadiusbymember",
+        arity: -5,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("georadiusbymember"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(5))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(5))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the places within a radius of a member (older form of GEOSEARCH).")),
+            ("since", Bulk("3.2.0")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments")),
+            ("history", Set(&[
+                Array(&[Bulk("7.0.0"), Bulk("Added support for uppercase unit names.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("radius")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("unit")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("m")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("M")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("km")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("KM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("ft")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("FT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mi")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MI")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withcoord")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHCOORD")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withdist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withhash")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHHASH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("STORE")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(2)),
+                    ("token", Bulk("STOREDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "georadiusbymember_ro",
+        arity: -5,
+        flags: &["readonly"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("georadiusbymember_ro"),
+            Int(-5),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@geo"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the places within a radius of a member, read-only form.")),
+            ("since", Bulk("3.2.10")),
+            ("group", Bulk("geo")),
+            ("complexity", Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("member")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("radius")), ("type", Bulk("double"))]),
+                Map(&[
+                    ("name", Bulk("unit")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("m")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("M")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("km")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("KM")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("ft")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("FT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mi")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MI")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withcoord")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHCOORD")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withdist")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHDIST")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("withhash")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("WITHHASH")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("COUNT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("any")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ANY")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    // sort
+    CommandSpec {
+        name: "sort",
+        arity: -2,
+        flags: &["write", "denyoom", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sort"),
+            Int(-2),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[
+                Simple("@write"),
+                Simple("@set"),
+                Simple("@sortedset"),
+                Simple("@list"),
+                Simple("@slow"),
+                Simple("@dangerous"),
+            ]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                    ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ]),
+                Map(&[
+                    ("notes", Bulk("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array")),
+                    ("flags", Set(&[Simple("OW"), Simple("update")])),
+                    ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                    ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sorts the elements of a list, set or sorted set, optionally storing the result.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("generic")),
+            ("complexity", Bulk("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("BY")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("GET")),
+                    ("flags", Set(&[
+                        Simple("optional"),
+                        Simple("multiple"),
+                        Simple("multiple_token"),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("sorting")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("ALPHA")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(2)),
+                    ("token", Bulk("STORE")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "sort_ro",
+        arity: -2,
+        flags: &["readonly", "movablekeys"],
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        info: Array(&[
+            Bulk("sort_ro"),
+            Int(-2),
+            Set(&[Simple("readonly"), Simple("movablekeys")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[
+                Simple("@read"),
+                Simple("@set"),
+                Simple("@sortedset"),
+                Simple("@list"),
+                Simple("@slow"),
+                Simple("@dangerous"),
+            ]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                    ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sorts the elements of a list, set or sorted set (read-only form).")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("generic")),
+            ("complexity", Bulk("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("BY")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("offset_count")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("LIMIT")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("offset")), ("type", Bulk("integer"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("pattern")),
+                    ("type", Bulk("pattern")),
+                    ("key_spec_index", Int(1)),
+                    ("token", Bulk("GET")),
+                    ("flags", Set(&[
+                        Simple("optional"),
+                        Simple("multiple"),
+                        Simple("multiple_token"),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("order")),
+                    ("type", Bulk("oneof")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("asc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("ASC")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("desc")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("DESC")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("sorting")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("ALPHA")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
 ];
 
 /// Every Redis 7.0 command and subcommand Firn does not serve, sorted by name, with what
@@ -7492,529 +14001,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[]),
     },
     KeySpecs {
-        name: "geoadd",
-        arity: -5,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "geodist",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "geohash",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "geopos",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "georadius",
-        arity: -6,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(6))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(6))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "georadius_ro",
-        arity: -6,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "georadiusbymember",
-        arity: -5,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STORE")), ("startfrom", Int(5))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STOREDIST")), ("startfrom", Int(5))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "georadiusbymember_ro",
-        arity: -5,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "geosearch",
-        arity: -7,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "geosearchstore",
-        arity: -8,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hdel",
-        arity: -3,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hexists",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hget",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hgetall",
-        arity: 2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hincrby",
-        arity: 4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hincrbyfloat",
-        arity: 4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hkeys",
-        arity: 2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hlen",
-        arity: 2,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hmget",
-        arity: -3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hmset",
-        arity: -4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hrandfield",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hscan",
-        arity: -3,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hset",
-        arity: -4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hsetnx",
-        arity: 4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hstrlen",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "hvals",
-        arity: 2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
         name: "latency",
         arity: -2,
         flags: &[],
@@ -8063,259 +14049,10 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[]),
     },
     KeySpecs {
-        name: "lindex",
-        arity: 3,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "linsert",
-        arity: 5,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "llen",
-        arity: 2,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lmove",
-        arity: 5,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lmpop",
-        arity: -4,
-        flags: &["write", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
         name: "lolwut",
         arity: -1,
         flags: &["readonly", "fast"],
         key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "lpop",
-        arity: -2,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lpos",
-        arity: -3,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lpush",
-        arity: -3,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lpushx",
-        arity: -3,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lrange",
-        arity: 4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lrem",
-        arity: 4,
-        flags: &["write"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "lset",
-        arity: 4,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "ltrim",
-        arity: 4,
-        flags: &["write"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
     },
     KeySpecs {
         name: "memory",
@@ -8448,43 +14185,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[]),
     },
     KeySpecs {
-        name: "pfadd",
-        arity: -2,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "pfcount",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("notes", Bulk("RW because it may change the internal representation of the key, and propagate to replicas")),
-                ("flags", Set(&[Simple("RW"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
         name: "pfdebug",
         arity: 3,
         flags: &["write", "denyoom", "admin"],
@@ -8498,35 +14198,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
                 ("find_keys", Map(&[
                     ("type", Bulk("range")),
                     ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "pfmerge",
-        arity: -2,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
                 ])),
             ]),
         ]),
@@ -8652,125 +14323,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[]),
     },
     KeySpecs {
-        name: "rpop",
-        arity: -2,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "rpoplpush",
-        arity: 3,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "rpush",
-        arity: -3,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "rpushx",
-        arity: -3,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sadd",
-        arity: -3,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "scard",
-        arity: 2,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
         name: "script",
         arity: -2,
         flags: &[],
@@ -8813,281 +14365,10 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[]),
     },
     KeySpecs {
-        name: "sdiff",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sdiffstore",
-        arity: -3,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sinter",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sintercard",
-        arity: -3,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sinterstore",
-        arity: -3,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sismember",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
         name: "slaveof",
         arity: 3,
         flags: &["admin", "noscript", "stale", "no_async_loading"],
         key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "smembers",
-        arity: 2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "smismember",
-        arity: -3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "smove",
-        arity: 4,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sort",
-        arity: -2,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-            ]),
-            Map(&[
-                ("notes", Bulk("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array")),
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sort_ro",
-        arity: -2,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("notes", Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")),
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-                ("find_keys", Map(&[("type", Bulk("unknown")), ("spec", Map(&[]))])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "spop",
-        arity: -2,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
     },
     KeySpecs {
         name: "spublish",
@@ -9096,60 +14377,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("not_key")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "srandmember",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "srem",
-        arity: -3,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sscan",
-        arity: -3,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
                 ("begin_search", Map(&[
                     ("type", Bulk("index")),
                     ("spec", Map(&[("index", Int(1))])),
@@ -9184,53 +14411,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         arity: -2,
         flags: &["pubsub", "noscript", "loading", "stale"],
         key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "sunion",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "sunionstore",
-        arity: -3,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
     },
     KeySpecs {
         name: "sunsubscribe",
@@ -9691,658 +14871,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
                 ("find_keys", Map(&[
                     ("type", Bulk("range")),
                     ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zadd",
-        arity: -4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zcard",
-        arity: 2,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zcount",
-        arity: 4,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zdiff",
-        arity: -3,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zdiffstore",
-        arity: -4,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zincrby",
-        arity: 4,
-        flags: &["write", "denyoom", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zinter",
-        arity: -3,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zintercard",
-        arity: -3,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zinterstore",
-        arity: -4,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zlexcount",
-        arity: 4,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zmpop",
-        arity: -4,
-        flags: &["write", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zmscore",
-        arity: -3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zpopmax",
-        arity: -2,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zpopmin",
-        arity: -2,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrandmember",
-        arity: -2,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrange",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrangebylex",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrangebyscore",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrangestore",
-        arity: -5,
-        flags: &["write", "denyoom"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrank",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrem",
-        arity: -3,
-        flags: &["write", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zremrangebylex",
-        arity: 4,
-        flags: &["write"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zremrangebyrank",
-        arity: 4,
-        flags: &["write"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zremrangebyscore",
-        arity: 4,
-        flags: &["write"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrevrange",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrevrangebylex",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrevrangebyscore",
-        arity: -4,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zrevrank",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zscan",
-        arity: -3,
-        flags: &["readonly"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zscore",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zunion",
-        arity: -3,
-        flags: &["readonly", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "zunionstore",
-        arity: -4,
-        flags: &["write", "denyoom", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("OW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
                 ])),
             ]),
         ]),

@@ -148,6 +148,17 @@ impl Command {
         match self.keys {
             Keys::All => Vec::new(),
             Keys::Custom(f) => f(args, db),
+            // Commands whose keys move (ZUNIONSTORE, LMPOP, SORT ... STORE)
+            // are read with their key specs, as COMMAND GETKEYS reads them.
+            Keys::Table if Command::has_flag(self.spec, "movablekeys") => {
+                crate::keyspecs::lookup(args)
+                    .map(|keyed| keyed.keys(args))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|k| !k.flags.contains(&"not_key"))
+                    .filter_map(|k| args.get(k.pos).map(|key| (db, key.clone())))
+                    .collect()
+            }
             Keys::Table => table_keys(self.spec, args)
                 .into_iter()
                 .map(|k| (db, k))
@@ -337,4 +348,61 @@ pub fn unknown_command(args: &[Bytes]) -> CmdError {
     text.extend_from_slice(b"', with args beginning with: ");
     text.extend_from_slice(&listed);
     CmdError::Text(text.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(name: &str) -> Command {
+        let spec = find_spec(name).expect("in the table");
+        Command {
+            spec,
+            handler: |_, _| Ok(Reply::ok()),
+            keys: Keys::Table,
+            write: true,
+            readonly: false,
+            denyoom: false,
+            noauth: false,
+            admin: false,
+            loading_ok: false,
+        }
+    }
+
+    fn args(items: &[&str]) -> Vec<Bytes> {
+        items
+            .iter()
+            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn movable_keys_are_locked_from_the_key_specs() {
+        let keys = |name: &str, line: &[&str]| -> Vec<Bytes> {
+            command(name)
+                .lock_keys(&args(line), 3)
+                .into_iter()
+                .map(|(db, k)| {
+                    assert_eq!(db, 3);
+                    k
+                })
+                .collect()
+        };
+        assert_eq!(
+            keys("lmpop", &["LMPOP", "2", "a", "b", "LEFT"]),
+            args(&["a", "b"])
+        );
+        assert_eq!(
+            keys(
+                "zunionstore",
+                &["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"]
+            ),
+            args(&["d", "a", "b"])
+        );
+        assert_eq!(
+            keys("sort", &["SORT", "l", "BY", "w_*", "STORE", "dst"]),
+            args(&["l", "dst"])
+        );
+        assert_eq!(keys("get", &["GET", "k"]), args(&["k"]));
+    }
 }
