@@ -1006,6 +1006,42 @@ fn zrank_on_small_and_big_sets() {
     ]);
 }
 
+/// Writes over more members than a network thread may visit run on the
+/// cold-read pool and commit under the key locks: same results.
+#[test]
+fn big_writes_off_the_network_thread() {
+    let mut d = Diff::new();
+    zadd_many(&mut d, "a", "m", 3000, 3000);
+    zadd_many(&mut d, "b", "m", 2500, 7);
+    d.cmd(&["ZUNIONSTORE", "u", "2", "a", "b", "WEIGHTS", "1", "0.5"]);
+    d.cmd(&["ZRANGE", "u", "0", "9", "WITHSCORES"]);
+    d.cmd(&["ZCARD", "u"]);
+    d.cmd(&["ZINTERSTORE", "i", "2", "a", "b", "AGGREGATE", "MAX"]);
+    d.cmd(&["ZRANGE", "i", "-5", "-1", "WITHSCORES"]);
+    d.cmd(&["ZDIFFSTORE", "df", "2", "a", "b"]);
+    d.cmd(&["ZRANGE", "df", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZINTERCARD", "2", "a", "b", "LIMIT", "2000"]);
+    d.cmd(&["ZRANGESTORE", "r", "a", "100", "2600"]);
+    d.cmd(&["ZCARD", "r"]);
+    d.cmd(&["ZREMRANGEBYSCORE", "a", "500", "(2000"]);
+    d.cmd(&["ZREMRANGEBYRANK", "b", "100", "-100"]);
+    d.cmd(&["ZRANGE", "b", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZPOPMIN", "a", "1200"]);
+    d.cmd(&["ZMPOP", "1", "a", "MAX", "COUNT", "1100"]);
+    d.cmd(&["ZRANGE", "a", "0", "-1", "WITHSCORES"]);
+    zadd_many(&mut d, "lex", "m", 3000, 1);
+    d.cmd(&["ZREMRANGEBYLEX", "lex", "[m1", "(m2"]);
+    d.cmd(&["ZLEXCOUNT", "lex", "-", "+"]);
+    let members: Vec<String> = (0..1500).map(|i| format!("m{i}")).collect();
+    let mut zrem = vec!["ZREM".to_string(), "lex".to_string()];
+    zrem.extend(members.iter().cloned());
+    d.cmd(&zrem);
+    let mut zmscore = vec!["ZMSCORE".to_string(), "u".to_string()];
+    zmscore.extend(members.iter().cloned());
+    d.cmd(&zmscore);
+    d.cmd(&["ZCARD", "lex"]);
+}
+
 #[test]
 fn object_encoding_follows_redis_thresholds() {
     let mut d = Diff::new();

@@ -455,6 +455,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
             "ERR INCR option supports a single increment-element pair",
         ));
     }
+    off_thread_if(ctx, (pairs.len() / 2) as u64)?;
     let scores = pairs
         .chunks_exact(2)
         .map(|pair| score_arg(&pair[0], NOT_FLOAT))
@@ -514,6 +515,7 @@ fn zscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    off_thread_if(ctx, (args.len() - 2) as u64)?;
     let coll = zset_of(ctx, &args[1])?;
     let mut out = Vec::with_capacity(args.len() - 2);
     for member in &args[2..] {
@@ -577,6 +579,7 @@ fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(mut coll) = zset_of(ctx, key)? else {
         return Ok(Reply::Integer(0));
     };
+    off_thread_if(ctx, (args.len() - 2) as u64)?;
     let db = ctx.db();
     let mut removed = 0;
     for member in &args[2..] {
