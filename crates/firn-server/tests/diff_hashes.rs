@@ -243,6 +243,42 @@ fn hashes_keep_and_lose_their_ttl_like_redis() {
     d.ttl("h");
 }
 
+/// INFO's `rdb_changes_since_last_save` (Redis's `server.dirty`).
+fn changes_line(r: &R) -> R {
+    let text = r.as_str().unwrap_or_default();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("rdb_changes_since_last_save:"))
+        .unwrap_or("no rdb_changes_since_last_save");
+    R::Simple(line.to_string())
+}
+
+#[test]
+fn writes_count_changes_like_redis() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", "s", "x"]);
+    d.cmd_with(&["INFO", "persistence"], changes_line);
+    for cmd in [
+        &["HSET", "h", "a", "1", "a", "2"][..],
+        &["HSET", "h", "a", "1"],
+        &["HMSET", "h", "a", "1", "b", "2"],
+        &["HSETNX", "h", "a", "1"],
+        &["HSETNX", "h", "c", "1"],
+        &["HDEL", "h", "a", "x"],
+        &["HDEL", "h", "x"],
+        &["HINCRBY", "h", "n", "1"],
+        &["HINCRBYFLOAT", "h", "n", "1.5"],
+        &["HINCRBY", "h", "c", "x"],
+        &["HINCRBY", "h", "n", "1"],
+        &["HSET", "s", "f", "v"],
+        &["HDEL", "h", "b", "c", "n"],
+        &["HGET", "h", "a"],
+    ] {
+        d.cmd(cmd);
+        d.cmd_with(&["INFO", "persistence"], changes_line);
+    }
+}
+
 // ------------------------------------------------------------------ counters
 
 #[test]

@@ -174,10 +174,7 @@ fn a_million_field_hash_costs_what_each_command_touches() {
     // DEL: one record, a constant number of reads; the fields stay in
     // RocksDB for compaction.
     let entries_before = info_field(&mut conn, "rocksdb_estimate_num_keys");
-    assert!(
-        entries_before >= FIELDS as u64 * 9 / 10,
-        "{entries_before}"
-    );
+    assert!(entries_before >= FIELDS as u64 * 9 / 10, "{entries_before}");
     let del_reads = reads_during(&mut conn, |c| {
         assert_eq!(c.cmd(&["DEL", "big"]), R::Int(1));
     });
