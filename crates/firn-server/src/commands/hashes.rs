@@ -279,21 +279,41 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(hash) = ctx.txn.hash(db, key)? else {
         return Ok(Reply::Array(Vec::new()));
     };
-    let picked = match count {
-        0 => Vec::new(),
-        1.. => distinct_fields(ctx, key, &hash, count.unsigned_abs())?,
-        _ => repeated_fields(ctx, key, &hash, count.unsigned_abs())?,
+    let shape = PickShape {
+        with_values,
+        resp3: ctx.session.protocol == Protocol::Resp3,
     };
-    let resp3 = ctx.session.protocol == Protocol::Resp3;
-    let mut items = Vec::with_capacity(picked.len() * if with_values { 2 } else { 1 });
-    for (field, value) in picked {
-        match (with_values, resp3) {
-            (false, _) => items.push(Reply::Bulk(field)),
-            (true, false) => items.extend([Reply::Bulk(field), Reply::Bulk(value)]),
-            (true, true) => items.push(Reply::Array(vec![Reply::Bulk(field), Reply::Bulk(value)])),
+    let mut items = Vec::new();
+    match count {
+        0 => {}
+        1.. => {
+            for (field, value) in distinct_fields(ctx, key, &hash, count.unsigned_abs())? {
+                shape.push(&mut items, &field, &value);
+            }
         }
+        _ => repeated_fields(ctx, key, &hash, count.unsigned_abs(), |field, value| {
+            shape.push(&mut items, field, value)
+        })?,
     }
     Ok(Reply::Array(items))
+}
+
+/// How HRANDFIELD replies: fields, or fields and values (flat in RESP2,
+/// as pairs in RESP3).
+struct PickShape {
+    with_values: bool,
+    resp3: bool,
+}
+
+impl PickShape {
+    fn push(&self, items: &mut Vec<Reply>, field: &Bytes, value: &Bytes) {
+        let (field, value) = (Reply::Bulk(field.clone()), Reply::Bulk(value.clone()));
+        match (self.with_values, self.resp3) {
+            (false, _) => items.push(field),
+            (true, false) => items.extend([field, value]),
+            (true, true) => items.push(Reply::Array(vec![field, value])),
+        }
+    }
 }
 
 /// Up to `count` distinct fields at random (the whole hash if it has no
@@ -316,30 +336,36 @@ fn distinct_fields(
 }
 
 /// `count` fields drawn independently (repetitions allowed), in random
-/// order. A big hash asked for fewer fields than it holds answers
-/// distinct ones (one possible outcome of independent draws) so that only
-/// about `count` fields are read.
+/// order, given to `emit`. A big hash asked for fewer fields than it holds
+/// answers distinct ones (one possible outcome of independent draws) so
+/// that only about `count` fields are read.
 fn repeated_fields(
     ctx: &mut Ctx<'_>,
     key: &[u8],
     hash: &Collection,
     count: u64,
-) -> CmdResult<Vec<(Bytes, Bytes)>> {
+    mut emit: impl FnMut(&Bytes, &Bytes),
+) -> CmdResult<()> {
     if count > MAX_REPEATED_FIELDS {
         return Err(CmdError::Static(WITHVALUES_RANGE));
     }
     if hash.size > 1024 && count < hash.size {
-        return distinct_fields(ctx, key, hash, count);
+        for (field, value) in distinct_fields(ctx, key, hash, count)? {
+            emit(&field, &value);
+        }
+        return Ok(());
     }
     off_thread_if(ctx, count.max(hash.size))?;
     let all = read_pairs(ctx, key, hash)?;
     if all.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let mut rng = rand::rng();
-    Ok((0..count)
-        .map(|_| all[rng.random_range(0..all.len())].clone())
-        .collect())
+    for _ in 0..count {
+        let (field, value) = &all[rng.random_range(0..all.len())];
+        emit(field, value);
+    }
+    Ok(())
 }
 
 fn hscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
