@@ -114,15 +114,19 @@ fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(values))
 }
 
-/// Every field and value of the hash at `key` in byte order (none if it
-/// is missing), on the pool when there are many.
-fn all_pairs(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<Vec<(Bytes, Bytes)>> {
+/// Visits every field and value of the hash at `key` in byte order
+/// (nothing if it is missing), on the pool when there are many.
+fn visit_all(ctx: &mut Ctx<'_>, key: &[u8], mut visit: impl FnMut(&[u8], &Bytes)) -> CmdResult<()> {
     let db = ctx.db();
     let Some(hash) = ctx.txn.hash(db, key)? else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     off_thread_if(ctx, hash.size)?;
-    read_pairs(ctx, key, &hash)
+    ctx.txn.hash_fields(db, key, &hash, None, |field, value| {
+        visit(field, value);
+        true
+    })?;
+    Ok(())
 }
 
 fn read_pairs(ctx: &mut Ctx<'_>, key: &[u8], hash: &Collection) -> CmdResult<Vec<(Bytes, Bytes)>> {
@@ -136,27 +140,30 @@ fn read_pairs(ctx: &mut Ctx<'_>, key: &[u8], hash: &Collection) -> CmdResult<Vec
 }
 
 fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let pairs = all_pairs(ctx, &args[1])?;
-    Ok(Reply::Map(
-        pairs
-            .into_iter()
-            .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
-            .collect(),
-    ))
+    let mut pairs = Vec::new();
+    visit_all(ctx, &args[1], |field, value| {
+        pairs.push((
+            Reply::Bulk(Bytes::copy_from_slice(field)),
+            Reply::Bulk(value.clone()),
+        ));
+    })?;
+    Ok(Reply::Map(pairs))
 }
 
 fn hkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let pairs = all_pairs(ctx, &args[1])?;
-    Ok(Reply::Array(
-        pairs.into_iter().map(|(f, _)| Reply::Bulk(f)).collect(),
-    ))
+    let mut fields = Vec::new();
+    visit_all(ctx, &args[1], |field, _| {
+        fields.push(Reply::Bulk(Bytes::copy_from_slice(field)));
+    })?;
+    Ok(Reply::Array(fields))
 }
 
 fn hvals(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let pairs = all_pairs(ctx, &args[1])?;
-    Ok(Reply::Array(
-        pairs.into_iter().map(|(_, v)| Reply::Bulk(v)).collect(),
-    ))
+    let mut values = Vec::new();
+    visit_all(ctx, &args[1], |_, value| {
+        values.push(Reply::Bulk(value.clone()))
+    })?;
+    Ok(Reply::Array(values))
 }
 
 fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
