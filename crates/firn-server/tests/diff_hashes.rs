@@ -733,29 +733,59 @@ fn compare_state(d: &mut Diff) {
     }
 }
 
-#[test]
-fn random_hash_and_string_commands() {
-    let seeds: Vec<u64> = match std::env::var("FIRN_DIFF_SEED")
+fn random_seeds(first: u64) -> Vec<u64> {
+    match std::env::var("FIRN_DIFF_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
     {
         Some(seed) => vec![seed],
-        None => (0..4).collect(),
+        None => (first..first + 4).collect(),
+    }
+}
+
+/// Runs 400 generated commands from `seed`; `restart` (if any) is applied
+/// to firn every 100 commands, after comparing the state.
+fn random_run(mut d: Diff, seed: u64, restart: Option<fn(&mut Server)>) {
+    d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
+    let mut gen = Gen {
+        rng: StdRng::seed_from_u64(seed),
     };
-    for seed in seeds {
-        let mut d = Diff::new();
-        d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
-        let mut gen = Gen {
-            rng: StdRng::seed_from_u64(seed),
-        };
-        for step in 0..400 {
-            let cmd = gen.command();
-            d.cmd(&cmd);
-            if step % 100 == 99 {
+    for step in 0..400 {
+        let cmd = gen.command();
+        d.cmd(&cmd);
+        if step % 100 == 99 {
+            compare_state(&mut d);
+            if let Some(restart) = restart {
+                restart(&mut d.firn_server);
+                d.note("firn restarted");
+                d.reconnect();
                 compare_state(&mut d);
             }
         }
-        compare_state(&mut d);
+    }
+    compare_state(&mut d);
+}
+
+#[test]
+fn random_hash_and_string_commands() {
+    for seed in random_seeds(0) {
+        random_run(Diff::new(), seed, None);
+    }
+}
+
+/// The same sequences against a firn with a tiny cache, restarted (cleanly
+/// or with kill -9) every 100 commands: what it answers after reading its
+/// data back from disk must not change.
+#[test]
+fn random_hash_and_string_commands_across_restarts() {
+    let restarts: [fn(&mut Server); 2] = [Server::restart, Server::kill9_restart];
+    for (i, seed) in random_seeds(100).into_iter().enumerate() {
+        let firn = Server::firn_with(&["--maxmemory", "32mb", "--appendfsync", "always"]);
+        if firn.kind() != Kind::Firn {
+            return;
+        }
+        let d = Diff::with_servers(Server::redis(), firn);
+        random_run(d, seed, Some(restarts[i % 2]));
     }
 }
 
