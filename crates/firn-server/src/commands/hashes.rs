@@ -47,7 +47,7 @@ const MAX_REPEATED_FIELDS: u64 = 10_000_000;
 /// WITHVALUES (whose reply has twice as many elements).
 const COUNT_RANGE: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
-const WITHVALUES_RANGE: &str = "ERR value is out of range";
+const OUT_OF_RANGE: &str = "ERR value is out of range";
 
 /// HSET/HMSET: the number of fields that were new. Redis checks the
 /// argument count itself (HSET's table arity only says "at least 4").
@@ -281,7 +281,7 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(_) => return Err(CmdError::Static(SYNTAX)),
     };
     if with_values && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-        return Err(CmdError::Static(WITHVALUES_RANGE));
+        return Err(CmdError::Static(OUT_OF_RANGE));
     }
     let Some(hash) = ctx.txn.hash(db, key)? else {
         return Ok(Reply::Array(Vec::new()));
@@ -354,7 +354,7 @@ fn repeated_fields(
     mut emit: impl FnMut(&Bytes, &Bytes),
 ) -> CmdResult<()> {
     if count > MAX_REPEATED_FIELDS {
-        return Err(CmdError::Static(WITHVALUES_RANGE));
+        return Err(CmdError::Static(OUT_OF_RANGE));
     }
     if hash.size > 1024 && count < hash.size {
         for (field, value) in distinct_fields(ctx, key, hash, count)? {
