@@ -1042,6 +1042,65 @@ fn big_writes_off_the_network_thread() {
     d.cmd(&["ZCARD", "lex"]);
 }
 
+/// Ranges of more than 10,000 members are streamed from a snapshot: the
+/// same bytes as Redis, in both protocols.
+#[test]
+fn big_ranges_are_streamed_with_redis_replies() {
+    let mut d = Diff::new();
+    for start in (0..24_000).step_by(4000) {
+        let mut args = vec!["ZADD".to_string(), "big".to_string()];
+        for i in start..start + 4000 {
+            args.push(format!("{}", i / 3));
+            args.push(format!("m{i:05}"));
+        }
+        d.cmd(&args);
+    }
+    for _ in 0..2 {
+        d.cmd(&["ZRANGE", "big", "0", "-1"]);
+        d.cmd(&["ZRANGE", "big", "0", "-1", "WITHSCORES"]);
+        d.cmd(&["ZRANGE", "big", "100", "-100", "REV", "WITHSCORES"]);
+        d.cmd(&["ZREVRANGE", "big", "5", "12000"]);
+        d.cmd(&["ZRANGEBYSCORE", "big", "-inf", "+inf", "WITHSCORES"]);
+        d.cmd(&[
+            "ZRANGEBYSCORE",
+            "big",
+            "(100",
+            "6000",
+            "WITHSCORES",
+            "LIMIT",
+            "7",
+            "11000",
+        ]);
+        d.cmd(&["ZRANGEBYSCORE", "big", "(100", "6000", "LIMIT", "7", "-1"]);
+        d.cmd(&[
+            "ZREVRANGEBYSCORE",
+            "big",
+            "+inf",
+            "10",
+            "WITHSCORES",
+            "LIMIT",
+            "3",
+            "-5",
+        ]);
+        d.cmd(&[
+            "ZREVRANGEBYSCORE",
+            "big",
+            "+inf",
+            "10",
+            "LIMIT",
+            "30000",
+            "5",
+        ]);
+        d.cmd(&["ZRANGE", "big", "1000", "(7000", "BYSCORE", "REV"]);
+        d.cmd(&[
+            "ZRANGE", "big", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "0", "10001",
+        ]);
+        d.cmd(&["ZRANGE", "big", "0", "9999"]);
+        d.cmd(&["ZRANGE", "big", "0", "10000"]);
+        resp3(&mut d);
+    }
+}
+
 #[test]
 fn object_encoding_follows_redis_thresholds() {
     let mut d = Diff::new();

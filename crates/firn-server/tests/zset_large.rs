@@ -18,6 +18,9 @@
 mod common;
 
 use common::{encode_request, Conn, Server, R};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
 
 const MEMBERS: usize = 1_000_000;
 const PER_COMMAND: usize = 1000;
@@ -98,6 +101,52 @@ fn with_scores(range: impl Iterator<Item = usize>) -> R {
             })
             .collect(),
     ))
+}
+
+/// Sends `ZRANGE key 0 -1 WITHSCORES` and counts the reply's elements as
+/// they stream in, checking some of them, without keeping the reply.
+fn streamed_zrange_count(port: u16, key: &str, first: usize) -> usize {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .expect("timeout");
+    stream
+        .write_all(&encode_request(&[
+            b"ZRANGE",
+            key.as_bytes(),
+            b"0",
+            b"-1",
+            b"WITHSCORES",
+        ]))
+        .expect("send");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("header");
+    let count: usize = line
+        .trim_end()
+        .strip_prefix('*')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("ZRANGE header {line:?}"));
+    let mut body = Vec::new();
+    for n in 0..count {
+        line.clear();
+        reader.read_line(&mut line).expect("bulk header");
+        let len: usize = line
+            .trim_end()
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("element {n}: {line:?}"));
+        body.resize(len + 2, 0);
+        reader.read_exact(&mut body).expect("bulk body");
+        let i = first + n / 2;
+        if n % 100_000 == 0 {
+            assert_eq!(&body[..len], member(i).as_bytes(), "element {n}");
+        }
+        if n % 100_000 == 1 {
+            assert_eq!(&body[..len], i.to_string().as_bytes(), "element {n}");
+        }
+    }
+    count
 }
 
 #[test]
@@ -211,6 +260,18 @@ fn a_million_member_sorted_set_costs_what_each_command_touches() {
     assert!(scanned <= 1 + SLACK, "ZPOPMAX scanned {scanned}");
     let size = MEMBERS as i64 - 3;
     assert_eq!(c.cmd(&["ZCARD", "big"]), R::Int(size));
+
+    // The whole set is streamed from a snapshot (no walk in a command's
+    // transaction), never held whole.
+    let (scanned, _) = work(&mut c);
+    let elements = streamed_zrange_count(server.port(), "big", 2);
+    assert_eq!(elements, 2 * size as usize);
+    let (scanned_after, _) = work(&mut c);
+    assert!(
+        scanned_after - scanned <= SLACK,
+        "ZRANGE 0 -1 walked {} entries inside a command",
+        scanned_after - scanned
+    );
 
     // A walk of the whole set runs on the cold-read pool.
     let cold = info_storage(&mut c, "cold_commands");

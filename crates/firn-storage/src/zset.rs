@@ -25,7 +25,9 @@
 //! - [`Txn::zset_scan_lex`]: the same over a [`LexRange`];
 //! - [`Txn::zset_rank`]: a member's rank, walking from the nearer end;
 //! - [`Txn::zset_store`]: replace a key by a whole new sorted set (the
-//!   *STORE commands).
+//!   *STORE commands);
+//! - [`KeyspaceView::zset_scan_scores`]: a score walk in a snapshot, for
+//!   replies too big to hold (streamed).
 //!
 //! Every method that changes members keeps `coll.size` and the sticky
 //! `coll.big` flag in step; the caller stores the record back with
@@ -36,6 +38,7 @@ use std::ops::Bound;
 
 use crate::collection::Collection;
 use crate::error::{Result, StorageError};
+use crate::keyspace::KeyspaceView;
 use crate::meta::ValueType;
 use crate::txn::Txn;
 use crate::Cf;
@@ -628,6 +631,46 @@ impl Txn<'_> {
         coll.size = members.len() as u64;
         self.save_collection(db, key, &coll)?;
         Ok(coll.size)
+    }
+}
+
+impl KeyspaceView<'_> {
+    /// [`Txn::zset_scan_scores`] in the view's snapshot (streamed replies).
+    pub fn zset_scan_scores(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        range: &ScoreRange,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], f64) -> bool,
+    ) -> Result<()> {
+        let Some((start, end)) = range.index_bounds() else {
+            return Ok(());
+        };
+        let to = match &end {
+            Some(end) => Bound::Excluded(end.as_slice()),
+            None => Bound::Unbounded,
+        };
+        let mut corrupt = false;
+        self.scan_members(
+            Cf::ZScore,
+            key,
+            coll,
+            Bound::Included(start.as_slice()),
+            to,
+            reverse,
+            |entry, value| match decode_index(entry, value) {
+                Some((score, member)) => visit(member, score),
+                None => {
+                    corrupt = true;
+                    false
+                }
+            },
+        )?;
+        if corrupt {
+            return Err(StorageError::Corrupt("zset index"));
+        }
+        Ok(())
     }
 }
 
