@@ -178,12 +178,104 @@ fn negative_zero_scores() {
     d.cmd(&["ZRANK", "big", "c"]);
     d.cmd(&["ZUNIONSTORE", "u", "1", "big"]);
     d.cmd(&["ZRANGE", "u", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZUNION", "1", "big", "WITHSCORES"]);
+    d.cmd(&["ZADD", "zeros", "0", "a", "0", "b", "0", "c"]);
+    for aggregate in ["MIN", "MAX", "SUM"] {
+        d.cmd(&[
+            "ZUNION",
+            "2",
+            "big",
+            "zeros",
+            "AGGREGATE",
+            aggregate,
+            "WITHSCORES",
+        ]);
+        d.cmd(&[
+            "ZUNION",
+            "2",
+            "zeros",
+            "big",
+            "AGGREGATE",
+            aggregate,
+            "WITHSCORES",
+        ]);
+        d.cmd(&[
+            "ZINTER",
+            "2",
+            "big",
+            "zeros",
+            "AGGREGATE",
+            aggregate,
+            "WITHSCORES",
+        ]);
+        d.cmd(&[
+            "ZUNION",
+            "2",
+            "big",
+            "zeros",
+            "WEIGHTS",
+            "-1",
+            "-1",
+            "AGGREGATE",
+            aggregate,
+            "WITHSCORES",
+        ]);
+    }
+    d.cmd(&["ZDIFF", "1", "big", "WITHSCORES"]);
+    for range in [
+        ["0", "-1", "", ""],
+        ["0", "-1", "REV", ""],
+        ["-inf", "+inf", "BYSCORE", ""],
+        ["+inf", "-inf", "BYSCORE", "REV"],
+    ] {
+        let mut cmd = vec!["ZRANGESTORE", "bigcopy", "big", range[0], range[1]];
+        cmd.extend(range[2..].iter().filter(|a| !a.is_empty()));
+        d.cmd(&cmd);
+        d.cmd(&["ZRANGE", "bigcopy", "0", "-1", "WITHSCORES"]);
+        d.cmd(&["OBJECT", "ENCODING", "bigcopy"]);
+    }
+    // Sized big up front (a rank range over 128): every -0 is kept.
+    let mut many = vec!["ZADD".to_string(), "many".to_string()];
+    for i in 0..200 {
+        many.push(if i % 2 == 0 { "-0".into() } else { "0".into() });
+        many.push(format!("n{i:03}"));
+    }
+    d.cmd(&many);
+    d.cmd(&["ZRANGESTORE", "manycopy", "many", "0", "-1"]);
+    d.cmd(&["ZRANGE", "manycopy", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZRANGESTORE", "manycopy", "many", "-inf", "+inf", "BYSCORE"]);
+    d.cmd(&["ZRANGE", "manycopy", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZRANGESTORE", "manycopy", "many", "-", "+", "BYLEX"]);
+    d.cmd(&["ZRANGE", "manycopy", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZRANGESTORE", "manycopy", "many", "0", "127"]);
+    d.cmd(&["ZRANGE", "manycopy", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZUNIONSTORE", "manycopy", "1", "many"]);
+    d.cmd(&["ZRANGE", "manycopy", "0", "-1", "WITHSCORES"]);
     d.cmd(&["ZREM", "big", &long]);
     d.cmd(&["ZUNIONSTORE", "u", "1", "big"]);
     d.cmd(&["OBJECT", "ENCODING", "u"]);
     d.cmd(&["ZRANGE", "u", "0", "-1", "WITHSCORES"]);
     d.cmd(&["ZRANGESTORE", "r", "big", "0", "-1"]);
     d.cmd(&["ZRANGE", "r", "0", "-1", "WITHSCORES"]);
+}
+
+#[test]
+fn binary_members() {
+    let mut d = Diff::new();
+    let members: [&[u8]; 5] = [b"a\x00b", b"\x00", b"\xff\xfe", b"", b"a\r\nb"];
+    for (i, m) in members.iter().enumerate() {
+        let score = i.to_string();
+        d.cmd(&[&b"ZADD"[..], b"bin", score.as_bytes(), m]);
+        d.cmd(&[&b"ZADD"[..], b"lex", b"0", m]);
+    }
+    d.cmd(&["ZRANGE", "bin", "0", "-1", "WITHSCORES"]);
+    d.cmd(&["ZRANGE", "lex", "0", "-1"]);
+    d.cmd(&[&b"ZRANGEBYLEX"[..], b"lex", b"[\x00", b"(a\x00c"]);
+    d.cmd(&[&b"ZSCORE"[..], b"bin", b"a\x00b"]);
+    d.cmd(&[&b"ZRANK"[..], b"bin", b"\xff\xfe"]);
+    d.cmd(&[&b"ZREM"[..], b"bin", b"\x00", b"\x00\x00"]);
+    d.cmd(&["ZSCAN", "bin", "0"]);
+    d.cmd(&["DUMP", "bin"]);
 }
 
 // ------------------------------------------------------------------ ZREM

@@ -25,7 +25,8 @@
 //! - [`Txn::zset_scan_lex`]: the same over a [`LexRange`];
 //! - [`Txn::zset_rank`]: a member's rank, walking from the nearer end;
 //! - [`Txn::zset_store`]: replace a key by a whole new sorted set (the
-//!   *STORE commands);
+//!   *STORE commands), [`Txn::zset_store_inserted`] the same member by
+//!   member (ZRANGESTORE's encoding rules);
 //! - [`KeyspaceView::zset_scan_scores`]: a score walk in a snapshot, for
 //!   replies too big to hold (streamed).
 //!
@@ -629,6 +630,28 @@ impl Txn<'_> {
             self.zset_write(db, key, &coll, member, None, *score);
         }
         coll.size = members.len() as u64;
+        self.save_collection(db, key, &coll)?;
+        Ok(coll.size)
+    }
+    /// Replaces whatever `key` holds by a sorted set built by inserting
+    /// `members` (distinct) one by one in the given order, as ZRANGESTORE
+    /// does: the set starts big when `start_big` (Redis sized it for more
+    /// than the listpack limit), else it converts on the insertion that
+    /// passes a limit, and the members inserted before keep no -0.
+    /// Returns the number of members stored.
+    pub fn zset_store_inserted(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        members: impl IntoIterator<Item = (Bytes, f64)>,
+        start_big: bool,
+    ) -> Result<u64> {
+        self.delete_key(db, key)?;
+        let mut coll = self.new_collection(ValueType::ZSet, Bytes::new());
+        coll.big = start_big;
+        for (member, score) in members {
+            self.zset_insert(db, key, &mut coll, &member, score);
+        }
         self.save_collection(db, key, &coll)?;
         Ok(coll.size)
     }

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
     Cf, Collection, LexBound, LexRange, RankLookup, ReadMode, ScoreRange, StorageError, ValueType,
-    ZAddFlags, ZAddOutcome,
+    ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
 };
 use std::collections::HashMap;
 
@@ -729,6 +729,8 @@ fn zrange_generic(
         RangeType::Lex => Parsed::Range(RangeSpec::Lex(lex_range(&args[min_at], &args[max_at])?)),
         _ => Parsed::Rank(int_arg(&args[min_at])?, int_arg(&args[max_at])?),
     };
+    // ZRANGESTORE sizes its result for a rank range's length up front.
+    let mut sized_big = false;
     let items = match zset_of(ctx, key)? {
         None => Vec::new(),
         Some(coll) => match parsed {
@@ -738,7 +740,10 @@ fn zrange_generic(
                     stream_range(ctx, key, Streamed::Rank(start, end), reverse, withscores);
                     return Ok(Reply::Null);
                 }
-                Some((start, end)) => by_rank(ctx, key, &coll, start, end, reverse)?,
+                Some((start, end)) => {
+                    sized_big = end - start + 1 > ZSET_MAX_LISTPACK_ENTRIES;
+                    by_rank(ctx, key, &coll, start, end, reverse)?
+                }
             },
             Parsed::Range(RangeSpec::Score(range)) if !store && coll.size > STREAM_MEMBERS => {
                 let spec = RangeSpec::Score(range);
@@ -760,7 +765,11 @@ fn zrange_generic(
         },
     };
     if store {
-        return store_result(ctx, &args[1], items);
+        let db = ctx.db();
+        let stored = ctx
+            .txn
+            .zset_store_inserted(db, &args[1], items, sized_big)?;
+        return Ok(Reply::Integer(stored as i64));
     }
     Ok(members_reply(ctx, items, withscores))
 }
@@ -1099,8 +1108,10 @@ impl Aggregate {
                     *target = 0.0;
                 }
             }
-            Aggregate::Min => *target = target.min(value),
-            Aggregate::Max => *target = target.max(value),
+            // Comparisons as in C: -0 and 0 tie and the first one stays.
+            Aggregate::Min if value < *target => *target = value,
+            Aggregate::Max if value > *target => *target = value,
+            Aggregate::Min | Aggregate::Max => {}
         }
     }
 }
