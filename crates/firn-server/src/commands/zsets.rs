@@ -383,8 +383,23 @@ fn count_range(ctx: &mut Ctx<'_>, args: &[Bytes], spec: RangeSpec) -> CmdResult 
     let Some(coll) = zset_of(ctx, &args[1])? else {
         return Ok(Reply::Integer(0));
     };
-    let items = by_range(ctx, &args[1], &coll, &spec, false, &Window::ALL)?;
-    Ok(Reply::Integer(items.len() as i64))
+    let (db, key) = (ctx.db(), &args[1]);
+    let mut budget = Budget::new(ctx);
+    let mut count = 0i64;
+    let mut visit = |_: &[u8], _: f64| {
+        count += 1;
+        budget.spend()
+    };
+    match &spec {
+        RangeSpec::Score(range) => ctx
+            .txn
+            .zset_scan_scores(db, key, &coll, range, false, &mut visit)?,
+        RangeSpec::Lex(range) => ctx
+            .txn
+            .zset_scan_lex(db, key, &coll, range, false, &mut visit)?,
+    }
+    budget.check(ctx)?;
+    Ok(Reply::Integer(count))
 }
 
 /// Removes `items` (just read from the set) and stores the record back.
