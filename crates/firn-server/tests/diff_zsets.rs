@@ -648,6 +648,10 @@ fn resp3_replies() {
     d.cmd(&["ZDIFF", "1", "z", "WITHSCORES"]);
     d.cmd_unordered(&["ZRANDMEMBER", "z", "3", "WITHSCORES"]);
     d.cmd(&["ZRANDMEMBER", "missing", "3", "WITHSCORES"]);
+    // Streamed picks: 20,000 [member, score] pairs.
+    let (r, f) = d.cmd_type_only(&["ZRANDMEMBER", "z", "-20000", "WITHSCORES"]);
+    assert_eq!((r.items().len(), f.items().len()), (20_000, 20_000));
+    d.cmd_type_only(&["ZRANDMEMBER", "z", "-20000"]);
     d.cmd(&["ZPOPMIN", "z"]);
     d.cmd(&["ZPOPMIN", "z", "1"]);
     d.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
@@ -842,7 +846,7 @@ fn zrandmember_shapes_and_membership() {
                 );
             }
         }
-        for count in [1i64, 5, 9, 10, 11, 50, -1, -5, -30] {
+        for count in [1i64, 5, 9, 10, 11, 50, -1, -5, -30, -25_000] {
             for withscores in [false, true] {
                 let count_text = count.to_string();
                 let mut cmd = vec!["ZRANDMEMBER", key, count_text.as_str()];

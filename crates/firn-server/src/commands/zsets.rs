@@ -18,8 +18,8 @@
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
-    Cf, Collection, LexBound, LexRange, RankLookup, ReadMode, ScoreRange, StorageError, ValueType,
-    ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
+    Cf, Collection, LexBound, LexRange, RankLookup, ReadMode, ScoreRange, StorageError, Txn,
+    ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
 };
 use std::collections::HashMap;
 
@@ -1040,13 +1040,6 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Reply::Array(Vec::new()));
     }
     let wanted = count.unsigned_abs();
-    let decode = |(member, raw): (Bytes, Bytes)| -> CmdResult<(Bytes, f64)> {
-        let bits: [u8; 8] = raw
-            .as_ref()
-            .try_into()
-            .map_err(|_| CmdError::Storage(StorageError::Corrupt("zset score")))?;
-        Ok((member, f64::from_bits(u64::from_be_bytes(bits))))
-    };
     let items: Vec<(Bytes, f64)> = if count > 0 {
         // Distinct members.
         off_thread_if(ctx, wanted.min(coll.size))?;
@@ -1054,46 +1047,104 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.txn
             .random_members(Cf::Data, db, key, &coll, take, rand::random())?
             .into_iter()
-            .map(decode)
+            .map(decode_member)
             .collect::<CmdResult<_>>()?
+    } else if wanted > STREAM_MEMBERS {
+        stream_random(ctx, key, wanted, withscores);
+        return Ok(Reply::Null);
     } else {
-        // Repeats allowed: each pick is independent.
         off_thread_if(ctx, wanted)?;
-        if wanted > MAX_RANDOM_REPLY {
-            return Err(CmdError::Static("ERR value is out of range"));
-        }
-        let mut picks = Vec::new();
-        if coll.size <= 1024 {
-            let pool: Vec<(Bytes, f64)> = ctx
-                .txn
-                .random_members(Cf::Data, db, key, &coll, coll.size as usize, rand::random())?
-                .into_iter()
-                .map(decode)
-                .collect::<CmdResult<_>>()?;
-            for _ in 0..wanted {
-                let at = rand::random_range(0..pool.len().max(1));
-                if let Some(item) = pool.get(at) {
-                    picks.push(item.clone());
-                }
-            }
-        } else {
-            for _ in 0..wanted {
-                let one = ctx
-                    .txn
-                    .random_members(Cf::Data, db, key, &coll, 1, rand::random())?;
-                for item in one {
-                    picks.push(decode(item)?);
-                }
-            }
-        }
+        let mut picks = Vec::with_capacity(wanted as usize);
+        random_picks(&mut ctx.txn, db, key, &coll, wanted, |pick| {
+            picks.push(pick);
+            true
+        })?;
         picks
     };
     Ok(members_reply(ctx, items, withscores))
 }
 
-/// The most members a ZRANDMEMBER with a negative count returns (Redis has
-/// no limit but memory; Firn refuses a reply it could not hold).
-const MAX_RANDOM_REPLY: u64 = 64 * 1024 * 1024;
+/// A member and its score as `random_members` returns them from `data`.
+fn decode_member((member, raw): (Bytes, Bytes)) -> CmdResult<(Bytes, f64)> {
+    let bits: [u8; 8] = raw
+        .as_ref()
+        .try_into()
+        .map_err(|_| CmdError::Storage(StorageError::Corrupt("zset score")))?;
+    Ok((member, f64::from_bits(u64::from_be_bytes(bits))))
+}
+
+/// `wanted` independent random picks (repeats allowed), each handed to
+/// `emit` until it returns false. A set of up to 1024 members is read once
+/// and picked from; a bigger one is sampled by a seek per pick.
+fn random_picks(
+    txn: &mut Txn<'_>,
+    db: u8,
+    key: &[u8],
+    coll: &Collection,
+    wanted: u64,
+    mut emit: impl FnMut((Bytes, f64)) -> bool,
+) -> CmdResult<()> {
+    if coll.size <= 1024 {
+        let pool: Vec<(Bytes, f64)> = txn
+            .random_members(Cf::Data, db, key, coll, coll.size as usize, rand::random())?
+            .into_iter()
+            .map(decode_member)
+            .collect::<CmdResult<_>>()?;
+        for _ in 0..wanted {
+            let at = rand::random_range(0..pool.len().max(1));
+            if let Some(item) = pool.get(at) {
+                if !emit(item.clone()) {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    for _ in 0..wanted {
+        for item in txn.random_members(Cf::Data, db, key, coll, 1, rand::random())? {
+            if !emit(decode_member(item)?) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ZRANDMEMBER with a negative count above [`STREAM_MEMBERS`]: the picks
+/// are streamed from a background thread, never held whole (a count of
+/// billions costs the client's reading time, not the server's memory).
+fn stream_random(ctx: &mut Ctx<'_>, key: &Bytes, wanted: u64, withscores: bool) {
+    let (db, key) = (ctx.db(), key.clone());
+    let resp3 = ctx.session.protocol == Protocol::Resp3;
+    crate::stream_reply::defer(ctx, move |server, sink| {
+        let mut txn = server.engine.txn(ReadMode::Blocking);
+        let Some(coll) = txn.collection(db, &key, ValueType::ZSet)? else {
+            sink.array(0);
+            return Ok(());
+        };
+        let per_member = if withscores && !resp3 { 2 } else { 1 };
+        if !sink.array((wanted as usize).saturating_mul(per_member)) {
+            return Ok(());
+        }
+        let mut sent = 0u64;
+        random_picks(&mut txn, db, &key, &coll, wanted, |(member, score)| {
+            sent += 1;
+            match (withscores, resp3) {
+                (false, _) => sink.item(Reply::Bulk(member)),
+                (true, false) => sink.item(Reply::Bulk(member)) && sink.item(Reply::Double(score)),
+                (true, true) => sink.item(Reply::Array(vec![
+                    Reply::Bulk(member),
+                    Reply::Double(score),
+                ])),
+            }
+        })?;
+        if sent < wanted {
+            // The client left, or the set could not be sampled.
+            return Err(CmdError::Storage(StorageError::Corrupt("zset sample")));
+        }
+        Ok(())
+    });
+}
 
 // ---------------------------------------------------------------------------
 // ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD
