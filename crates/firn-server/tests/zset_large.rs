@@ -14,6 +14,10 @@
 //!   thread for the cold-read pool (INFO `cold_commands`);
 //! - DEL is O(1): it scans nothing and leaves the two million entries
 //!   (member and index) to compaction.
+//!
+//! That compaction then drops them is checked in firn-storage
+//! (`zset::tests::compaction_reclaims_members_and_index_of_a_deleted_set`),
+//! where a compaction can be forced.
 
 mod common;
 

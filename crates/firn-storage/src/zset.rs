@@ -845,6 +845,82 @@ mod tests {
         assert_eq!(shown, [("a", false), ("b", false), ("c", true)]);
     }
 
+    /// ZRANGESTORE's rule: members inserted while the set is compact lose
+    /// -0; the member that passes a limit converts it and keeps its -0.
+    #[test]
+    fn stores_follow_redis_conversions() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        let long = Bytes::from(vec![b'x'; 65]);
+        let members = vec![
+            (Bytes::from_static(b"a"), -0.0),
+            (long.clone(), -0.0),
+            (Bytes::from_static(b"b"), -0.0),
+        ];
+        write(&engine, |t| {
+            t.zset_store_inserted(0, b"z", members.clone(), false)
+        });
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let coll = zset(&mut txn).unwrap();
+        assert!(coll.big);
+        let negative = |t: &mut Txn<'_>, m: &[u8]| {
+            t.zset_score(0, b"z", &coll, m)
+                .unwrap()
+                .unwrap()
+                .is_sign_negative()
+        };
+        assert!(!negative(&mut txn, b"a"));
+        assert!(negative(&mut txn, &long));
+        assert!(negative(&mut txn, b"b"));
+        drop(txn);
+        // A whole-set store decides once: big, so every -0 stays.
+        write(&engine, |t| t.zset_store(0, b"z", members.clone()));
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let coll = zset(&mut txn).unwrap();
+        assert!(coll.big && coll.size == 3);
+        assert!(txn
+            .zset_score(0, b"z", &coll, b"a")
+            .unwrap()
+            .unwrap()
+            .is_sign_negative());
+        drop(txn);
+        // Empty: the key goes away.
+        write(&engine, |t| t.zset_store(0, b"z", Vec::new()));
+        let mut txn = engine.txn(ReadMode::Blocking);
+        assert!(txn.meta(0, b"z").unwrap().is_none());
+    }
+
+    /// Deleting a sorted set drops only its meta record; compaction then
+    /// drops its members and its index entries.
+    #[test]
+    fn compaction_reclaims_members_and_index_of_a_deleted_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path());
+        write(&engine, |t| {
+            let members = (0..3000).map(|i| (Bytes::from(format!("m{i}")), i as f64));
+            t.zset_store(0, b"z", members)
+        });
+        let entries = |engine: &crate::Engine| {
+            let inner = engine.inner();
+            inner.db.flush_cf(inner.cf(Cf::Meta).unwrap()).unwrap();
+            [Cf::Data, Cf::ZScore].map(|cf| {
+                let handle = inner.cf(cf).unwrap();
+                inner.db.flush_cf(handle).unwrap();
+                inner
+                    .db
+                    .compact_range_cf(handle, None::<&[u8]>, None::<&[u8]>);
+                inner
+                    .db
+                    .iterator_cf(handle, rocksdb::IteratorMode::Start)
+                    .count()
+            })
+        };
+        assert_eq!(entries(&engine), [3000, 3000]);
+        write(&engine, |t| t.delete_key(0, b"z"));
+        assert_eq!(entries(&engine), [0, 0]);
+        engine.shutdown();
+    }
+
     #[test]
     fn lex_ranges_and_store() {
         let dir = tempfile::tempdir().unwrap();
