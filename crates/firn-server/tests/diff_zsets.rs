@@ -1151,7 +1151,40 @@ fn big_ranges_are_streamed_with_redis_replies() {
         }
         d.cmd(&args);
     }
+    for start in (0..24_000).step_by(4000) {
+        let mut args = vec!["ZADD".to_string(), "names".to_string()];
+        for i in start..start + 4000 {
+            args.push("0".to_string());
+            args.push(format!("n{i:05}"));
+        }
+        d.cmd(&args);
+    }
     for _ in 0..2 {
+        d.cmd(&["ZRANGEBYLEX", "names", "-", "+"]);
+        d.cmd(&[
+            "ZRANGEBYLEX",
+            "names",
+            "[n00100",
+            "(n20000",
+            "LIMIT",
+            "5",
+            "15000",
+        ]);
+        d.cmd(&["ZREVRANGEBYLEX", "names", "+", "(n00005"]);
+        d.cmd(&[
+            "ZREVRANGEBYLEX",
+            "names",
+            "(n23000",
+            "-",
+            "LIMIT",
+            "1",
+            "-1",
+        ]);
+        d.cmd(&[
+            "ZRANGE", "names", "[n1", "+", "BYLEX", "LIMIT", "0", "10001",
+        ]);
+        d.cmd(&["ZRANGE", "names", "+", "[n1", "BYLEX", "REV"]);
+        d.cmd(&["ZRANGEBYLEX", "names", "[n1", "(n2"]);
         d.cmd(&["ZRANGE", "big", "0", "-1"]);
         d.cmd(&["ZRANGE", "big", "0", "-1", "WITHSCORES"]);
         d.cmd(&["ZRANGE", "big", "100", "-100", "REV", "WITHSCORES"]);

@@ -27,8 +27,8 @@
 //! - [`Txn::zset_store`]: replace a key by a whole new sorted set (the
 //!   *STORE commands), [`Txn::zset_store_inserted`] the same member by
 //!   member (ZRANGESTORE's encoding rules);
-//! - [`KeyspaceView::zset_scan_scores`]: a score walk in a snapshot, for
-//!   replies too big to hold (streamed).
+//! - [`KeyspaceView::zset_scan_scores`], [`KeyspaceView::zset_scan_lex`]:
+//!   the same walks in a snapshot, for replies too big to hold (streamed).
 //!
 //! Every method that changes members keeps `coll.size` and the sticky
 //! `coll.big` flag in step; the caller stores the record back with
@@ -411,34 +411,8 @@ impl Txn<'_> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], f64) -> bool,
     ) -> Result<()> {
-        let Some((start, end)) = range.index_bounds() else {
-            return Ok(());
-        };
-        let to = match &end {
-            Some(end) => Bound::Excluded(end.as_slice()),
-            None => Bound::Unbounded,
-        };
-        let mut corrupt = false;
-        self.scan_members(
-            Cf::ZScore,
-            db,
-            key,
-            coll,
-            Bound::Included(start.as_slice()),
-            to,
-            reverse,
-            |entry, value| match decode_index(entry, value) {
-                Some((score, member)) => visit(member, score),
-                None => {
-                    corrupt = true;
-                    false
-                }
-            },
-        )?;
-        if corrupt {
-            return Err(StorageError::Corrupt("zset index"));
-        }
-        Ok(())
+        let mut index = TxnIndex { txn: self, db };
+        scan_scores(&mut index, key, coll, range, reverse, &mut visit)
     }
 
     /// Visits the members in the lex `range` (forward: from the first
@@ -458,89 +432,8 @@ impl Txn<'_> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], f64) -> bool,
     ) -> Result<()> {
-        if range.is_empty() {
-            return Ok(());
-        }
-        // Redis's zzlIsInLexRange/zslIsInLexRange: nothing unless the last
-        // member is at or above min and the first at or below max.
-        let (Some((first_member, first_score)), Some((last_member, last_score))) = (
-            self.zset_edge(db, key, coll, false)?,
-            self.zset_edge(db, key, coll, true)?,
-        ) else {
-            return Ok(());
-        };
-        if !range.above_min(&last_member) || !range.below_max(&first_member) {
-            return Ok(());
-        }
-        let mut seek: Option<Vec<u8>> = None;
-        let edge = if reverse { &range.max } else { &range.min };
-        if coll.big {
-            if let LexBound::Inclusive(m) | LexBound::Exclusive(m) = edge {
-                let score = if reverse { last_score } else { first_score };
-                seek = Some(index_entry(score, m));
-            }
-        }
-        let (from, to) = match (&seek, reverse) {
-            (None, _) => (Bound::Unbounded, Bound::Unbounded),
-            (Some(s), false) => (Bound::Included(s.as_slice()), Bound::Unbounded),
-            // Every entry up to and including score·m (and m's extensions
-            // are above m, so excluding score·m·0 onwards is exact).
-            (Some(s), true) => (Bound::Unbounded, Bound::Included(s.as_slice())),
-        };
-        let mut started = false;
-        let mut corrupt = false;
-        self.scan_members(
-            Cf::ZScore,
-            db,
-            key,
-            coll,
-            from,
-            to,
-            reverse,
-            |entry, value| {
-                let Some((score, member)) = decode_index(entry, value) else {
-                    corrupt = true;
-                    return false;
-                };
-                if !started {
-                    let reached = if reverse {
-                        range.below_max(member)
-                    } else {
-                        range.above_min(member)
-                    };
-                    if !reached {
-                        return true;
-                    }
-                    started = true;
-                }
-                let inside = if reverse {
-                    range.above_min(member)
-                } else {
-                    range.below_max(member)
-                };
-                inside && visit(member, score)
-            },
-        )?;
-        if corrupt {
-            return Err(StorageError::Corrupt("zset index"));
-        }
-        Ok(())
-    }
-
-    /// The member with the lowest (or, `last`, the highest) score.
-    fn zset_edge(
-        &mut self,
-        db: u8,
-        key: &[u8],
-        coll: &Collection,
-        last: bool,
-    ) -> Result<Option<(Bytes, f64)>> {
-        let mut found = None;
-        self.zset_scan_scores(db, key, coll, &ScoreRange::ALL, last, |member, score| {
-            found = Some((Bytes::copy_from_slice(member), score));
-            false
-        })?;
-        Ok(found)
+        let mut index = TxnIndex { txn: self, db };
+        scan_lex(&mut index, key, coll, range, reverse, &mut visit)
     }
 
     /// The rank of `member` from the lowest score (or the highest,
@@ -667,34 +560,196 @@ impl KeyspaceView<'_> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], f64) -> bool,
     ) -> Result<()> {
-        let Some((start, end)) = range.index_bounds() else {
-            return Ok(());
-        };
-        let to = match &end {
-            Some(end) => Bound::Excluded(end.as_slice()),
-            None => Bound::Unbounded,
-        };
-        let mut corrupt = false;
-        self.scan_members(
-            Cf::ZScore,
-            key,
-            coll,
-            Bound::Included(start.as_slice()),
-            to,
-            reverse,
-            |entry, value| match decode_index(entry, value) {
-                Some((score, member)) => visit(member, score),
-                None => {
-                    corrupt = true;
-                    false
-                }
-            },
-        )?;
-        if corrupt {
-            return Err(StorageError::Corrupt("zset index"));
-        }
-        Ok(())
+        scan_scores(self, key, coll, range, reverse, &mut visit)
     }
+
+    /// [`Txn::zset_scan_lex`] in the view's snapshot (streamed replies).
+    pub fn zset_scan_lex(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        range: &LexRange,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], f64) -> bool,
+    ) -> Result<()> {
+        scan_lex(self, key, coll, range, reverse, &mut visit)
+    }
+}
+
+/// A sorted set's by-score index as something to walk: a command's
+/// transaction or a snapshot view. The walks below serve both.
+trait ScoreIndex {
+    /// Visits index entries (past the member prefix) in `(from, to)`.
+    fn scan_index(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+}
+
+/// A transaction's view of the index of one logical database.
+struct TxnIndex<'t, 'e> {
+    txn: &'t mut Txn<'e>,
+    db: u8,
+}
+
+impl ScoreIndex for TxnIndex<'_, '_> {
+    fn scan_index(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.txn
+            .scan_members(Cf::ZScore, self.db, key, coll, from, to, reverse, |m, v| {
+                visit(m, v)
+            })
+    }
+}
+
+impl ScoreIndex for KeyspaceView<'_> {
+    fn scan_index(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan_members(Cf::ZScore, key, coll, from, to, reverse, |m, v| visit(m, v))
+    }
+}
+
+/// Walks index entries in `(from, to)` as (member, score) pairs.
+fn scan_decoded(
+    index: &mut dyn ScoreIndex,
+    key: &[u8],
+    coll: &Collection,
+    (from, to): (Bound<&[u8]>, Bound<&[u8]>),
+    reverse: bool,
+    visit: &mut dyn FnMut(&[u8], f64) -> bool,
+) -> Result<()> {
+    let mut corrupt = false;
+    index.scan_index(
+        key,
+        coll,
+        from,
+        to,
+        reverse,
+        &mut |entry, value| match decode_index(entry, value) {
+            Some((score, member)) => visit(member, score),
+            None => {
+                corrupt = true;
+                false
+            }
+        },
+    )?;
+    if corrupt {
+        return Err(StorageError::Corrupt("zset index"));
+    }
+    Ok(())
+}
+
+fn scan_scores(
+    index: &mut dyn ScoreIndex,
+    key: &[u8],
+    coll: &Collection,
+    range: &ScoreRange,
+    reverse: bool,
+    visit: &mut dyn FnMut(&[u8], f64) -> bool,
+) -> Result<()> {
+    let Some((start, end)) = range.index_bounds() else {
+        return Ok(());
+    };
+    let to = match &end {
+        Some(end) => Bound::Excluded(end.as_slice()),
+        None => Bound::Unbounded,
+    };
+    let bounds = (Bound::Included(start.as_slice()), to);
+    scan_decoded(index, key, coll, bounds, reverse, visit)
+}
+
+/// The member with the lowest (or, `last`, the highest) score.
+fn edge(
+    index: &mut dyn ScoreIndex,
+    key: &[u8],
+    coll: &Collection,
+    last: bool,
+) -> Result<Option<(Bytes, f64)>> {
+    let mut found = None;
+    let all = (Bound::Unbounded, Bound::Unbounded);
+    scan_decoded(index, key, coll, all, last, &mut |member, score| {
+        found = Some((Bytes::copy_from_slice(member), score));
+        false
+    })?;
+    Ok(found)
+}
+
+fn scan_lex(
+    index: &mut dyn ScoreIndex,
+    key: &[u8],
+    coll: &Collection,
+    range: &LexRange,
+    reverse: bool,
+    visit: &mut dyn FnMut(&[u8], f64) -> bool,
+) -> Result<()> {
+    if range.is_empty() {
+        return Ok(());
+    }
+    // Redis's zzlIsInLexRange/zslIsInLexRange: nothing unless the last
+    // member is at or above min and the first at or below max.
+    let (Some((first_member, first_score)), Some((last_member, last_score))) = (
+        edge(index, key, coll, false)?,
+        edge(index, key, coll, true)?,
+    ) else {
+        return Ok(());
+    };
+    if !range.above_min(&last_member) || !range.below_max(&first_member) {
+        return Ok(());
+    }
+    let mut seek: Option<Vec<u8>> = None;
+    let start_bound = if reverse { &range.max } else { &range.min };
+    if coll.big {
+        if let LexBound::Inclusive(m) | LexBound::Exclusive(m) = start_bound {
+            let score = if reverse { last_score } else { first_score };
+            seek = Some(index_entry(score, m));
+        }
+    }
+    let bounds = match (&seek, reverse) {
+        (None, _) => (Bound::Unbounded, Bound::Unbounded),
+        (Some(s), false) => (Bound::Included(s.as_slice()), Bound::Unbounded),
+        // Every entry up to and including score·m (and m's extensions
+        // are above m, so excluding score·m·0 onwards is exact).
+        (Some(s), true) => (Bound::Unbounded, Bound::Included(s.as_slice())),
+    };
+    let mut started = false;
+    scan_decoded(index, key, coll, bounds, reverse, &mut |member, score| {
+        if !started {
+            let reached = if reverse {
+                range.below_max(member)
+            } else {
+                range.above_min(member)
+            };
+            if !reached {
+                return true;
+            }
+            started = true;
+        }
+        let inside = if reverse {
+            range.above_min(member)
+        } else {
+            range.below_max(member)
+        };
+        inside && visit(member, score)
+    })
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
-    Cf, Collection, LexBound, LexRange, RankLookup, ReadMode, ScoreRange, StorageError, Txn,
-    ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
+    Cf, Collection, KeyspaceView, LexBound, LexRange, RankLookup, ReadMode, ScoreRange,
+    StorageError, Txn, ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
 };
 use std::collections::HashMap;
 
@@ -760,18 +760,15 @@ fn zrange_generic(
                     by_rank(ctx, key, &coll, start, end, reverse)?
                 }
             },
-            Parsed::Range(RangeSpec::Score(range)) if !store && coll.size > STREAM_MEMBERS => {
-                let spec = RangeSpec::Score(range);
+            Parsed::Range(spec) if !store && coll.size > STREAM_MEMBERS => {
                 match by_range_capped(ctx, key, &coll, &spec, reverse, &window, STREAM_MEMBERS)? {
                     Some(items) => items,
                     None => {
-                        stream_range(
-                            ctx,
-                            key,
-                            Streamed::Score(range, window),
-                            reverse,
-                            withscores,
-                        );
+                        let streamed = match spec {
+                            RangeSpec::Score(range) => Streamed::Score(range, window),
+                            RangeSpec::Lex(range) => Streamed::Lex(range, window),
+                        };
+                        stream_range(ctx, key, streamed, reverse, withscores);
                         return Ok(Reply::Null);
                     }
                 }
@@ -793,12 +790,13 @@ fn zrange_generic(
 enum Streamed {
     Rank(i64, i64),
     Score(ScoreRange, Window),
+    Lex(LexRange, Window),
 }
 
 /// Replies with a range of more than [`STREAM_MEMBERS`] members from a
 /// snapshot on a background thread, in batches (see `stream_reply.rs`):
-/// the reply is never held whole. A score range is walked twice, once to
-/// count (the length comes first) and once to send.
+/// the reply is never held whole. A score or lex range is walked twice,
+/// once to count (the length comes first) and once to send.
 fn stream_range(ctx: &mut Ctx<'_>, key: &Bytes, range: Streamed, reverse: bool, withscores: bool) {
     let (db, key) = (ctx.db(), key.clone());
     let resp3 = ctx.session.protocol == Protocol::Resp3;
@@ -808,21 +806,39 @@ fn stream_range(ctx: &mut Ctx<'_>, key: &Bytes, range: Streamed, reverse: bool, 
             sink.array(0);
             return Ok(());
         };
-        let (scores, skip, count) = match range {
-            Streamed::Rank(start, end) => match rank_span(start, end, coll.size) {
-                Some((start, end)) => (ScoreRange::ALL, start, end - start + 1),
-                None => (ScoreRange::ALL, 0, 0),
+        // Walks the range (all of it for ranks) in the reply's order.
+        let walk = |view: &mut KeyspaceView<'_>,
+                    visit: &mut dyn FnMut(&[u8], f64) -> bool|
+         -> CmdResult<()> {
+            match &range {
+                Streamed::Rank(..) => {
+                    view.zset_scan_scores(&key, &coll, &ScoreRange::ALL, reverse, visit)?
+                }
+                Streamed::Score(scores, _) => {
+                    view.zset_scan_scores(&key, &coll, scores, reverse, visit)?
+                }
+                Streamed::Lex(lex, _) => view.zset_scan_lex(&key, &coll, lex, reverse, visit)?,
+            }
+            Ok(())
+        };
+        let (skip, count) = match &range {
+            Streamed::Rank(start, end) => match rank_span(*start, *end, coll.size) {
+                Some((start, end)) => (start, end - start + 1),
+                None => (0, 0),
             },
-            Streamed::Score(scores, window) if window.is_empty(coll.size) => (scores, 0, 0),
-            Streamed::Score(scores, window) => {
-                let skip = window.offset as u64;
-                let limit = u64::try_from(window.limit).unwrap_or(u64::MAX);
-                let mut in_range = 0u64;
-                view.zset_scan_scores(&key, &coll, &scores, reverse, |_, _| {
-                    in_range += 1;
-                    in_range < skip.saturating_add(limit)
-                })?;
-                (scores, skip, in_range.saturating_sub(skip).min(limit))
+            Streamed::Score(_, window) | Streamed::Lex(_, window) => {
+                if window.is_empty(coll.size) {
+                    (0, 0)
+                } else {
+                    let skip = window.offset as u64;
+                    let limit = u64::try_from(window.limit).unwrap_or(u64::MAX);
+                    let mut in_range = 0u64;
+                    walk(&mut view, &mut |_, _| {
+                        in_range += 1;
+                        in_range < skip.saturating_add(limit)
+                    })?;
+                    (skip, in_range.saturating_sub(skip).min(limit))
+                }
             }
         };
         let per_member = if withscores && !resp3 { 2 } else { 1 };
@@ -830,7 +846,7 @@ fn stream_range(ctx: &mut Ctx<'_>, key: &Bytes, range: Streamed, reverse: bool, 
             return Ok(());
         }
         let (mut skipped, mut sent, mut open) = (0u64, 0u64, true);
-        view.zset_scan_scores(&key, &coll, &scores, reverse, |member, score| {
+        walk(&mut view, &mut |member, score| {
             if skipped < skip {
                 skipped += 1;
                 return true;
