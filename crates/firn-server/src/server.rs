@@ -99,6 +99,8 @@ pub struct ServerStats {
     pub rejected_connections: AtomicU64,
     pub commands_processed: AtomicU64,
     pub cold_commands: AtomicU64,
+    /// Replies written in parts from a background thread (stream_reply.rs).
+    pub streamed_replies: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
     pub keyspace_hits: AtomicU64,
@@ -563,6 +565,7 @@ impl Server {
             &s.rejected_connections,
             &s.commands_processed,
             &s.cold_commands,
+            &s.streamed_replies,
             &s.net_input_bytes,
             &s.net_output_bytes,
             &s.keyspace_hits,
