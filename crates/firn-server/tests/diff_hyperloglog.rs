@@ -1,16 +1,16 @@
 //! Differential tests of the HyperLogLog commands against redis-server
-//! 7.0.15: PFADD, PFCOUNT and PFMERGE must leave byte-identical strings
+//! 7.0.15: PFADD, PFCOUNT and PFMERGE (and PFDEBUG) must leave byte-identical strings
 //! (sparse, at the sparse->dense promotion, dense), reply the same counts
 //! and errors, and move between the servers with GET/SET and DUMP/RESTORE.
 //! Hand-made strings (SET, SETRANGE, APPEND) probe how both read malformed
 //! HLLs; a seeded random sequence mixes PF* with string commands on the
-//! same keys.
+//! same keys. The restart test is in `hyperloglog_restart.rs`.
 //!
 //! `FIRN_DIFF_SEED=<n>` runs one seed of the random test only.
 
 mod common;
 
-use common::{assert_err, command, Conn, Diff, Server, R};
+use common::{assert_err, command, Conn, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -257,6 +257,33 @@ fn pfcount_of_several_keys() {
     d.cmd(&["PFADD", "forged", "x"]);
     d.cmd(&["PFCOUNT", "forged"]);
     d.cmd(&["GET", "forged"]);
+}
+
+/// PFCOUNT is a read for INFO's keyspace_hits/misses: one lookup per key
+/// named, whether or not it writes the cached count back.
+#[test]
+fn pfcount_counts_keyspace_hits_and_misses() {
+    let mut d = Diff::new();
+    d.cmd(&["PFADD", "a", "x", "y"]);
+    d.cmd(&["PFADD", "b", "z"]);
+    d.cmd(&["EXPIRE", "b", "1000"]);
+    d.cmd(&["CONFIG", "RESETSTAT"]);
+    d.cmd(&["PFCOUNT", "a"]);
+    d.cmd(&["PFCOUNT", "a"]);
+    d.cmd(&["PFCOUNT", "b"]);
+    d.cmd(&["PFCOUNT", "a", "b", "missing"]);
+    d.cmd(&["PFCOUNT", "missing"]);
+    let stats = |r: &R| {
+        let text = String::from_utf8_lossy(r.as_bytes().unwrap_or_default()).to_string();
+        let lines: Vec<R> = text
+            .lines()
+            .filter(|l| l.starts_with("keyspace_hits:") || l.starts_with("keyspace_misses:"))
+            .map(|l| R::bulk(l.as_bytes()))
+            .collect();
+        R::Array(Some(lines))
+    };
+    d.cmd_with(&["INFO", "stats"], stats);
+    d.ttl("b");
 }
 
 // ------------------------------------------------------------------ PFMERGE
@@ -680,45 +707,4 @@ fn random_sequences_mixing_pf_and_string_commands() {
         }
         d.cmd(&["DBSIZE"]);
     }
-}
-
-// ------------------------------------------------------------------ restart
-
-#[test]
-fn hlls_survive_kill_9_and_restart() {
-    let redis = Server::redis();
-    let mut firn = Server::firn();
-    let mut expected = Vec::new();
-    {
-        let (mut rc, mut fc) = (redis.conn(), firn.conn());
-        for (key, n) in [("small", 50usize), ("dense", 20_000)] {
-            for from in (0..n).step_by(1000) {
-                let c = pfadd_range(key, "k", from, 1000.min(n - from));
-                let args: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
-                assert_eq!(call(&mut rc, &args), call(&mut fc, &args));
-            }
-            // The cached count PFCOUNT writes must survive too.
-            assert_eq!(rc.cmd(&["PFCOUNT", key]), fc.cmd(&["PFCOUNT", key]));
-            let value = rc.cmd(&["GET", key]);
-            assert_eq!(value, fc.cmd(&["GET", key]));
-            expected.push((key, value));
-        }
-        assert_eq!(
-            rc.cmd(&["PFMERGE", "merged", "small", "dense"]),
-            fc.cmd(&["PFMERGE", "merged", "small", "dense"])
-        );
-        let value = rc.cmd(&["GET", "merged"]);
-        assert_eq!(value, fc.cmd(&["GET", "merged"]));
-        expected.push(("merged", value));
-    }
-    firn.kill9_restart();
-    let check = |firn: &Server, expected: &[(&str, R)]| {
-        let mut c = firn.conn();
-        for (key, value) in expected {
-            assert_eq!(&c.cmd(&["GET", key]), value, "{key}");
-        }
-    };
-    check(&firn, &expected);
-    firn.restart();
-    check(&firn, &expected);
 }

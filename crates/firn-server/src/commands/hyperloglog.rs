@@ -85,13 +85,20 @@ fn off_thread_for(ctx: &Ctx<'_>, metas: &[Option<Meta>]) -> CmdResult<()> {
     Ok(())
 }
 
-fn store(ctx: &mut Ctx<'_>, key: &[u8], hll: &Hll) -> CmdResult<()> {
+/// Writes `hll` back under `key`, keeping `expire_at_ms` (0 = none): the
+/// caller read the key's meta already, and a second lookup would count
+/// twice in INFO's keyspace_hits.
+fn store(ctx: &mut Ctx<'_>, key: &[u8], hll: &Hll, expire_at_ms: u64) -> CmdResult<()> {
     let db = ctx.db();
+    let expire = match expire_at_ms {
+        0 => ExpireAction::Clear,
+        at => ExpireAction::At(at),
+    };
     ctx.txn.set_string_as(
         db,
         key,
         Bytes::copy_from_slice(hll.as_bytes()),
-        ExpireAction::Keep,
+        expire,
         EncodingHint::Raw,
     )?;
     Ok(())
@@ -108,6 +115,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let elements = &args[2..];
     let meta = hll_meta(&mut ctx.txn, db, key)?;
     off_thread_for(ctx, std::slice::from_ref(&meta))?;
+    let expire_at_ms = meta.as_ref().map_or(0, |m| m.expire_at_ms);
     let (mut hll, mut updated, embstr) = match &meta {
         None => (Hll::new(), true, false),
         Some(meta) => {
@@ -128,7 +136,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             // with the error: commit the value, then reply.
             Err(e) => {
                 if updated {
-                    store(ctx, key, &hll)?;
+                    store(ctx, key, &hll, expire_at_ms)?;
                     return Ok(hll_error(e).into_reply());
                 }
                 return Err(hll_error(e));
@@ -139,7 +147,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         hll.invalidate_cache();
     }
     if updated || embstr {
-        store(ctx, key, &hll)?;
+        store(ctx, key, &hll, expire_at_ms)?;
     }
     Ok(Reply::Integer(i64::from(updated)))
 }
@@ -162,14 +170,14 @@ fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let card = match hll.cached_cardinality() {
         Some(card) => {
             if embstr {
-                store(ctx, key, &hll)?;
+                store(ctx, key, &hll, meta.expire_at_ms)?;
             }
             card
         }
         None => {
             let card = hll.cardinality().map_err(hll_error)?;
             hll.set_cached_cardinality(card);
-            store(ctx, key, &hll)?;
+            store(ctx, key, &hll, meta.expire_at_ms)?;
             card
         }
     };
@@ -222,9 +230,9 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let dest = &args[1];
     let merged = union(ctx, &args[1..])?;
-    let mut hll = match hll_meta(&mut ctx.txn, db, dest)? {
-        None => Hll::new(),
-        Some(meta) => load(&mut ctx.txn, db, dest, &meta)?.hll,
+    let (mut hll, expire_at_ms) = match hll_meta(&mut ctx.txn, db, dest)? {
+        None => (Hll::new(), 0),
+        Some(meta) => (load(&mut ctx.txn, db, dest, &meta)?.hll, meta.expire_at_ms),
     };
     if merged.any_dense {
         hll.make_dense().map_err(hll_error)?;
@@ -246,7 +254,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     hll.invalidate_cache();
-    store(ctx, dest, &hll)?;
+    store(ctx, dest, &hll, expire_at_ms)?;
     Ok(Reply::ok())
 }
 
@@ -300,7 +308,7 @@ fn pfdebug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !changed {
         return reply;
     }
-    store(ctx, key, &hll)?;
+    store(ctx, key, &hll, meta.expire_at_ms)?;
     let replay: Vec<&[u8]> = args.iter().map(|a| a.as_ref()).collect();
     ctx.replay_as(&replay);
     Ok(reply.unwrap_or_else(CmdError::into_reply))
