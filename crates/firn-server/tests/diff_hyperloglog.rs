@@ -515,6 +515,45 @@ fn hand_made_dense_values() {
     d.cmd(&["PFADD", "real", "y"]);
 }
 
+/// Values and key sets big enough to send the command to the cold-read
+/// pool: a 100 KB hand-made "sparse" value (ZERO:1 opcodes, far more than
+/// 16384 registers) stored in chunks, and PFCOUNT/PFMERGE over more than
+/// 1 MiB of dense values.
+#[test]
+fn big_values_and_many_keys() {
+    let mut d = Diff::new();
+    let mut big = header(1, STALE);
+    big.extend(vec![0u8; 100_000]);
+    d.cmd(&[b"SET".as_slice(), b"big", &big]);
+    d.cmd(&["PFCOUNT", "big"]);
+    d.cmd(&["PFCOUNT", "big", "big"]);
+    d.cmd(&["PFADD", "big", "a", "b", "c", "d"]);
+    d.cmd(&["GET", "big"]);
+    d.cmd(&["PFMERGE", "bm", "big"]);
+    fill(&mut d, "big", "x", 3000, 1000);
+    d.cmd(&["STRLEN", "big"]);
+    d.cmd(&["GET", "big"]);
+    let mut keys = Vec::new();
+    for k in 0..100 {
+        let key = format!("dense{k}");
+        // 12 different elements a key, then enough of its own to be dense.
+        d.pipeline(&[
+            pfadd_range(&key, "shared", k, 12),
+            command(&["CONFIG", "SET", "hll-sparse-max-bytes", "0"]),
+            pfadd_range(&key, "own", k * 100, 100),
+            command(&["CONFIG", "SET", "hll-sparse-max-bytes", "3000"]),
+        ]);
+        keys.push(key);
+    }
+    let mut count = vec!["PFCOUNT".to_string()];
+    count.extend(keys.iter().cloned());
+    d.cmd(&count);
+    let mut merge = vec!["PFMERGE".to_string(), "all".to_string()];
+    merge.extend(keys.iter().cloned());
+    d.cmd(&merge);
+    check_key(&mut d, "all");
+}
+
 // ------------------------------------------------------------------ PFDEBUG, PFSELFTEST
 
 #[test]

@@ -104,6 +104,13 @@ fn store(ctx: &mut Ctx<'_>, key: &[u8], hll: &Hll, expire_at_ms: u64) -> CmdResu
     Ok(())
 }
 
+/// The most bytes one sparse update of `hll` walks: its length, or the
+/// length it may grow to (a sparse form of 16384 registers stays far below
+/// a chunk, whatever `hll-sparse-max-bytes` says).
+fn sparse_walk_bytes(hll: &Hll, max_bytes: u64) -> u64 {
+    (hll.len() as u64).max(max_bytes.min(CHUNK_SIZE))
+}
+
 fn sparse_max_bytes(ctx: &Ctx<'_>) -> u64 {
     ctx.server.config().hll_sparse_max_bytes
 }
@@ -126,7 +133,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let max_bytes = sparse_max_bytes(ctx);
     if !hll.is_dense() {
         // Each sparse update walks the value: bound the work done inline.
-        let sparse_work = elements.len() as u64 * max_bytes.min(CHUNK_SIZE);
+        let sparse_work = elements.len() as u64 * sparse_walk_bytes(&hll, max_bytes);
         off_thread_if(ctx, sparse_work / SPARSE_BYTES_PER_MEMBER)?;
     }
     for element in elements {
@@ -241,10 +248,8 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !hll.is_dense() {
         // Sparse updates walk the value once per register set.
         let set = merged.registers.iter().filter(|&&r| r != 0).count() as u64;
-        off_thread_if(
-            ctx,
-            set * max_bytes.min(CHUNK_SIZE) / SPARSE_BYTES_PER_MEMBER,
-        )?;
+        let work = set * sparse_walk_bytes(&hll, max_bytes);
+        off_thread_if(ctx, work / SPARSE_BYTES_PER_MEMBER)?;
     }
     for (index, &value) in merged.registers.iter().enumerate() {
         if value != 0 {
