@@ -184,14 +184,16 @@ enum Op {
     Val { value: u8, len: usize },
 }
 
-/// A sparse value being read or updated: the string and, in `buf[len]`, the
-/// byte after its end (see the file comment).
-struct SparseBuf {
+/// An HLL string being read or updated: its `len` bytes and, in `buf[len]`,
+/// the byte after its end that Redis's sparse code can read and write (see
+/// the file comment). The opcode walks live here; they are only called on a
+/// sparse value.
+struct ValueBuf {
     buf: Vec<u8>,
     len: usize,
 }
 
-impl SparseBuf {
+impl ValueBuf {
     fn at(&self, i: usize) -> u8 {
         self.buf.get(i).copied().unwrap_or(0)
     }
@@ -399,7 +401,7 @@ impl SparseBuf {
 /// `isHLLObjectOrReply` checks it); the registers are checked as they are
 /// read.
 pub struct Hll {
-    sparse: SparseBuf,
+    value: ValueBuf,
 }
 
 impl Hll {
@@ -433,29 +435,29 @@ impl Hll {
         let len = buf.len();
         buf.push(0);
         Hll {
-            sparse: SparseBuf { buf, len },
+            value: ValueBuf { buf, len },
         }
     }
 
     pub fn is_dense(&self) -> bool {
-        self.sparse.buf[ENCODING_AT] == DENSE
+        self.value.buf[ENCODING_AT] == DENSE
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.sparse.buf[..self.sparse.len]
+        &self.value.buf[..self.value.len]
     }
 
     pub fn len(&self) -> usize {
-        self.sparse.len
+        self.value.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sparse.len == 0
+        self.value.len == 0
     }
 
     fn dense_registers(&mut self) -> &mut [u8] {
-        let len = self.sparse.len;
-        &mut self.sparse.buf[HEADER_BYTES..len]
+        let len = self.value.len;
+        &mut self.value.buf[HEADER_BYTES..len]
     }
 
     /// Adds an element; whether a register changed. A sparse HLL is made
@@ -477,7 +479,7 @@ impl Hll {
         if self.is_dense() {
             return Ok(dense_raise(self.dense_registers(), index, count));
         }
-        match self.sparse.raise(index, count, sparse_max_bytes)? {
+        match self.value.raise(index, count, sparse_max_bytes)? {
             Some(changed) => Ok(changed),
             None => {
                 self.make_dense()?;
@@ -489,14 +491,14 @@ impl Hll {
     /// Converts a sparse HLL to the dense encoding (a dense one is kept).
     pub fn make_dense(&mut self) -> Result<(), HllError> {
         if !self.is_dense() {
-            *self = Hll::from_vec(self.sparse.to_dense()?);
+            *self = Hll::from_vec(self.value.to_dense()?);
         }
         Ok(())
     }
 
     /// The cached cardinality, if it is current.
     pub fn cached_cardinality(&self) -> Option<u64> {
-        let card = &self.sparse.buf[CARD_AT..CARD_AT + 8];
+        let card = &self.value.buf[CARD_AT..CARD_AT + 8];
         (card[7] & 0x80 == 0).then(|| {
             card.iter()
                 .rev()
@@ -505,24 +507,24 @@ impl Hll {
     }
 
     pub fn set_cached_cardinality(&mut self, card: u64) {
-        self.sparse.buf[CARD_AT..CARD_AT + 8].copy_from_slice(&card.to_le_bytes());
+        self.value.buf[CARD_AT..CARD_AT + 8].copy_from_slice(&card.to_le_bytes());
     }
 
     pub fn invalidate_cache(&mut self) {
-        self.sparse.buf[CARD_AT + 7] |= 0x80;
+        self.value.buf[CARD_AT + 7] |= 0x80;
     }
 
     /// The estimated cardinality, computed from the registers.
     pub fn cardinality(&self) -> Result<u64, HllError> {
         if self.is_dense() {
             let mut histogram = [0u64; 64];
-            let registers = &self.sparse.buf[HEADER_BYTES..self.sparse.len];
+            let registers = &self.value.buf[HEADER_BYTES..self.value.len];
             for i in 0..REGISTERS {
                 histogram[usize::from(dense_get(registers, i))] += 1;
             }
             Ok(estimate(&histogram))
         } else {
-            self.sparse
+            self.value
                 .histogram()
                 .map(|h| estimate(&h))
                 .ok_or(HllError::Corrupt)
@@ -532,12 +534,12 @@ impl Hll {
     /// Raises each of `max` to this HLL's register, if higher.
     pub fn merge_into(&self, max: &mut Registers) -> Result<(), HllError> {
         if self.is_dense() {
-            let registers = &self.sparse.buf[HEADER_BYTES..self.sparse.len];
+            let registers = &self.value.buf[HEADER_BYTES..self.value.len];
             for (i, slot) in max.iter_mut().enumerate() {
                 *slot = (*slot).max(dense_get(registers, i));
             }
             Ok(())
-        } else if self.sparse.for_each_set(|i, value| {
+        } else if self.value.for_each_set(|i, value| {
             if value > max[i] {
                 max[i] = value;
             }
@@ -552,7 +554,7 @@ impl Hll {
 impl Hll {
     /// Every register's value, in register order (a dense HLL only).
     pub fn dense_register_values(&self) -> Option<Vec<u8>> {
-        let registers = &self.sparse.buf[HEADER_BYTES..self.sparse.len];
+        let registers = &self.value.buf[HEADER_BYTES..self.value.len];
         self.is_dense()
             .then(|| (0..REGISTERS).map(|i| dense_get(registers, i)).collect())
     }
@@ -565,9 +567,9 @@ impl Hll {
         }
         let mut out = Vec::new();
         let mut p = HEADER_BYTES;
-        while p < self.sparse.len {
-            let op = self.sparse.at(p);
-            let (text, size) = match self.sparse.op(p) {
+        while p < self.value.len {
+            let op = self.value.at(p);
+            let (text, size) = match self.value.op(p) {
                 (Op::Zeros(run), size) if is_zero(op) => (format!("z:{run}"), size),
                 (Op::Zeros(run), size) => (format!("Z:{run}"), size),
                 (Op::Val { value, len }, size) => (format!("v:{value},{len}"), size),

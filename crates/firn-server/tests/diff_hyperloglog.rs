@@ -42,6 +42,19 @@ fn fill(d: &mut Diff, key: &str, prefix: &str, total: usize, batch: usize) {
     }
 }
 
+/// The register an element sets (the low 14 bits of its hash).
+fn register_of(element: &str) -> usize {
+    (firn_server::hll::murmur_hash64a(element.as_bytes(), 0xadc8_3b19) & 16383) as usize
+}
+
+/// The first element `t0`, `t1`, ... whose register satisfies `wanted`.
+fn element_where(wanted: impl Fn(usize) -> bool) -> String {
+    (0..)
+        .map(|i| format!("t{i}"))
+        .find(|e| wanted(register_of(e)))
+        .unwrap_or_default()
+}
+
 /// A command that makes `key` a non-string value, from the first
 /// collection type Firn serves (they come from other branches of the same
 /// issue); `None` while it serves none, and the WRONGTYPE cases for
@@ -203,6 +216,14 @@ fn sparse_limit_is_configurable() {
     d.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "0"]);
     d.cmd(&["PFADD", "z", "one"]);
     d.cmd(&["STRLEN", "z"]);
+    // Below the current length, updates that do not grow stay sparse.
+    fill(&mut d, "k0", "w", 400, 50);
+    d.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "300"]);
+    for i in 0..50 {
+        d.cmd(&["PFADD", "k0", &format!("w{i}"), &format!("v{i}")]);
+        d.cmd(&["STRLEN", "k0"]);
+    }
+    d.cmd(&["GET", "k0"]);
     d.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "2kb"]);
     d.cmd(&["CONFIG", "GET", "hll-sparse-max-bytes"]);
     fill(&mut d, "k", "x", 1500, 10);
@@ -443,6 +464,20 @@ fn corrupt_sparse_values() {
     ];
     d.cmd(&[b"SET".as_slice(), b"x", &cases[1].1]);
     assert_err(&d.cmd(&["PFCOUNT", "x"]), CORRUPT);
+    // A PFADD failing half-way keeps what its first element changed: the
+    // value covers registers 0..100 only.
+    let inside = element_where(|r| r < 100);
+    let outside = element_where(|r| r >= 100);
+    d.cmd(&[b"SET".as_slice(), b"half", &cases[7].1]);
+    assert_err(&d.cmd(&["PFADD", "half", &inside, &outside]), CORRUPT);
+    d.cmd(&["GET", "half"]);
+    // Within one command, an update of a cut-off XZERO leaves a byte past
+    // the end that the next element reads, as in Redis.
+    let first = element_where(|r| r < 8000);
+    let second = element_where(|r| r > 8100 && r < 16129);
+    d.cmd(&[b"SET".as_slice(), b"cut", &cases[5].1]);
+    d.cmd(&["PFADD", "cut", &first, &second]);
+    d.cmd(&["GET", "cut"]);
     for (key, value) in &cases {
         d.note(key);
         d.cmd(&[b"SET".as_slice(), key.as_bytes(), value.as_slice()]);
