@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{command, Diff};
+use common::{command, Diff, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -792,5 +792,45 @@ fn random_list_sequences_seeds_0_to_3() {
 fn random_list_sequences_seeds_4_to_7() {
     for seed in seeds(1) {
         random_run(seed);
+    }
+}
+
+/// Restarts (clean, then kill -9, alternately) every this many commands.
+const RESTART_EVERY: usize = 100;
+
+/// The random sequence against a firn with a small memory budget that is
+/// restarted every [`RESTART_EVERY`] commands: lists read back cold after
+/// each restart must match redis-server, which is never restarted.
+fn random_run_with_restarts(seed: u64) {
+    let firn = Server::firn_with(&["--maxmemory", "16mb"]);
+    let mut d = Diff::with_servers(Server::redis(), firn);
+    d.context = format!("list restart seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
+    let mut gen = Gen {
+        rng: StdRng::seed_from_u64(seed),
+    };
+    for step in 1..=steps() {
+        let c = gen.command();
+        let args: Vec<&str> = c.iter().map(String::as_str).collect();
+        d.cmd(&args);
+        // In self-test mode "firn" is a redis-server without persistence,
+        // which a restart would empty.
+        if step % RESTART_EVERY == 0 && !common::selftest() {
+            if step / RESTART_EVERY % 2 == 0 {
+                d.firn_server.kill9_restart();
+            } else {
+                d.firn_server.restart();
+            }
+            d.note("firn restarted");
+            d.reconnect();
+            compare_lists(&mut d);
+        }
+    }
+    compare_lists(&mut d);
+}
+
+#[test]
+fn random_list_sequences_across_restarts() {
+    for seed in seeds(2) {
+        random_run_with_restarts(seed);
     }
 }
