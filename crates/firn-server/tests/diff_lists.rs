@@ -814,8 +814,8 @@ fn random_run_with_restarts(seed: u64) {
         d.cmd(&args);
         // In self-test mode "firn" is a redis-server without persistence,
         // which a restart would empty.
-        if step % RESTART_EVERY == 0 && !common::selftest() {
-            if step / RESTART_EVERY % 2 == 0 {
+        if step.is_multiple_of(RESTART_EVERY) && !common::selftest() {
+            if (step / RESTART_EVERY).is_multiple_of(2) {
                 d.firn_server.kill9_restart();
             } else {
                 d.firn_server.restart();
