@@ -428,6 +428,8 @@ fn lmpop_pops_from_the_first_non_empty_list() {
         &["LMPOP", "2", "l", "LEFT"],
         &["LMPOP", "5", "l", "LEFT"],
         &["LMPOP", "2147483648", "l", "LEFT"],
+        &["LMPOP", "9223372036854775807", "l", "LEFT"],
+        &["LMPOP", "9223372036854775808", "l", "LEFT"],
         &["LMPOP", "1", "l", "MIDDLE"],
         &["LMPOP", "1", "l", "LEFT", "COUNT", "0"],
         &["LMPOP", "1", "l", "LEFT", "COUNT", "-1"],
