@@ -7,6 +7,8 @@
 //!   LSET make a point read or two, whatever the list's length;
 //! - pushes and pops at either end cost the same on the big list as on a
 //!   ten-element one;
+//! - LINSERT and LREM near an end visit the elements between that end and
+//!   the change, not the list;
 //! - LTRIM keeping 10 elements of a million visits about 10;
 //! - DEL of the million-element list is O(1): it scans nothing and leaves
 //!   the elements to compaction (RocksDB still counts about a million keys
@@ -158,6 +160,30 @@ fn a_million_element_list_costs_what_each_command_touches() {
         "LRANGE 0 1 after pops scanned {scanned}"
     );
     assert_eq!(c.cmd(&["LLEN", "big"]), R::Int(ELEMENTS as i64 - 4));
+
+    // Changes near an end shift only the elements between it and the
+    // change: LINSERT finds its pivot from the head, LREM with a negative
+    // count searches from the tail.
+    let pivot = element(7);
+    let (reply, scanned, _) = measured(&mut c, &["LINSERT", "big", "BEFORE", &pivot, "ins"]);
+    assert_eq!(reply, R::Int(ELEMENTS as i64 - 3));
+    assert!(
+        scanned <= 20 + SLACK,
+        "LINSERT near the head scanned {scanned}"
+    );
+    assert_eq!(c.cmd(&["LINDEX", "big", "5"]), R::bulk(b"ins"));
+    let near_tail = element(ELEMENTS - 8);
+    let (reply, scanned, _) = measured(&mut c, &["LREM", "big", "-1", &near_tail]);
+    assert_eq!(reply, R::Int(1));
+    assert!(
+        scanned <= 20 + SLACK,
+        "LREM near the tail scanned {scanned}"
+    );
+    // The tail lost two pops of one and two above: ELEMENTS - 3 is last.
+    assert_eq!(
+        c.cmd(&["LRANGE", "big", "-6", "-5"]),
+        bulks(&[element(ELEMENTS - 9), element(ELEMENTS - 7)])
+    );
 
     // DEL is one meta delete: nothing scanned, the elements stay for
     // compaction to reclaim.

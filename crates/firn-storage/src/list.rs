@@ -17,7 +17,13 @@
 //!   shorter side by rewriting them (O(n), as in Kvrocks);
 //! - a trim deletes the elements it drops, or, when it keeps fewer than it
 //!   drops, copies those it keeps under a fresh version and leaves the old
-//!   version's entries to the compaction filter.
+//!   version's entries to the compaction filter; a command that empties
+//!   the list (LTRIM, LREM, a pop with a count) deletes nothing but the
+//!   record.
+//!
+//! Invariant: no entry of the live version lies outside `[head, tail)`
+//! (each pop deletes its entry), so nothing is left behind for compaction
+//! to miss.
 
 use bytes::Bytes;
 use std::ops::Bound;
@@ -188,6 +194,10 @@ impl Txn<'_> {
         if popped.len() as u64 != count {
             return Err(StorageError::Corrupt("list element"));
         }
+        if count == list.len() {
+            self.list_clear(list);
+            return Ok(popped);
+        }
         for index in start..stop {
             let member = list.position(index);
             self.delete_member(Cf::Data, db, key, &list.coll, &member);
@@ -286,6 +296,18 @@ impl Txn<'_> {
         Ok(elements)
     }
 
+    /// Empties the list in O(1): it moves to a fresh version (same key,
+    /// expiry and stored state), so every old element becomes the
+    /// compaction filter's garbage and no entry of the live version ever
+    /// lies outside `[head, tail)`.
+    fn list_clear(&mut self, list: &mut List) {
+        let mut fresh = self.new_list();
+        fresh.coll.expire_at_ms = list.coll.expire_at_ms;
+        fresh.coll.stored = list.coll.stored;
+        fresh.coll.big = list.coll.big;
+        *list = fresh;
+    }
+
     /// Inserts `value` so that it becomes element `index` (`index <= len`),
     /// moving the elements on the shorter side of it by one position.
     pub fn list_insert(
@@ -331,6 +353,10 @@ impl Txn<'_> {
         };
         let len = list.len();
         let removed = indexes.len() as u64;
+        if removed >= len {
+            self.list_clear(list);
+            return Ok(());
+        }
         let is_removed = |i: u64| indexes.binary_search(&i).is_ok();
         if len - first <= last + 1 {
             // Survivors after `first` move towards the head; the last
@@ -387,21 +413,12 @@ impl Txn<'_> {
         if kept == len {
             return Ok(());
         }
-        if kept == 0 {
-            // The record's removal makes every element garbage at once.
-            list.tail = list.head;
-            return Ok(());
-        }
         if kept < len - kept {
             let elements = self.list_elements(db, key, list, start, stop)?;
-            let mut fresh = self.new_list();
-            fresh.coll.expire_at_ms = list.coll.expire_at_ms;
-            fresh.coll.stored = list.coll.stored;
-            fresh.coll.big = list.coll.big;
+            self.list_clear(list);
             for element in elements {
-                self.list_push(db, key, &mut fresh, false, element);
+                self.list_push(db, key, list, false, element);
             }
-            *list = fresh;
             return Ok(());
         }
         for index in (0..start).chain(stop..len) {

@@ -195,15 +195,16 @@ fn lindex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn lset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let key = &args[1];
-    let Some(mut list) = ctx.txn.list(db, key)? else {
+    let Some(list) = ctx.txn.list(db, key)? else {
         return Err(CmdError::Static(NO_SUCH_KEY));
     };
     let index = int_arg(&args[2])?;
     let Some(index) = resolve_index(list.len(), index) else {
         return Err(CmdError::Static(OUT_OF_RANGE));
     };
+    // The record (length, positions) is unchanged: only the element is
+    // written.
     ctx.txn.list_set(db, key, &list, index, args[3].clone());
-    ctx.txn.save_list(db, key, &mut list)?;
     Ok(Reply::ok())
 }
 
