@@ -399,10 +399,11 @@ impl<'e> Txn<'e> {
                     ScanStep::Continue
                 }
                 (Some(db_key), _) => {
-                    let k = db_key.to_vec();
+                    // Visited in place: no copy of the key per entry.
                     let v = Bytes::copy_from_slice(iter.value().unwrap_or_default());
+                    let step = visit(db_key, &v);
                     advance(&mut iter);
-                    visit(&k, &v)
+                    step
                 }
                 (None, Some(_)) => {
                     let Some((k, v)) = extra_iter.next() else {
