@@ -9,6 +9,8 @@
 //!   ten-element one;
 //! - LINSERT and LREM near an end visit the elements between that end and
 //!   the change, not the list;
+//! - LPOS/LINSERT/LREM searches that end within 1,000 elements run on the
+//!   network thread, longer ones on the cold-read pool;
 //! - LTRIM keeping 10 elements of a million visits about 10;
 //! - DEL of the million-element list is O(1): it scans nothing and leaves
 //!   the elements to compaction (RocksDB still counts about a million keys
@@ -184,6 +186,24 @@ fn a_million_element_list_costs_what_each_command_touches() {
         c.cmd(&["LRANGE", "big", "-6", "-5"]),
         bulks(&[element(ELEMENTS - 9), element(ELEMENTS - 7)])
     );
+
+    // A search that ends early stays on the network thread; one that must
+    // walk far moves to the cold-read pool (with FIRN_DIFF_COLD=1 every
+    // command goes there).
+    let cold = |c: &mut Conn| info_storage(c, "cold_commands");
+    let before = cold(&mut c);
+    assert_eq!(c.cmd(&["LPOS", "big", "ins"]), R::Int(5));
+    let after_near = cold(&mut c);
+    let deep = element(500_000);
+    assert_eq!(c.cmd(&["LPOS", "big", &deep]), R::Int(499_999));
+    let after_far = cold(&mut c);
+    if !common::cold_mode() {
+        assert_eq!(
+            after_near, before,
+            "LPOS near the head left the network thread"
+        );
+        assert_eq!(after_far, before + 1, "LPOS of a far element stayed inline");
+    }
 
     // DEL is one meta delete: nothing scanned, the elements stay for
     // compaction to reclaim.

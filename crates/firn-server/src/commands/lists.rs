@@ -5,14 +5,15 @@
 //! Encoding (firn-storage `list.rs`): one entry per element under its
 //! position, with the head and tail positions in the meta record, so both
 //! ends and any index cost O(1) and a range reads only what it returns.
-//! Commands that walk the list (LPOS, LREM, LINSERT, long ranges) move to
-//! the cold-read pool before visiting more than a thousand elements.
+//! A command that would visit more than a thousand elements (a long range,
+//! a search that has not found its match by then, a shift of many
+//! elements) moves to the cold-read pool.
 
 use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::{Collection, List};
 
-use super::collection::off_thread_if;
+use super::collection::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NO_SUCH_KEY, SYNTAX};
@@ -96,6 +97,48 @@ fn resolve_range(len: u64, start: i64, stop: i64) -> Option<(u64, u64)> {
         return None;
     }
     Some((start as u64, stop.min(len_i - 1) as u64 + 1))
+}
+
+/// Visits elements `start..stop` (from the tail when `reverse`) until
+/// `visit` returns false, like `Txn::list_range`, for the commands that
+/// search a list (LPOS, LREM, LINSERT). On a network thread a search that
+/// has not ended after [`INLINE_MEMBERS`] elements moves the command to the
+/// cold-read pool, so a match near the searched end is found inline.
+#[allow(clippy::too_many_arguments)]
+fn search(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    list: &List,
+    start: u64,
+    stop: u64,
+    reverse: bool,
+    mut visit: impl FnMut(u64, &Bytes) -> bool,
+) -> CmdResult<()> {
+    let db = ctx.db();
+    let budget = match off_thread_if(ctx, INLINE_MEMBERS + 1) {
+        Ok(()) => u64::MAX,
+        Err(_) => INLINE_MEMBERS,
+    };
+    let (mut visited, mut unfinished) = (0u64, false);
+    ctx.txn
+        .list_range(db, key, list, start, stop, reverse, |index, value| {
+            if visited == budget {
+                unfinished = true;
+                return false;
+            }
+            visited += 1;
+            visit(index, value)
+        })?;
+    if unfinished {
+        off_thread_if(ctx, stop - start)?;
+    }
+    Ok(())
+}
+
+/// Elements LINSERT/LREM rewrite to change the list at `first..=last`:
+/// those between the change and the nearer end.
+fn shift_cost(len: u64, first: u64, last: u64) -> u64 {
+    (len - first).min(last + 1)
 }
 
 fn lpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -253,25 +296,25 @@ fn lrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(mut list) = ctx.txn.list(db, key)? else {
         return Ok(Reply::Integer(0));
     };
-    off_thread_if(ctx, list.len())?;
     let element = &args[3];
     // i64::MIN's magnitude is 2^63, more than any list holds: "all".
     let limit = match count {
         0 => u64::MAX,
         n => n.unsigned_abs(),
     };
+    let len = list.len();
     let mut matches = Vec::new();
-    ctx.txn
-        .list_range(db, key, &list, 0, list.len(), count < 0, |index, value| {
-            if value == element {
-                matches.push(index);
-            }
-            (matches.len() as u64) < limit
-        })?;
-    if matches.is_empty() {
-        return Ok(Reply::Integer(0));
-    }
+    search(ctx, key, &list, 0, len, count < 0, |index, value| {
+        if value == element {
+            matches.push(index);
+        }
+        (matches.len() as u64) < limit
+    })?;
     matches.sort_unstable();
+    let (Some(&first), Some(&last)) = (matches.first(), matches.last()) else {
+        return Ok(Reply::Integer(0));
+    };
+    off_thread_if(ctx, shift_cost(len, first, last))?;
     ctx.txn.list_remove(db, key, &mut list, &matches)?;
     ctx.txn.save_list(db, key, &mut list)?;
     Ok(Reply::Integer(matches.len() as i64))
@@ -292,20 +335,21 @@ fn linsert(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(mut list) = ctx.txn.list(db, key)? else {
         return Ok(Reply::Integer(0));
     };
-    off_thread_if(ctx, list.len())?;
     let pivot = &args[3];
+    let len = list.len();
     let mut found = None;
-    ctx.txn
-        .list_range(db, key, &list, 0, list.len(), false, |index, value| {
-            if value == pivot {
-                found = Some(index);
-            }
-            found.is_none()
-        })?;
+    search(ctx, key, &list, 0, len, false, |index, value| {
+        if value == pivot {
+            found = Some(index);
+        }
+        found.is_none()
+    })?;
     let Some(index) = found else {
         return Ok(Reply::Integer(-1));
     };
     let at = if after { index + 1 } else { index };
+    // Elements at `at` or after move one way, those before it the other.
+    off_thread_if(ctx, at.min(len - at))?;
     ctx.txn
         .list_insert(db, key, &mut list, at, args[4].clone())?;
     ctx.txn.save_list(db, key, &mut list)?;
@@ -349,7 +393,6 @@ fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let len = list.len();
     let walk = if maxlen == 0 { len } else { maxlen.min(len) };
-    off_thread_if(ctx, walk)?;
     // Redis negates a negative rank in C `long` arithmetic: RANK
     // -9223372036854775808 stays negative, so every match qualifies and a
     // COUNT never ends the walk. The comparisons below wrap the same way.
@@ -362,22 +405,21 @@ fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         (0, walk)
     };
-    ctx.txn
-        .list_range(db, key, &list, start, stop, from_tail, |index, value| {
-            if value != element {
-                return true;
-            }
-            matches += 1;
-            if matches < rank {
-                return true;
-            }
-            found.push(index as i64);
-            match wanted {
-                None => false,
-                Some(0) => true,
-                Some(c) => matches.wrapping_sub(rank).wrapping_add(1) < c,
-            }
-        })?;
+    search(ctx, key, &list, start, stop, from_tail, |index, value| {
+        if value != element {
+            return true;
+        }
+        matches += 1;
+        if matches < rank {
+            return true;
+        }
+        found.push(index as i64);
+        match wanted {
+            None => false,
+            Some(0) => true,
+            Some(c) => matches.wrapping_sub(rank).wrapping_add(1) < c,
+        }
+    })?;
     Ok(match count {
         Some(_) => Reply::Array(found.into_iter().map(Reply::Integer).collect()),
         None => found.first().map_or(Reply::Null, |&i| Reply::Integer(i)),
