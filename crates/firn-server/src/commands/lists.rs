@@ -104,7 +104,6 @@ fn resolve_range(len: u64, start: i64, stop: i64) -> Option<(u64, u64)> {
 /// search a list (LPOS, LREM, LINSERT). On a network thread a search that
 /// has not ended after [`INLINE_MEMBERS`] elements moves the command to the
 /// cold-read pool, so a match near the searched end is found inline.
-#[allow(clippy::too_many_arguments)]
 fn search(
     ctx: &mut Ctx<'_>,
     key: &[u8],
