@@ -302,7 +302,7 @@ impl<'e> Txn<'e> {
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
         let mut visited = 0u64;
-        let result = self.scan_dir_counted(cf, start, end, reverse, |k, v| {
+        let result = self.scan_merged(cf, start, end, reverse, |k, v| {
             visited += 1;
             visit(k, v)
         });
@@ -313,8 +313,8 @@ impl<'e> Txn<'e> {
         result
     }
 
-    /// The body of [`Txn::scan_dir`], which counts the entries visited.
-    fn scan_dir_counted(
+    /// [`Txn::scan_dir`] without the count of entries visited.
+    fn scan_merged(
         &mut self,
         cf: Cf,
         start: &[u8],
