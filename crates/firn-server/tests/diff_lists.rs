@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{command, Diff, Server};
+use common::{command, Diff, Server, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -495,6 +495,52 @@ fn wrongtype_both_ways() {
     d.cmd(&["SET", "l", "overwritten"]);
     d.cmd(&["GET", "l"]);
     d.cmd(&["TYPE", "l"]);
+}
+
+// ------------------------------------------------------------------ INFO
+
+/// Only `rdb_changes_since_last_save` of INFO persistence.
+fn changes_since_save(r: &R) -> R {
+    let text = r.as_str().unwrap_or_default();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("rdb_changes_since_last_save:"))
+        .unwrap_or("rdb_changes_since_last_save missing");
+    R::Simple(line.to_string())
+}
+
+#[test]
+fn list_writes_count_as_changes_since_last_save() {
+    let mut d = Diff::new();
+    let steps: &[&[&str]] = &[
+        &["RPUSH", "l", "a", "b", "c", "d", "e", "f", "g", "h"],
+        &["LPUSH", "l", "x", "y"],
+        &["LPUSHX", "missing", "a"],
+        &["RPUSHX", "l", "z"],
+        &["LPOP", "l"],
+        &["RPOP", "l", "2"],
+        &["LPOP", "l", "0"],
+        &["LPOP", "missing"],
+        &["LSET", "l", "0", "q"],
+        &["LSET", "l", "100", "q"],
+        &["LINSERT", "l", "BEFORE", "q", "w"],
+        &["LINSERT", "l", "BEFORE", "nope", "w"],
+        &["LREM", "l", "0", "a"],
+        &["LREM", "l", "0", "nope"],
+        &["LTRIM", "l", "1", "3"],
+        &["LTRIM", "l", "0", "-1"],
+        &["RPOPLPUSH", "l", "l"],
+        &["LMOVE", "l", "m", "LEFT", "RIGHT"],
+        &["LMPOP", "1", "l", "LEFT", "COUNT", "5"],
+        &["LMOVE", "missing", "m", "LEFT", "LEFT"],
+        &["RPUSH", "one", "a"],
+        &["LTRIM", "one", "1", "0"],
+        &["LRANGE", "m", "0", "-1"],
+    ];
+    for step in steps {
+        d.cmd(step);
+        d.cmd_with(&["INFO", "persistence"], changes_since_save);
+    }
 }
 
 // ------------------------------------------------------------------ keyspace

@@ -283,6 +283,13 @@ fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     off_thread_if(ctx, kept.min(len - kept))?;
     ctx.txn.list_trim(db, key, &mut list, start, stop)?;
     ctx.txn.save_list(db, key, &mut list)?;
+    // INFO's rdb_changes_since_last_save counts the elements removed; the
+    // reply cannot tell them. (A pool run discarded because its keys were
+    // written meanwhile counts twice: the count is advisory.)
+    ctx.server
+        .stats
+        .dirty
+        .fetch_add(len - kept, std::sync::atomic::Ordering::Relaxed);
     Ok(Reply::ok())
 }
 
