@@ -301,6 +301,27 @@ impl<'e> Txn<'e> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
+        let mut visited = 0u64;
+        let result = self.scan_merged(cf, start, end, reverse, |k, v| {
+            visited += 1;
+            visit(k, v)
+        });
+        self.inner
+            .stats
+            .scanned_entries
+            .fetch_add(visited, Ordering::Relaxed);
+        result
+    }
+
+    /// [`Txn::scan_dir`] without the count of entries visited.
+    fn scan_merged(
+        &mut self,
+        cf: Cf,
+        start: &[u8],
+        end: Option<&[u8]>,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()> {
         let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
         for (k, pending) in self.inner.overlay.range(cf, start, end) {
             self.depend_on(&pending.ticket);
@@ -378,10 +399,11 @@ impl<'e> Txn<'e> {
                     ScanStep::Continue
                 }
                 (Some(db_key), _) => {
-                    let k = db_key.to_vec();
+                    // Visited in place: no copy of the key per entry.
                     let v = Bytes::copy_from_slice(iter.value().unwrap_or_default());
+                    let step = visit(db_key, &v);
                     advance(&mut iter);
-                    visit(&k, &v)
+                    step
                 }
                 (None, Some(_)) => {
                     let Some((k, v)) = extra_iter.next() else {
