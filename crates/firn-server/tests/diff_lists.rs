@@ -882,3 +882,45 @@ fn random_list_sequences_across_restarts() {
         random_run_with_restarts(seed);
     }
 }
+
+/// A range past 10,000 elements is streamed by Firn from a snapshot: the
+/// bytes must still be Redis's, whatever the range arithmetic.
+#[test]
+fn long_ranges_are_streamed_with_redis_bytes() {
+    let mut d = Diff::new();
+    for part in 0..3 {
+        let mut cmd = vec!["RPUSH".to_string(), "big".to_string()];
+        cmd.extend((part * 5000..(part + 1) * 5000).map(|i| format!("e{i}")));
+        d.cmd(&cmd);
+    }
+    for (start, stop) in [
+        ("0", "-1"),
+        ("1", "-2"),
+        ("-12000", "11000"),
+        ("100", "100000"),
+        ("-100000", "-5"),
+        ("5000", "4999"),
+    ] {
+        d.cmd(&["LRANGE", "big", start, stop]);
+    }
+    d.cmd_with(&["HELLO", "3"], |_| R::Null);
+    d.cmd(&["LRANGE", "big", "0", "-1"]);
+    let replies = d.pipeline(&[
+        vec![b"LPUSH".to_vec(), b"big".to_vec(), b"first".to_vec()],
+        vec![
+            b"LRANGE".to_vec(),
+            b"big".to_vec(),
+            b"0".to_vec(),
+            b"-1".to_vec(),
+        ],
+        vec![b"LPOP".to_vec(), b"big".to_vec()],
+        vec![
+            b"LRANGE".to_vec(),
+            b"big".to_vec(),
+            b"0".to_vec(),
+            b"-1".to_vec(),
+        ],
+    ]);
+    assert_eq!(replies[1].items().len(), 15_001);
+    assert_eq!(replies[3].items().len(), 15_000);
+}

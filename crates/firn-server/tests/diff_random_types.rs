@@ -63,13 +63,17 @@ impl Gen {
             0..=3 => self.rng.random_range(-3..12).to_string(),
             4 => "x".repeat(70),
             5 => String::new(),
-            _ => self.pick(&["m", "n", "apple", "pear", "zz", "1.5", "-0"]).to_string(),
+            _ => self
+                .pick(&["m", "n", "apple", "pear", "zz", "1.5", "-0"])
+                .to_string(),
         }
     }
 
     fn score(&mut self) -> String {
-        self.pick(&["0", "1", "-1", "2.5", "inf", "-inf", "1e3", "nan", "x", "(1", "3"])
-            .to_string()
+        self.pick(&[
+            "0", "1", "-1", "2.5", "inf", "-inf", "1e3", "nan", "x", "(1", "3",
+        ])
+        .to_string()
     }
 
     fn index(&mut self) -> String {
@@ -83,7 +87,8 @@ impl Gen {
     }
 
     fn lex(&mut self) -> String {
-        self.pick(&["-", "+", "[m", "(n", "[", "x", "[apple"]).to_string()
+        self.pick(&["-", "+", "[m", "(n", "[", "x", "[apple"])
+            .to_string()
     }
 
     fn members(&mut self, min: usize, max: usize) -> Vec<String> {
@@ -141,7 +146,13 @@ impl Gen {
             22 => owned(&["LINDEX", &k, &self.index()]),
             23 => owned(&["LSET", &k, &self.index(), &self.member()]),
             24 => owned(&["LREM", &k, &self.index(), &self.member()]),
-            25 => owned(&["LMOVE", &k, &k2, self.pick(&["LEFT", "RIGHT"]), self.pick(&["LEFT", "RIGHT"])]),
+            25 => owned(&[
+                "LMOVE",
+                &k,
+                &k2,
+                self.pick(&["LEFT", "RIGHT"]),
+                self.pick(&["LEFT", "RIGHT"]),
+            ]),
             26 => owned(&["LLEN", &k]),
             // sets
             27 | 28 => with(owned(&["SADD", &k]), self.members(1, 4)),
@@ -149,9 +160,18 @@ impl Gen {
             30 => owned(&["SISMEMBER", &k, &self.member()]),
             31 => {
                 check = Check::Unordered;
-                owned(&[self.pick(&["SMEMBERS", "SINTER", "SUNION", "SDIFF"]), &k, &k2])
+                owned(&[
+                    self.pick(&["SMEMBERS", "SINTER", "SUNION", "SDIFF"]),
+                    &k,
+                    &k2,
+                ])
             }
-            32 => owned(&[self.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), &k, &k2, &self.key()]),
+            32 => owned(&[
+                self.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]),
+                &k,
+                &k2,
+                &self.key(),
+            ]),
             33 => owned(&["SCARD", &k]),
             34 => owned(&["SMOVE", &k, &k2, &self.member()]),
             // sorted sets
@@ -172,7 +192,13 @@ impl Gen {
             40 => owned(&["ZRANGEBYLEX", &k, &self.lex(), &self.lex()]),
             41 => with(owned(&["ZREM", &k]), self.members(1, 3)),
             42 => owned(&["ZINCRBY", &k, &self.score(), &self.member()]),
-            43 => owned(&[self.pick(&["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]), &k, "2", &k2, &self.key()]),
+            43 => owned(&[
+                self.pick(&["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]),
+                &k,
+                "2",
+                &k2,
+                &self.key(),
+            ]),
             44 => owned(&["ZRANK", &k, &self.member()]),
             // HyperLogLog and SORT
             45 => with(owned(&["PFADD", &k]), self.members(0, 3)),

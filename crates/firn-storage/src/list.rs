@@ -72,8 +72,9 @@ impl List {
         self.head == self.tail
     }
 
-    /// The member bytes of element `index`.
-    fn position(&self, index: u64) -> [u8; 8] {
+    /// The member bytes of element `index` (streamed replies walk ranges
+    /// of them in a snapshot).
+    pub fn position(&self, index: u64) -> [u8; 8] {
         self.head.wrapping_add(index).to_be_bytes()
     }
 

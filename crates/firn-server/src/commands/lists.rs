@@ -11,13 +11,15 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Collection, List};
+use firn_storage::{Cf, Collection, List, ValueType};
+use std::ops::Bound;
 
-use super::collection::{off_thread_if, INLINE_MEMBERS};
+use super::collection::{off_thread_if, stream_span, Shape, Span, INLINE_MEMBERS, STREAM_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NO_SUCH_KEY, SYNTAX};
 use crate::rdb::RdbValue;
+use crate::stream_reply::Sink;
 
 pub const COMMANDS: &[Def] = &[
     def("lpush", lpush),
@@ -257,9 +259,34 @@ fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(list) = ctx.txn.list(db, key)? else {
         return Ok(Reply::Array(Vec::new()));
     };
-    let Some((start, stop)) = resolve_range(list.len(), start, stop) else {
+    let Some((first, end)) = resolve_range(list.len(), start, stop) else {
         return Ok(Reply::Array(Vec::new()));
     };
+    if end - first > STREAM_MEMBERS {
+        // Re-resolved on the snapshot the reply is read from.
+        let span = move |coll: &Collection| {
+            let list = List::from_collection(coll.clone())?;
+            let (first, end) = resolve_range(list.len(), start, stop).unwrap_or((0, 0));
+            Ok(Span {
+                members: (end - first) as usize,
+                from: Bound::Included(list.position(first).to_vec()),
+                to: Bound::Excluded(list.position(end).to_vec()),
+                reverse: false,
+            })
+        };
+        let shape = Shape::Array { per_member: 1 };
+        stream_span(
+            ctx,
+            key,
+            ValueType::List,
+            Cf::Data,
+            shape,
+            span,
+            stream_element,
+        );
+        return Ok(Reply::Null);
+    }
+    let (start, stop) = (first, end);
     off_thread_if(ctx, stop - start)?;
     let mut items = Vec::with_capacity((stop - start) as usize);
     ctx.txn
@@ -268,6 +295,10 @@ fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             true
         })?;
     Ok(Reply::Array(items))
+}
+
+fn stream_element(sink: &mut Sink, _: &[u8], value: &[u8]) -> bool {
+    sink.item(Reply::Bulk(Bytes::copy_from_slice(value)))
 }
 
 fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
