@@ -589,6 +589,47 @@ pub fn restore_value(
     Ok(())
 }
 
+/// `count` elements from index `start`, counted from the tail when
+/// `from_tail` (SORT ... BY nosort reads a list so).
+pub fn read_range(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    coll: &Collection,
+    start: i64,
+    count: i64,
+    from_tail: bool,
+) -> CmdResult<Vec<Bytes>> {
+    let db = ctx.db();
+    let list = List::from_collection(coll.clone())?;
+    let len = list.len();
+    let start = u64::try_from(start).unwrap_or(0).min(len);
+    let count = u64::try_from(count).unwrap_or(0).min(len - start);
+    let (first, end) = if from_tail {
+        (len - start - count, len - start)
+    } else {
+        (start, start + count)
+    };
+    let mut items = Vec::with_capacity(count as usize);
+    ctx.txn
+        .list_range(db, key, &list, first, end, from_tail, |_, value| {
+            items.push(value.clone());
+            true
+        })?;
+    Ok(items)
+}
+
+/// Replaces `key` (already cleared) by a list of `values`, head first
+/// (SORT ... STORE).
+pub fn store_list(ctx: &mut Ctx<'_>, key: &[u8], values: Vec<Bytes>) -> CmdResult<()> {
+    let db = ctx.db();
+    let mut list = ctx.txn.new_list();
+    for value in values {
+        ctx.txn.list_push(db, key, &mut list, false, value);
+    }
+    ctx.txn.save_list(db, key, &mut list)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
