@@ -13,6 +13,7 @@ pub mod cursors;
 pub mod errors;
 pub mod exec;
 pub mod glob;
+pub mod hll;
 pub mod info;
 mod info_memory;
 pub mod keyspecs;

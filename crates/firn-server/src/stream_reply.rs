@@ -110,6 +110,10 @@ pub fn defer(
 /// Starts `job` on a thread of its own at lower CPU priority (like other
 /// long commands) and returns the receiving end of its reply.
 pub fn start(server: &Arc<Server>, job: StreamJob) -> mpsc::Receiver<Part> {
+    server
+        .stats
+        .streamed_replies
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (tx, rx) = mpsc::channel(CHANNEL_BATCHES);
     let server = server.clone();
     let fallback = tx.clone();

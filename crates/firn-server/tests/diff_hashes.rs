@@ -871,3 +871,40 @@ fn hashes_survive_kill_9_and_a_clean_restart() {
         "WRONGTYPE Operation against a key holding the wrong kind of value",
     );
 }
+
+/// A hash past 10,000 fields is streamed by Firn (stream_reply.rs): the
+/// bytes must still be Redis's, in RESP2 and RESP3 (a map), with the
+/// replies pipelined around it in order.
+#[test]
+fn whole_hash_replies_of_a_big_hash_match_in_both_protocols() {
+    let mut d = Diff::new();
+    for part in 0..3 {
+        let mut cmd = vec!["HSET".to_string(), "big".to_string()];
+        for i in part * 4000..(part + 1) * 4000 {
+            cmd.push(format!("field{i:05}"));
+            cmd.push(format!("{}", i * 7));
+        }
+        d.cmd(&cmd);
+    }
+    pairs(&mut d, &["HGETALL", "big"]);
+    d.cmd_unordered(&["HKEYS", "big"]);
+    d.cmd_unordered(&["HVALS", "big"]);
+    // Pipelined around the streamed reply, the replies keep their order
+    // (Firn alone: the field order of the two servers differs).
+    let mut firn = d.firn_server.conn();
+    firn.send_raw(
+        &[
+            common::encode_request(&[b"SET", b"before", b"1"]),
+            common::encode_request(&[b"HKEYS", b"big"]),
+            common::encode_request(&[b"GET", b"before"]),
+        ]
+        .concat(),
+    );
+    assert_eq!(firn.read_reply().1, R::Simple("OK".into()));
+    assert_eq!(firn.read_reply().1.items().len(), 12_000);
+    assert_eq!(firn.read_reply().1, R::bulk(b"1"));
+    d.cmd_with(&["HELLO", "3"], |_| R::Null);
+    d.cmd_with(&["HGETALL", "big"], R::sorted);
+    d.cmd_unordered(&["HVALS", "big"]);
+    d.cmd(&["HLEN", "big"]);
+}

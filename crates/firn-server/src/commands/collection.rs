@@ -47,10 +47,30 @@ pub enum Shape {
 /// Writes one member of a streamed reply; false once the client is gone.
 pub type StreamMember = fn(&mut Sink, &[u8], &[u8]) -> bool;
 
+/// The part of a collection a streamed reply covers, decided on the
+/// snapshot the reply is read from.
+pub struct Span {
+    /// Members the walk will visit (the reply's length follows from it).
+    pub members: usize,
+    pub from: Bound<Vec<u8>>,
+    pub to: Bound<Vec<u8>>,
+    pub reverse: bool,
+}
+
+impl Span {
+    /// Every member of `coll`, in member order.
+    pub fn all(coll: &Collection) -> Span {
+        Span {
+            members: coll.size as usize,
+            from: Bound::Unbounded,
+            to: Bound::Unbounded,
+            reverse: false,
+        }
+    }
+}
+
 /// Replies with every member of the collection at `key` (in `cf`'s member
-/// order), streamed from a snapshot on a background thread (see
-/// `stream_reply.rs`): a collection of millions of members is never held
-/// whole. The handler calls it once it has checked the key's type.
+/// order), streamed from a snapshot (see [`stream_span`]).
 pub fn stream_members(
     ctx: &mut Ctx<'_>,
     key: &Bytes,
@@ -59,26 +79,55 @@ pub fn stream_members(
     shape: Shape,
     emit: StreamMember,
 ) {
+    stream_span(ctx, key, value_type, cf, shape, |c| Ok(Span::all(c)), emit);
+}
+
+/// Replies with the members `span` picks from the collection at `key`,
+/// streamed from a snapshot on a background thread (see `stream_reply.rs`):
+/// a collection of millions of members is never held whole. The handler
+/// calls it once it has checked the key's type; a key missing from the
+/// snapshot gives an empty reply.
+pub fn stream_span(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    value_type: ValueType,
+    cf: Cf,
+    shape: Shape,
+    span: impl FnOnce(&Collection) -> CmdResult<Span> + Send + 'static,
+    emit: StreamMember,
+) {
     let (db, key) = (ctx.db(), key.clone());
     crate::stream_reply::defer(ctx, move |server, sink| {
         let mut view = server.engine.keyspace_view(db)?;
         let coll = view.collection(&key, value_type)?;
-        let members = coll.as_ref().map_or(0, |c| c.size) as usize;
-        let started = match shape {
-            Shape::Array { per_member } => sink.array(members.saturating_mul(per_member)),
-            Shape::Map => sink.map(members),
+        let span = match &coll {
+            Some(coll) => span(coll)?,
+            None => Span {
+                members: 0,
+                from: Bound::Unbounded,
+                to: Bound::Unbounded,
+                reverse: false,
+            },
         };
-        let Some(coll) = coll.filter(|_| started) else {
+        let started = match shape {
+            Shape::Array { per_member } => sink.array(span.members.saturating_mul(per_member)),
+            Shape::Map => sink.map(span.members),
+        };
+        let Some(coll) = coll.filter(|_| started && span.members > 0) else {
             return Ok(());
         };
+        let mut left = span.members;
         view.scan_members(
             cf,
             &key,
             &coll,
-            Bound::Unbounded,
-            Bound::Unbounded,
-            false,
-            |member, value| emit(sink, member, value),
+            span.from.as_ref().map(|b| b.as_slice()),
+            span.to.as_ref().map(|b| b.as_slice()),
+            span.reverse,
+            |member, value| {
+                left -= 1;
+                emit(sink, member, value) && left > 0
+            },
         )?;
         Ok(())
     });

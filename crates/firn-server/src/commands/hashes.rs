@@ -13,12 +13,15 @@ use firn_resp::{Protocol, Reply};
 use firn_storage::{Cf, Collection, ValueType};
 use rand::Rng;
 
-use super::collection::{member_scan, off_thread_if};
+use super::collection::{
+    member_scan, off_thread_if, stream_members, Shape, StreamMember, STREAM_MEMBERS,
+};
 use super::strings::{long_double_sum, LongDoubleError};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NOT_FINITE, NOT_FLOAT, OVERFLOW, SYNTAX};
 use crate::rdb::RdbValue;
+use crate::stream_reply::Sink;
 
 pub const COMMANDS: &[Def] = &[
     def("hset", hset),
@@ -115,12 +118,23 @@ fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// Visits every field and value of the hash at `key` in byte order
-/// (nothing if it is missing), on the pool when there are many.
-fn visit_all(ctx: &mut Ctx<'_>, key: &[u8], mut visit: impl FnMut(&[u8], &Bytes)) -> CmdResult<()> {
+/// (nothing if it is missing), on the pool when there are many. A hash of
+/// more than [`STREAM_MEMBERS`] fields is not visited: its reply is
+/// streamed in `shape` by `emit`, and the handler's reply is ignored.
+fn visit_all(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    stream: (Shape, StreamMember),
+    mut visit: impl FnMut(&[u8], &Bytes),
+) -> CmdResult<()> {
     let db = ctx.db();
     let Some(hash) = ctx.txn.hash(db, key)? else {
         return Ok(());
     };
+    if hash.size > STREAM_MEMBERS {
+        stream_members(ctx, key, ValueType::Hash, Cf::Data, stream.0, stream.1);
+        return Ok(());
+    }
     off_thread_if(ctx, hash.size)?;
     ctx.txn.hash_fields(db, key, &hash, None, |field, value| {
         visit(field, value);
@@ -139,9 +153,22 @@ fn read_pairs(ctx: &mut Ctx<'_>, key: &[u8], hash: &Collection) -> CmdResult<Vec
     Ok(pairs)
 }
 
+fn stream_pair(sink: &mut Sink, field: &[u8], value: &[u8]) -> bool {
+    sink.item(Reply::Bulk(Bytes::copy_from_slice(field)))
+        && sink.item(Reply::Bulk(Bytes::copy_from_slice(value)))
+}
+
+fn stream_field(sink: &mut Sink, field: &[u8], _: &[u8]) -> bool {
+    sink.item(Reply::Bulk(Bytes::copy_from_slice(field)))
+}
+
+fn stream_value(sink: &mut Sink, _: &[u8], value: &[u8]) -> bool {
+    sink.item(Reply::Bulk(Bytes::copy_from_slice(value)))
+}
+
 fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut pairs = Vec::new();
-    visit_all(ctx, &args[1], |field, value| {
+    visit_all(ctx, &args[1], (Shape::Map, stream_pair), |field, value| {
         pairs.push((
             Reply::Bulk(Bytes::copy_from_slice(field)),
             Reply::Bulk(value.clone()),
@@ -152,7 +179,8 @@ fn hgetall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn hkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut fields = Vec::new();
-    visit_all(ctx, &args[1], |field, _| {
+    let shape = Shape::Array { per_member: 1 };
+    visit_all(ctx, &args[1], (shape, stream_field), |field, _| {
         fields.push(Reply::Bulk(Bytes::copy_from_slice(field)));
     })?;
     Ok(Reply::Array(fields))
@@ -160,7 +188,8 @@ fn hkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn hvals(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut values = Vec::new();
-    visit_all(ctx, &args[1], |_, value| {
+    let shape = Shape::Array { per_member: 1 };
+    visit_all(ctx, &args[1], (shape, stream_value), |_, value| {
         values.push(Reply::Bulk(value.clone()))
     })?;
     Ok(Reply::Array(values))
