@@ -598,10 +598,18 @@ fn restore_replaces_other_types_and_refuses_streams() {
     }
     let (mut rc, mut fc) = (redis.conn(), firn.conn());
     let setups: [(&[&str], &str, &[&str]); 4] = [
-        (&["RPUSH", "src", "a", "b"], "list", &["LRANGE", "k", "0", "-1"]),
+        (
+            &["RPUSH", "src", "a", "b"],
+            "list",
+            &["LRANGE", "k", "0", "-1"],
+        ),
         (&["SADD", "src", "a"], "set", &["SMEMBERS", "k"]),
         (&["HSET", "src", "f", "v"], "hash", &["HGETALL", "k"]),
-        (&["ZADD", "src", "1", "m"], "zset", &["ZRANGE", "k", "0", "-1", "WITHSCORES"]),
+        (
+            &["ZADD", "src", "1", "m"],
+            "zset",
+            &["ZRANGE", "k", "0", "-1", "WITHSCORES"],
+        ),
     ];
     for (setup, type_name, read) in setups {
         rc.cmd(&["DEL", "src"]);
@@ -611,7 +619,10 @@ fn restore_replaces_other_types_and_refuses_streams() {
         fc.send(&[b"SET", b"k", b"kept"]);
         fc.read_reply();
         fc.send(&[b"RESTORE", b"k", b"0", &dump]);
-        assert_err(&fc.read_reply().1, "BUSYKEY Target key name already exists.");
+        assert_err(
+            &fc.read_reply().1,
+            "BUSYKEY Target key name already exists.",
+        );
         fc.send(&[b"RESTORE", b"k", b"0", &dump, b"REPLACE"]);
         assert_eq!(fc.read_reply().1, R::Simple("OK".into()));
         assert_eq!(fc.cmd(&["TYPE", "k"]), R::Simple(type_name.into()));
@@ -623,6 +634,9 @@ fn restore_replaces_other_types_and_refuses_streams() {
     fc.send(&[b"SET", b"k", b"kept"]);
     fc.read_reply();
     fc.send(&[b"RESTORE", b"k", b"0", &dump, b"REPLACE"]);
-    assert_err(&fc.read_reply().1, "ERR Firn cannot restore a stream value yet");
+    assert_err(
+        &fc.read_reply().1,
+        "ERR Firn cannot restore a stream value yet",
+    );
     assert_eq!(fc.cmd(&["GET", "k"]), R::bulk(b"kept"));
 }
