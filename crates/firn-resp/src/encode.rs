@@ -39,6 +39,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// `%.17g` (see [`crate::format_double`]); RESP2: a bulk string.
     Double(f64),
+    /// A double already formatted (Redis's human long-double form, as
+    /// GEOPOS replies coordinates): RESP3 `,text`; RESP2 a bulk string.
+    DoubleText(Bytes),
     /// RESP2: `:1` / `:0`.
     Boolean(bool),
     /// RESP2: a bulk string.
@@ -137,6 +140,8 @@ impl Reply {
                     bulk(out, text);
                 }
             }
+            Reply::DoubleText(text) if resp3 => line(out, b',', text),
+            Reply::DoubleText(text) => bulk(out, text),
             Reply::Boolean(b) if resp3 => out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" }),
             Reply::Boolean(b) => out.put_slice(if *b { b":1\r\n" } else { b":0\r\n" }),
             Reply::BigNumber(n) if resp3 => line(out, b'(', n),
