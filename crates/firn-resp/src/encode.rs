@@ -360,6 +360,18 @@ mod tests {
     }
 
     #[test]
+    fn preformatted_doubles_are_bulk_in_resp2_and_doubles_in_resp3() {
+        let coordinate = Reply::DoubleText(Bytes::from_static(b"13.36138933897018433"));
+        assert_eq!(
+            both(&coordinate),
+            (
+                b"$20\r\n13.36138933897018433\r\n".to_vec(),
+                b",13.36138933897018433\r\n".to_vec()
+            )
+        );
+    }
+
+    #[test]
     fn scalars_that_only_resp3_has() {
         assert_eq!(
             both(&Reply::Boolean(true)),

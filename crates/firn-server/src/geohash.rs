@@ -510,8 +510,17 @@ pub fn distance(lon1d: f64, lat1d: f64, lon2d: f64, lat2d: f64) -> f64 {
     2.0 * EARTH_RADIUS_IN_METERS * (u * u + lat1r.cos() * lat2r.cos() * v * v).sqrt().asin()
 }
 
-/// A distance as Redis replies it (`%.4f`).
+/// A distance as Redis replies it (`%.4f`; glibc spells NaN, which
+/// `asin` of a sum rounded past 1 would give, "nan" or "-nan").
 pub fn format_distance(distance: f64) -> String {
+    if distance.is_nan() {
+        return if distance.is_sign_negative() {
+            "-nan"
+        } else {
+            "nan"
+        }
+        .to_string();
+    }
     format!("{distance:.4}")
 }
 
