@@ -20,5 +20,6 @@ pub mod keyspecs;
 pub mod rdb;
 pub mod server;
 mod startup;
+pub mod stream_reply;
 
 pub use startup::run;

@@ -363,6 +363,10 @@ fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
         | "copy" | "move" => one_if(int == Some(1)),
         "del" | "unlink" => int.map_or(0, |n| n.max(0) as u64),
         "bitfield" => bitfield_changes(args, reply),
+        "hset" | "hmset" => (args.len() as u64).saturating_sub(2) / 2,
+        "hsetnx" => one_if(int == Some(1)),
+        "hdel" => int.map_or(0, |n| n.max(0) as u64),
+        "hincrby" | "hincrbyfloat" => 1,
         _ => 0,
     }
 }

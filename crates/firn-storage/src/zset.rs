@@ -25,7 +25,9 @@
 //! - [`Txn::zset_scan_lex`]: the same over a [`LexRange`];
 //! - [`Txn::zset_rank`]: a member's rank, walking from the nearer end;
 //! - [`Txn::zset_store`]: replace a key by a whole new sorted set (the
-//!   *STORE commands).
+//!   *STORE commands);
+//! - [`KeyspaceView::zset_scan_scores`]: a score walk in a snapshot, for
+//!   replies too big to hold (streamed).
 //!
 //! Every method that changes members keeps `coll.size` and the sticky
 //! `coll.big` flag in step; the caller stores the record back with
@@ -36,6 +38,7 @@ use std::ops::Bound;
 
 use crate::collection::Collection;
 use crate::error::{Result, StorageError};
+use crate::keyspace::KeyspaceView;
 use crate::meta::ValueType;
 use crate::txn::Txn;
 use crate::Cf;
@@ -457,18 +460,23 @@ impl Txn<'_> {
         if range.is_empty() {
             return Ok(());
         }
+        // Redis's zzlIsInLexRange/zslIsInLexRange: nothing unless the last
+        // member is at or above min and the first at or below max.
+        let (Some((first_member, first_score)), Some((last_member, last_score))) = (
+            self.zset_edge(db, key, coll, false)?,
+            self.zset_edge(db, key, coll, true)?,
+        ) else {
+            return Ok(());
+        };
+        if !range.above_min(&last_member) || !range.below_max(&first_member) {
+            return Ok(());
+        }
         let mut seek: Option<Vec<u8>> = None;
         let edge = if reverse { &range.max } else { &range.min };
         if coll.big {
             if let LexBound::Inclusive(m) | LexBound::Exclusive(m) = edge {
-                let mut first_score = None;
-                self.zset_scan_scores(db, key, coll, &ScoreRange::ALL, reverse, |_, score| {
-                    first_score = Some(score);
-                    false
-                })?;
-                if let Some(score) = first_score {
-                    seek = Some(index_entry(score, m));
-                }
+                let score = if reverse { last_score } else { first_score };
+                seek = Some(index_entry(score, m));
             }
         }
         let (from, to) = match (&seek, reverse) {
@@ -518,6 +526,22 @@ impl Txn<'_> {
         Ok(())
     }
 
+    /// The member with the lowest (or, `last`, the highest) score.
+    fn zset_edge(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        last: bool,
+    ) -> Result<Option<(Bytes, f64)>> {
+        let mut found = None;
+        self.zset_scan_scores(db, key, coll, &ScoreRange::ALL, last, |member, score| {
+            found = Some((Bytes::copy_from_slice(member), score));
+            false
+        })?;
+        Ok(found)
+    }
+
     /// The rank of `member` from the lowest score (or the highest,
     /// `reverse`), walking at most `limit` entries from each end.
     pub fn zset_rank(
@@ -533,38 +557,23 @@ impl Txn<'_> {
             return Ok(RankLookup::Missing);
         };
         let target = index_entry(score, member);
-        // Entries strictly before the member from each end.
-        let mut counts = [None, None];
-        for (slot, from_top) in [(0usize, false), (1usize, true)] {
-            let mut walked = 0u64;
-            let bound = if from_top {
-                (Bound::Excluded(target.as_slice()), Bound::Unbounded)
-            } else {
-                (Bound::Unbounded, Bound::Excluded(target.as_slice()))
-            };
-            self.scan_members(
-                Cf::ZScore,
-                db,
-                key,
-                coll,
-                bound.0,
-                bound.1,
-                from_top,
-                |_, _| {
-                    walked += 1;
-                    walked <= limit
-                },
-            )?;
-            // The walk ended at the member (not at the limit).
-            if walked <= limit {
-                counts[slot] = Some(walked);
-                break;
+        // Walks from each end in turn with doubling lengths, so the cost
+        // is a small multiple of the distance to the nearer end.
+        let mut step = 32u64;
+        let from_low = loop {
+            let this_limit = step.min(limit);
+            if let Some(before) =
+                self.zset_count_beyond(db, key, coll, &target, false, this_limit)?
+            {
+                break before;
             }
-        }
-        let from_low = match counts {
-            [Some(before), _] => before,
-            [None, Some(after)] => coll.size.saturating_sub(after + 1),
-            [None, None] => return Ok(RankLookup::TooFar),
+            if let Some(after) = self.zset_count_beyond(db, key, coll, &target, true, this_limit)? {
+                break coll.size.saturating_sub(after + 1);
+            }
+            if this_limit == limit {
+                return Ok(RankLookup::TooFar);
+            }
+            step = step.saturating_mul(2);
         };
         let rank = if reverse {
             coll.size.saturating_sub(from_low + 1)
@@ -572,6 +581,30 @@ impl Txn<'_> {
             from_low
         };
         Ok(RankLookup::Found(rank, score))
+    }
+
+    /// Index entries strictly below (or, `above`, above) `target`, if
+    /// there are at most `limit`.
+    fn zset_count_beyond(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        coll: &Collection,
+        target: &[u8],
+        above: bool,
+        limit: u64,
+    ) -> Result<Option<u64>> {
+        let (from, to) = if above {
+            (Bound::Excluded(target), Bound::Unbounded)
+        } else {
+            (Bound::Unbounded, Bound::Excluded(target))
+        };
+        let mut walked = 0u64;
+        self.scan_members(Cf::ZScore, db, key, coll, from, to, above, |_, _| {
+            walked += 1;
+            walked <= limit
+        })?;
+        Ok((walked <= limit).then_some(walked))
     }
 
     /// Replaces whatever `key` holds by a sorted set of `members` (distinct,
@@ -598,6 +631,46 @@ impl Txn<'_> {
         coll.size = members.len() as u64;
         self.save_collection(db, key, &coll)?;
         Ok(coll.size)
+    }
+}
+
+impl KeyspaceView<'_> {
+    /// [`Txn::zset_scan_scores`] in the view's snapshot (streamed replies).
+    pub fn zset_scan_scores(
+        &mut self,
+        key: &[u8],
+        coll: &Collection,
+        range: &ScoreRange,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], f64) -> bool,
+    ) -> Result<()> {
+        let Some((start, end)) = range.index_bounds() else {
+            return Ok(());
+        };
+        let to = match &end {
+            Some(end) => Bound::Excluded(end.as_slice()),
+            None => Bound::Unbounded,
+        };
+        let mut corrupt = false;
+        self.scan_members(
+            Cf::ZScore,
+            key,
+            coll,
+            Bound::Included(start.as_slice()),
+            to,
+            reverse,
+            |entry, value| match decode_index(entry, value) {
+                Some((score, member)) => visit(member, score),
+                None => {
+                    corrupt = true;
+                    false
+                }
+            },
+        )?;
+        if corrupt {
+            return Err(StorageError::Corrupt("zset index"));
+        }
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ use super::Ctx;
 use crate::args::{is, ArgCursor};
 use crate::errors::{CmdError, CmdResult, SYNTAX};
 use crate::rdb::RdbValue;
+use crate::stream_reply::Sink;
 
 /// Members a command may visit on a network thread. A command that would
 /// visit more (LRANGE 0 -1 of a long list, SMEMBERS, a big ZUNIONSTORE)
@@ -27,6 +28,60 @@ pub fn off_thread_if(ctx: &Ctx<'_>, members: u64) -> CmdResult<()> {
         return Err(CmdError::Storage(firn_storage::StorageError::Incomplete));
     }
     Ok(())
+}
+
+/// Collections with more members than this are not read whole into a
+/// reply by HGETALL, SMEMBERS and the like: they are streamed.
+pub const STREAM_MEMBERS: u64 = 10_000;
+
+/// The shape of a streamed whole-collection reply.
+#[derive(Clone, Copy)]
+pub enum Shape {
+    /// An array of `per_member` items per member (HKEYS: 1, HGETALL in
+    /// RESP2 seen as an array: 2).
+    Array { per_member: usize },
+    /// A map of one pair per member (RESP3 HGETALL; RESP2 flattens it).
+    Map,
+}
+
+/// Writes one member of a streamed reply; false once the client is gone.
+pub type StreamMember = fn(&mut Sink, &[u8], &[u8]) -> bool;
+
+/// Replies with every member of the collection at `key` (in `cf`'s member
+/// order), streamed from a snapshot on a background thread (see
+/// `stream_reply.rs`): a collection of millions of members is never held
+/// whole. The handler calls it once it has checked the key's type.
+pub fn stream_members(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    value_type: ValueType,
+    cf: Cf,
+    shape: Shape,
+    emit: StreamMember,
+) {
+    let (db, key) = (ctx.db(), key.clone());
+    crate::stream_reply::defer(ctx, move |server, sink| {
+        let mut view = server.engine.keyspace_view(db)?;
+        let coll = view.collection(&key, value_type)?;
+        let members = coll.as_ref().map_or(0, |c| c.size) as usize;
+        let started = match shape {
+            Shape::Array { per_member } => sink.array(members.saturating_mul(per_member)),
+            Shape::Map => sink.map(members),
+        };
+        let Some(coll) = coll.filter(|_| started) else {
+            return Ok(());
+        };
+        view.scan_members(
+            cf,
+            &key,
+            &coll,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            false,
+            |member, value| emit(sink, member, value),
+        )?;
+        Ok(())
+    });
 }
 
 /// Appends one visited member to a SCAN-family reply.

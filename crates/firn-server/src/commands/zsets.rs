@@ -4,7 +4,9 @@
 //! Storage (firn-storage zset.rs) keeps each member's score in `data` and a
 //! by-score index in `zscore`, so every range here is a walk of the index
 //! from the nearer end that reads only what it visits. Walks longer than
-//! [`INLINE_MEMBERS`] move to the cold-read pool (`off_thread_if`).
+//! [`INLINE_MEMBERS`] move to the cold-read pool (`off_thread_if`), and
+//! rank or score ranges of more than [`STREAM_MEMBERS`] members are
+//! streamed from a snapshot ([`stream_range`]).
 //!
 //! Numbers are parsed as Redis parses them: scores and weights with
 //! `getDoubleFromObject` (C strtod over the whole argument, no leading
@@ -21,7 +23,7 @@ use firn_storage::{
 };
 use std::collections::HashMap;
 
-use super::collection::{member_scan, off_thread_if, INLINE_MEMBERS};
+use super::collection::{member_scan, off_thread_if, INLINE_MEMBERS, STREAM_MEMBERS};
 use super::keyspace::{parse_cursor, KeyPattern};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
@@ -295,6 +297,7 @@ fn by_rank(
 
 /// Redis's LIMIT walk: skip `offset` members in range (a negative offset
 /// or one past the set gives nothing), then take `limit` (negative: all).
+#[derive(Clone, Copy)]
 struct Window {
     offset: i64,
     limit: i64,
@@ -325,13 +328,28 @@ fn by_range(
     reverse: bool,
     window: &Window,
 ) -> CmdResult<Vec<(Bytes, f64)>> {
+    let items = by_range_capped(ctx, key, coll, spec, reverse, window, u64::MAX)?;
+    Ok(items.unwrap_or_default())
+}
+
+/// [`by_range`], or `None` once more than `cap` members would be returned.
+fn by_range_capped(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    coll: &Collection,
+    spec: &RangeSpec,
+    reverse: bool,
+    window: &Window,
+    cap: u64,
+) -> CmdResult<Option<Vec<(Bytes, f64)>>> {
     let mut items = Vec::new();
     if window.is_empty(coll.size) {
-        return Ok(items);
+        return Ok(Some(items));
     }
     let mut budget = Budget::new(ctx);
     let mut skip = window.offset as u64;
     let limit = u64::try_from(window.limit).unwrap_or(u64::MAX);
+    let mut over_cap = false;
     let mut visit = |member: &[u8], score: f64| {
         if !budget.spend() {
             return false;
@@ -339,6 +357,10 @@ fn by_range(
         if skip > 0 {
             skip -= 1;
             return true;
+        }
+        if items.len() as u64 == cap {
+            over_cap = true;
+            return false;
         }
         items.push((Bytes::copy_from_slice(member), score));
         (items.len() as u64) < limit
@@ -353,7 +375,7 @@ fn by_range(
             .zset_scan_lex(db, key, coll, range, reverse, &mut visit)?,
     }
     budget.check(ctx)?;
-    Ok(items)
+    Ok((!over_cap).then_some(items))
 }
 
 /// Counts the members in a range (ZCOUNT, ZLEXCOUNT).
@@ -455,6 +477,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
             "ERR INCR option supports a single increment-element pair",
         ));
     }
+    off_thread_if(ctx, (pairs.len() / 2) as u64)?;
     let scores = pairs
         .chunks_exact(2)
         .map(|pair| score_arg(&pair[0], NOT_FLOAT))
@@ -514,6 +537,7 @@ fn zscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    off_thread_if(ctx, (args.len() - 2) as u64)?;
     let coll = zset_of(ctx, &args[1])?;
     let mut out = Vec::with_capacity(args.len() - 2);
     for member in &args[2..] {
@@ -577,6 +601,7 @@ fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(mut coll) = zset_of(ctx, key)? else {
         return Ok(Reply::Integer(0));
     };
+    off_thread_if(ctx, (args.len() - 2) as u64)?;
     let db = ctx.db();
     let mut removed = 0;
     for member in &args[2..] {
@@ -709,8 +734,28 @@ fn zrange_generic(
         Some(coll) => match parsed {
             Parsed::Rank(start, end) => match rank_span(start, end, coll.size) {
                 None => Vec::new(),
+                Some((from, to)) if !store && to - from + 1 > STREAM_MEMBERS => {
+                    stream_range(ctx, key, Streamed::Rank(start, end), reverse, withscores);
+                    return Ok(Reply::Null);
+                }
                 Some((start, end)) => by_rank(ctx, key, &coll, start, end, reverse)?,
             },
+            Parsed::Range(RangeSpec::Score(range)) if !store && coll.size > STREAM_MEMBERS => {
+                let spec = RangeSpec::Score(range);
+                match by_range_capped(ctx, key, &coll, &spec, reverse, &window, STREAM_MEMBERS)? {
+                    Some(items) => items,
+                    None => {
+                        stream_range(
+                            ctx,
+                            key,
+                            Streamed::Score(range, window),
+                            reverse,
+                            withscores,
+                        );
+                        return Ok(Reply::Null);
+                    }
+                }
+            }
             Parsed::Range(spec) => by_range(ctx, key, &coll, &spec, reverse, &window)?,
         },
     };
@@ -718,6 +763,68 @@ fn zrange_generic(
         return store_result(ctx, &args[1], items);
     }
     Ok(members_reply(ctx, items, withscores))
+}
+
+/// A range reply too big to hold, as the streamed job reads it again.
+enum Streamed {
+    Rank(i64, i64),
+    Score(ScoreRange, Window),
+}
+
+/// Replies with a range of more than [`STREAM_MEMBERS`] members from a
+/// snapshot on a background thread, in batches (see `stream_reply.rs`):
+/// the reply is never held whole. A score range is walked twice, once to
+/// count (the length comes first) and once to send.
+fn stream_range(ctx: &mut Ctx<'_>, key: &Bytes, range: Streamed, reverse: bool, withscores: bool) {
+    let (db, key) = (ctx.db(), key.clone());
+    let resp3 = ctx.session.protocol == Protocol::Resp3;
+    crate::stream_reply::defer(ctx, move |server, sink| {
+        let mut view = server.engine.keyspace_view(db)?;
+        let Some(coll) = view.collection(&key, ValueType::ZSet)? else {
+            sink.array(0);
+            return Ok(());
+        };
+        let (scores, skip, count) = match range {
+            Streamed::Rank(start, end) => match rank_span(start, end, coll.size) {
+                Some((start, end)) => (ScoreRange::ALL, start, end - start + 1),
+                None => (ScoreRange::ALL, 0, 0),
+            },
+            Streamed::Score(scores, window) if window.is_empty(coll.size) => (scores, 0, 0),
+            Streamed::Score(scores, window) => {
+                let skip = window.offset as u64;
+                let limit = u64::try_from(window.limit).unwrap_or(u64::MAX);
+                let mut in_range = 0u64;
+                view.zset_scan_scores(&key, &coll, &scores, reverse, |_, _| {
+                    in_range += 1;
+                    in_range < skip.saturating_add(limit)
+                })?;
+                (scores, skip, in_range.saturating_sub(skip).min(limit))
+            }
+        };
+        let per_member = if withscores && !resp3 { 2 } else { 1 };
+        if !sink.array((count as usize).saturating_mul(per_member)) || count == 0 {
+            return Ok(());
+        }
+        let (mut skipped, mut sent, mut open) = (0u64, 0u64, true);
+        view.zset_scan_scores(&key, &coll, &scores, reverse, |member, score| {
+            if skipped < skip {
+                skipped += 1;
+                return true;
+            }
+            let member = Reply::Bulk(Bytes::copy_from_slice(member));
+            open = match (withscores, resp3) {
+                (false, _) => sink.item(member),
+                (true, false) => sink.item(member) && sink.item(Reply::Double(score)),
+                (true, true) => sink.item(Reply::Array(vec![member, Reply::Double(score)])),
+            };
+            sent += 1;
+            open && sent < count
+        })?;
+        if open && sent < count {
+            return Err(CmdError::Storage(StorageError::Corrupt("zset index")));
+        }
+        Ok(())
+    });
 }
 
 // ---------------------------------------------------------------------------
