@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::Diff;
+use common::{Diff, Kind, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -1308,104 +1308,148 @@ fn random_searches() {
     }
 }
 
-/// GEO* mixed with ZADD/ZREM/SET/DEL/TYPE on a few keys; full state
+const MIX_KEYS: [&str; 3] = ["g1", "g2", "g3"];
+
+fn random_seeds(first: u64, count: u64) -> Vec<u64> {
+    match std::env::var("FIRN_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        Some(seed) => vec![seed],
+        None => (first..first + count).collect(),
+    }
+}
+
+/// One random command of the mixed sequence.
+fn mixed_command(rng: &mut StdRng) -> Vec<String> {
+    let member = |rng: &mut StdRng| format!("m{}", rng.random_range(0..12));
+    let key = MIX_KEYS[rng.random_range(0..MIX_KEYS.len())].to_string();
+    let other = MIX_KEYS[rng.random_range(0..MIX_KEYS.len())].to_string();
+    let lon = format!("{:.5}", rng.random_range(-10.0..10.0f64));
+    let lat = format!("{:.5}", rng.random_range(-10.0..10.0f64));
+    match rng.random_range(0..17) {
+        0..=2 => {
+            let mut c = vec!["GEOADD".to_string(), key];
+            if rng.random_bool(0.3) {
+                c.push(["NX", "XX", "CH"][rng.random_range(0..3)].into());
+            }
+            c.extend([lon, lat, member(rng)]);
+            c
+        }
+        3 => vec![
+            "ZADD".into(),
+            key,
+            rng.random_range(-5..5).to_string(),
+            member(rng),
+        ],
+        4 => vec!["ZREM".into(), key, member(rng)],
+        5 => vec!["SET".into(), key, "v".into()],
+        6 => vec!["DEL".into(), key],
+        7 => vec!["TYPE".into(), key],
+        8 => vec!["GEOPOS".into(), key, member(rng), member(rng)],
+        9 => vec!["GEOHASH".into(), key, member(rng)],
+        10 => vec!["GEODIST".into(), key, member(rng), member(rng), "km".into()],
+        11 => vec![
+            "GEOSEARCH".into(),
+            key,
+            "FROMLONLAT".into(),
+            lon,
+            lat,
+            "BYRADIUS".into(),
+            rng.random_range(1..2000).to_string(),
+            "km".into(),
+            "WITHDIST".into(),
+            "ASC".into(),
+        ],
+        12 => vec![
+            "GEOSEARCHSTORE".into(),
+            other,
+            key,
+            "FROMMEMBER".into(),
+            member(rng),
+            "BYBOX".into(),
+            rng.random_range(1..3000).to_string(),
+            rng.random_range(1..3000).to_string(),
+            "km".into(),
+            "STOREDIST".into(),
+        ],
+        13 => vec![
+            "GEORADIUSBYMEMBER".into(),
+            key,
+            member(rng),
+            rng.random_range(1..2000).to_string(),
+            "km".into(),
+            "COUNT".into(),
+            "3".into(),
+            "WITHCOORD".into(),
+        ],
+        14 => vec![
+            "GEORADIUS".into(),
+            key,
+            lon,
+            lat,
+            "1500".into(),
+            "km".into(),
+            "STORE".into(),
+            other,
+        ],
+        15 => vec!["EXPIRE".into(), key, "1000".into()],
+        _ => vec!["GET".into(), key],
+    }
+}
+
+fn compare_mixed_state(d: &mut Diff) {
+    for key in MIX_KEYS {
+        d.cmd(&["TYPE", key]);
+        d.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]);
+        d.cmd(&["GET", key]);
+        d.cmd(&["OBJECT", "ENCODING", key]);
+        d.ttl(key);
+    }
+    d.cmd_unordered(&["KEYS", "*"]);
+}
+
+/// Runs 250 commands of `seed`; `restart` (if any) is applied to firn every
+/// 100 commands, after comparing the state.
+fn run_mixed(mut d: Diff, seed: u64, restart: Option<fn(&mut Server)>) {
+    d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for step in 0..250 {
+        let cmd = mixed_command(&mut rng);
+        d.cmd(&cmd);
+        if step % 100 == 99 {
+            if let Some(restart) = restart {
+                compare_mixed_state(&mut d);
+                restart(&mut d.firn_server);
+                d.note("firn restarted");
+                d.reconnect();
+            }
+        }
+    }
+    compare_mixed_state(&mut d);
+}
+
+/// GEO* mixed with ZADD/ZREM/SET/DEL/TYPE/GET on a few keys; full state
 /// compared at the end.
 #[test]
 fn random_sequence_mixing_types() {
-    let keys = ["g1", "g2", "g3"];
-    for seed in 0..4u64 {
-        let mut d = Diff::new();
-        let mut rng = StdRng::seed_from_u64(1000 + seed);
-        d.context = format!("seed {seed}");
-        let member = |rng: &mut StdRng| format!("m{}", rng.random_range(0..12));
-        for _ in 0..250 {
-            let key = keys[rng.random_range(0..keys.len())].to_string();
-            let other = keys[rng.random_range(0..keys.len())].to_string();
-            let lon = format!("{:.5}", rng.random_range(-10.0..10.0f64));
-            let lat = format!("{:.5}", rng.random_range(-10.0..10.0f64));
-            let cmd: Vec<String> = match rng.random_range(0..16) {
-                0..=2 => {
-                    let mut c = vec!["GEOADD".to_string(), key];
-                    if rng.random_bool(0.3) {
-                        c.push(["NX", "XX", "CH"][rng.random_range(0..3)].into());
-                    }
-                    c.extend([lon, lat, member(&mut rng)]);
-                    c
-                }
-                3 => vec![
-                    "ZADD".into(),
-                    key,
-                    rng.random_range(-5..5).to_string(),
-                    member(&mut rng),
-                ],
-                4 => vec!["ZREM".into(), key, member(&mut rng)],
-                5 => vec!["SET".into(), key, "v".into()],
-                6 => vec!["DEL".into(), key],
-                7 => vec!["TYPE".into(), key],
-                8 => vec!["GEOPOS".into(), key, member(&mut rng), member(&mut rng)],
-                9 => vec!["GEOHASH".into(), key, member(&mut rng)],
-                10 => vec![
-                    "GEODIST".into(),
-                    key,
-                    member(&mut rng),
-                    member(&mut rng),
-                    "km".into(),
-                ],
-                11 => vec![
-                    "GEOSEARCH".into(),
-                    key,
-                    "FROMLONLAT".into(),
-                    lon,
-                    lat,
-                    "BYRADIUS".into(),
-                    rng.random_range(1..2000).to_string(),
-                    "km".into(),
-                    "WITHDIST".into(),
-                    "ASC".into(),
-                ],
-                12 => vec![
-                    "GEOSEARCHSTORE".into(),
-                    other,
-                    key,
-                    "FROMMEMBER".into(),
-                    member(&mut rng),
-                    "BYBOX".into(),
-                    rng.random_range(1..3000).to_string(),
-                    rng.random_range(1..3000).to_string(),
-                    "km".into(),
-                    "STOREDIST".into(),
-                ],
-                13 => vec![
-                    "GEORADIUSBYMEMBER".into(),
-                    key,
-                    member(&mut rng),
-                    rng.random_range(1..2000).to_string(),
-                    "km".into(),
-                    "COUNT".into(),
-                    "3".into(),
-                    "WITHCOORD".into(),
-                ],
-                14 => vec![
-                    "GEORADIUS".into(),
-                    key,
-                    lon,
-                    lat,
-                    "1500".into(),
-                    "km".into(),
-                    "STORE".into(),
-                    other,
-                ],
-                _ => vec!["GET".into(), key],
-            };
-            d.cmd(&cmd);
+    for seed in random_seeds(1000, 4) {
+        run_mixed(Diff::new(), seed, None);
+    }
+}
+
+/// The same sequences against a firn with a tiny cache, restarted (cleanly
+/// or with kill -9) every 100 commands.
+#[test]
+fn random_sequence_mixing_types_across_restarts() {
+    let restarts: [fn(&mut Server); 2] = [Server::restart, Server::kill9_restart];
+    for (i, seed) in random_seeds(2000, 2).into_iter().enumerate() {
+        let firn = Server::firn_with(&["--maxmemory", "32mb", "--appendfsync", "always"]);
+        if firn.kind() != Kind::Firn {
+            return;
         }
-        for key in keys {
-            d.cmd(&["TYPE", key]);
-            d.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]);
-            d.cmd(&["GET", key]);
-            d.cmd(&["OBJECT", "ENCODING", key]);
-        }
-        d.cmd_unordered(&["KEYS", "*"]);
+        let d = Diff::with_servers(Server::redis(), firn);
+        run_mixed(d, seed, Some(restarts[i % 2]));
     }
 }
 
