@@ -1137,6 +1137,71 @@ fn geosearchstore_and_store_options() {
     d.cmd(&["EXISTS", "r3"]);
     d.cmd(&["GEORADIUS", "w", "0", "0", "1", "m", "STORE", "str"]);
     d.cmd(&["TYPE", "str"]);
+    // The keys each form locks are the ones Redis's key specs name.
+    for line in [
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "GEORADIUS",
+            "w",
+            "0",
+            "0",
+            "1",
+            "km",
+            "STORE",
+            "a",
+        ][..],
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "GEORADIUS",
+            "w",
+            "0",
+            "0",
+            "1",
+            "km",
+            "STOREDIST",
+            "b",
+            "STORE",
+            "a",
+        ],
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "GEORADIUSBYMEMBER",
+            "w",
+            "m",
+            "1",
+            "km",
+            "STOREDIST",
+            "a",
+        ],
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "GEORADIUS_RO",
+            "w",
+            "0",
+            "0",
+            "1",
+            "km",
+        ],
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "GEOSEARCHSTORE",
+            "dst",
+            "w",
+            "FROMMEMBER",
+            "m",
+            "BYRADIUS",
+            "1",
+            "km",
+        ],
+        &["COMMAND", "GETKEYS", "GEOADD", "w", "0", "0", "m"],
+    ] {
+        d.cmd(line);
+    }
 }
 
 #[test]
