@@ -1285,14 +1285,16 @@ fn georadius_family() {
 fn random_searches() {
     let mut d = Diff::new();
     let units = ["m", "km", "ft", "mi"];
-    for seed in 0..3u64 {
+    for seed in 0..5u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         d.context = format!("seed {seed}");
         let key = format!("pts{seed}");
         let (clon, clat): (f64, f64) = match seed {
             0 => (12.5, 41.9),
             1 => (179.5, -60.0),
-            _ => (-70.0, 75.0),
+            2 => (-70.0, 75.0),
+            3 => (-179.9, 84.0),
+            _ => (0.0, -84.5),
         };
         let mut args: Vec<String> = vec!["GEOADD".into(), key.clone()];
         for i in 0..400 {
@@ -1334,7 +1336,10 @@ fn random_searches() {
                         "{:.4}",
                         (clon + rng.random_range(-3.0..3.0f64)).clamp(-180.0, 180.0)
                     ),
-                    format!("{:.4}", clat + rng.random_range(-2.0..2.0f64)),
+                    format!(
+                        "{:.4}",
+                        (clat + rng.random_range(-2.0..2.0f64)).clamp(-85.0, 85.0)
+                    ),
                 ]);
             }
             if rng.random_bool(0.5) {
@@ -1368,6 +1373,16 @@ fn random_searches() {
                 }
             }
             d.cmd(&cmd);
+            if rng.random_bool(0.2) {
+                // The same search stored (the WITH* options dropped).
+                let mut store: Vec<String> = vec!["GEOSEARCHSTORE".into(), "dst".into()];
+                store.extend(cmd[1..].iter().filter(|a| !a.starts_with("WITH")).cloned());
+                if rng.random_bool(0.5) {
+                    store.push("STOREDIST".into());
+                }
+                d.cmd(&store);
+                d.cmd(&["ZRANGE", "dst", "0", "-1", "WITHSCORES"]);
+            }
         }
         d.cmd(&["ZRANGE", &key, "0", "-1", "WITHSCORES"]);
     }
