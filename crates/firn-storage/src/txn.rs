@@ -350,6 +350,7 @@ impl<'e> Txn<'e> {
         if reverse {
             ro.set_iterate_lower_bound(start.to_vec());
         }
+        let mut arena = ValueArena::default();
         let mut iter = self.inner.db.raw_iterator_cf_opt(handle, ro);
         if reverse {
             iter.seek_to_last();
@@ -400,7 +401,7 @@ impl<'e> Txn<'e> {
                 }
                 (Some(db_key), _) => {
                     // Visited in place: no copy of the key per entry.
-                    let v = Bytes::copy_from_slice(iter.value().unwrap_or_default());
+                    let v = arena.copy(iter.value().unwrap_or_default());
                     let step = visit(db_key, &v);
                     advance(&mut iter);
                     step
@@ -657,4 +658,27 @@ pub(crate) fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8
         }
     }
     keys
+}
+
+/// Copies of the values a scan hands out, carved from shared buffers: a
+/// walk over many small members makes one allocation per 64 KiB instead of
+/// one per value (which was the top cost of LRANGE-style walks).
+#[derive(Default)]
+struct ValueArena {
+    buf: bytes::BytesMut,
+}
+
+impl ValueArena {
+    const CHUNK: usize = 64 * 1024;
+
+    fn copy(&mut self, value: &[u8]) -> Bytes {
+        if value.len() >= Self::CHUNK / 4 {
+            return Bytes::copy_from_slice(value);
+        }
+        if self.buf.capacity() - self.buf.len() < value.len() {
+            self.buf = bytes::BytesMut::with_capacity(Self::CHUNK);
+        }
+        self.buf.extend_from_slice(value);
+        self.buf.split().freeze()
+    }
 }
