@@ -98,6 +98,7 @@ pub fn storage_section(server: &Server, out: &mut String) {
     line(out, "hot_cache_bytes", hot_bytes);
     line(out, "memory_tier_reads", get(&stats.memory_reads));
     line(out, "memory_tier_incomplete", get(&stats.incomplete_reads));
+    line(out, "scanned_entries", get(&stats.scanned_entries));
     line(
         out,
         "cold_commands",

@@ -90,6 +90,8 @@ pub struct EngineStats {
     pub commits: AtomicU64,
     pub commit_groups: AtomicU64,
     pub memory_reads: AtomicU64,
+    /// Entries that range scans handed to their visitors.
+    pub scanned_entries: AtomicU64,
     pub incomplete_reads: AtomicU64,
     pub expired_keys: AtomicU64,
     pub write_errors: AtomicU64,

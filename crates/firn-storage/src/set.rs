@@ -1,1 +1,225 @@
-//! set: see the collection issue (filled in by its type's work).
+//! Sets, member by member.
+//!
+//! Layout: the key's meta record is a [`Collection`] of type `Set` (size =
+//! number of members); each member is one `Cf::Data` entry
+//! `member_prefix(db, key, version) · member` with an empty value. So
+//! SADD/SREM/SISMEMBER cost one point read per member (plus one write),
+//! SCARD reads only the meta record, and whole-set walks visit the members
+//! in byte order, reading only what they visit.
+//!
+//! The sticky `big` flag follows Redis 7.0's intset -> hashtable conversion
+//! under the default `set-max-intset-entries 512`: a set becomes big once
+//! it is given a member that is not a canonical 64-bit integer (Redis's
+//! `string2ll`) or grows past 512 members, and never goes back. A set
+//! built from scratch (the *STORE commands, RESTORE, SMOVE into a new
+//! key) starts compact, so its flag follows its contents alone.
+
+use bytes::Bytes;
+use std::ops::Bound;
+
+use crate::collection::Collection;
+use crate::error::Result;
+use crate::meta::ValueType;
+use crate::txn::Txn;
+use crate::Cf;
+
+/// Redis's default `set-max-intset-entries`.
+pub const SET_MAX_INTSET_ENTRIES: u64 = 512;
+
+/// The integer an intset would hold for `member`: Redis's `string2ll`
+/// (optional '-', no '+', no leading zeros or spaces, fits in an i64).
+pub fn intset_value(member: &[u8]) -> Option<i64> {
+    if member.is_empty() || member.len() > 20 {
+        return None;
+    }
+    if member == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match member.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, member),
+    };
+    match digits.first() {
+        None | Some(b'0') => return None,
+        Some(_) => {}
+    }
+    let mut value: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    if negative {
+        if value > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((value as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(value).ok()
+    }
+}
+
+impl Txn<'_> {
+    /// The set at `key`: `None` if missing, `WrongType` for another type.
+    pub fn set(&mut self, db: u8, key: &[u8]) -> Result<Option<Collection>> {
+        self.collection(db, key, ValueType::Set)
+    }
+
+    /// [`Txn::set`], or a new empty set (stored by `save_collection` once
+    /// it has a member).
+    pub fn set_or_new(&mut self, db: u8, key: &[u8]) -> Result<Collection> {
+        self.collection_or_new(db, key, ValueType::Set, Bytes::new())
+    }
+
+    /// An empty set with a fresh version, to be filled with
+    /// [`Txn::set_insert_new`] and stored over whatever `key` held.
+    pub fn new_set(&mut self) -> Collection {
+        self.new_collection(ValueType::Set, Bytes::new())
+    }
+
+    pub fn set_contains(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &Collection,
+        member: &[u8],
+    ) -> Result<bool> {
+        Ok(self.get_member(Cf::Data, db, key, set, member)?.is_some())
+    }
+
+    /// Adds `member`; true if it is new. Keeps `size` and the `big` flag in
+    /// step; the caller stores the record with `save_collection`.
+    pub fn set_add(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &mut Collection,
+        member: &[u8],
+    ) -> Result<bool> {
+        if self.set_contains(db, key, set, member)? {
+            return Ok(false);
+        }
+        self.set_insert_new(db, key, set, member);
+        Ok(true)
+    }
+
+    /// [`Txn::set_add`] for a member known to be absent (a new set filled
+    /// from distinct members): no read.
+    pub fn set_insert_new(&mut self, db: u8, key: &[u8], set: &mut Collection, member: &[u8]) {
+        self.put_member(Cf::Data, db, key, set, member, Bytes::new());
+        set.size += 1;
+        if set.size > SET_MAX_INTSET_ENTRIES || intset_value(member).is_none() {
+            set.big = true;
+        }
+    }
+
+    /// Removes `member`; true if it was there. The caller stores the record
+    /// (a set left empty is then deleted).
+    pub fn set_remove(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &mut Collection,
+        member: &[u8],
+    ) -> Result<bool> {
+        if !self.set_contains(db, key, set, member)? {
+            return Ok(false);
+        }
+        self.set_delete_known(db, key, set, member);
+        Ok(true)
+    }
+
+    /// [`Txn::set_remove`] for a member known to be present: no read.
+    pub fn set_delete_known(&mut self, db: u8, key: &[u8], set: &mut Collection, member: &[u8]) {
+        self.delete_member(Cf::Data, db, key, set, member);
+        set.size = set.size.saturating_sub(1);
+    }
+
+    /// Visits members after `after` (all of them for `None`) in byte order,
+    /// until `visit` returns false.
+    pub fn set_members(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &Collection,
+        after: Option<&[u8]>,
+        mut visit: impl FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        self.scan_members(
+            Cf::Data,
+            db,
+            key,
+            set,
+            from,
+            Bound::Unbounded,
+            false,
+            |member, _| visit(member),
+        )
+    }
+
+    /// Up to `limit` members after `after`, in byte order: one page of a
+    /// walk that must read other keys between pages.
+    pub fn set_member_page(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &Collection,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Bytes>> {
+        let mut page = Vec::new();
+        if limit == 0 {
+            return Ok(page);
+        }
+        self.set_members(db, key, set, after, |member| {
+            page.push(Bytes::copy_from_slice(member));
+            page.len() < limit
+        })?;
+        Ok(page)
+    }
+
+    /// Up to `count` distinct members chosen at random (see
+    /// [`Txn::random_members`]: reads about `count` entries of a big set).
+    pub fn set_random_members(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        set: &Collection,
+        count: usize,
+        seed: u64,
+    ) -> Result<Vec<Bytes>> {
+        let picked = self.random_members(Cf::Data, db, key, set, count, seed)?;
+        Ok(picked.into_iter().map(|(member, _)| member).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intset_values_follow_string2ll() {
+        assert_eq!(intset_value(b"0"), Some(0));
+        assert_eq!(intset_value(b"-1"), Some(-1));
+        assert_eq!(intset_value(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(intset_value(b"-9223372036854775808"), Some(i64::MIN));
+        for not_int in [
+            &b"9223372036854775808"[..],
+            b"-9223372036854775809",
+            b"+1",
+            b"007",
+            b" 1",
+            b"1 ",
+            b"-0",
+            b"",
+            b"-",
+            b"1a",
+            b"1.0",
+        ] {
+            assert_eq!(intset_value(not_int), None, "{not_int:?}");
+        }
+    }
+}

@@ -301,6 +301,27 @@ impl<'e> Txn<'e> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
+        let mut visited = 0u64;
+        let result = self.scan_dir_counted(cf, start, end, reverse, |k, v| {
+            visited += 1;
+            visit(k, v)
+        });
+        self.inner
+            .stats
+            .scanned_entries
+            .fetch_add(visited, Ordering::Relaxed);
+        result
+    }
+
+    /// The body of [`Txn::scan_dir`], which counts the entries visited.
+    fn scan_dir_counted(
+        &mut self,
+        cf: Cf,
+        start: &[u8],
+        end: Option<&[u8]>,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
+    ) -> Result<()> {
         let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
         for (k, pending) in self.inner.overlay.range(cf, start, end) {
             self.depend_on(&pending.ticket);
