@@ -363,6 +363,15 @@ fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
         | "copy" | "move" => one_if(int == Some(1)),
         "del" | "unlink" => int.map_or(0, |n| n.max(0) as u64),
         "bitfield" => bitfield_changes(args, reply),
+        "sadd" | "srem" => int.map_or(0, |n| n.max(0) as u64),
+        "smove" | "sinterstore" | "sunionstore" | "sdiffstore" => {
+            one_if(int.is_some_and(|n| n > 0))
+        }
+        "spop" => match reply {
+            Reply::Bulk(_) => 1,
+            Reply::Set(popped) => popped.len() as u64,
+            _ => 0,
+        },
         _ => 0,
     }
 }
@@ -655,5 +664,7 @@ mod tests {
         assert_eq!(dirty("INCRBY k x", &Reply::Error("ERR".into())), 0);
         assert_eq!(dirty("SETRANGE k 0 ", &Reply::Integer(3)), 0);
         assert_eq!(dirty("RENAME k k", &ok), 0);
+        assert_eq!(dirty("SADD s a b c", &Reply::Integer(2)), 2);
+        assert_eq!(dirty("SPOP s 5", &Reply::Set(vec![Reply::Null; 3])), 3);
     }
 }

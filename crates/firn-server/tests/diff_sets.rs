@@ -741,3 +741,33 @@ fn wrongtype_after_set_replaces_a_set() {
         "WRONGTYPE Operation against a key holding the wrong kind of value",
     );
 }
+
+#[test]
+fn writes_count_as_changes_since_last_save() {
+    let mut d = Diff::new();
+    let changes = |r: &R| {
+        let text = r.as_str().unwrap_or_default();
+        let field = text
+            .lines()
+            .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+            .unwrap_or("missing")
+            .trim()
+            .to_string();
+        R::Simple(field)
+    };
+    d.cmd(&["SADD", "s", "a", "b", "c", "d"]);
+    d.cmd(&["SADD", "s", "a", "e"]);
+    d.cmd(&["SREM", "s", "a", "x"]);
+    d.cmd(&["SREM", "nokey", "a"]);
+    d.cmd(&["SADD", "t", "b", "c"]);
+    d.cmd(&["SMOVE", "s", "t", "b"]);
+    d.cmd(&["SMOVE", "s", "t", "zz"]);
+    d.cmd(&["SINTERSTORE", "i", "s", "t"]);
+    d.cmd(&["SUNIONSTORE", "u", "s", "t"]);
+    d.cmd(&["SDIFFSTORE", "df", "nokey", "t"]);
+    d.cmd_type_only(&["SPOP", "u", "2"]);
+    d.cmd_type_only(&["SPOP", "u"]);
+    d.cmd(&["SPOP", "u", "0"]);
+    d.cmd(&["SPOP", "nokey"]);
+    d.cmd_with(&["INFO", "persistence"], changes);
+}
