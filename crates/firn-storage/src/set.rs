@@ -199,6 +199,47 @@ impl Txn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ReadMode;
+
+    #[test]
+    fn members_sizes_and_the_big_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = crate::tests::open(dir.path());
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let mut set = txn.set_or_new(0, b"s").unwrap();
+        for i in 0..SET_MAX_INTSET_ENTRIES {
+            assert!(txn
+                .set_add(0, b"s", &mut set, i.to_string().as_bytes())
+                .unwrap());
+        }
+        assert!(!txn.set_add(0, b"s", &mut set, b"7").unwrap());
+        assert_eq!((set.size, set.big), (SET_MAX_INTSET_ENTRIES, false));
+        assert!(txn.set_add(0, b"s", &mut set, b"-1").unwrap());
+        assert!(set.big, "past 512 members");
+        assert!(txn.set_remove(0, b"s", &mut set, b"-1").unwrap());
+        assert!(!txn.set_remove(0, b"s", &mut set, b"-1").unwrap());
+        assert!(set.big, "sticky");
+        txn.save_collection(0, b"s", &set).unwrap();
+
+        let page = txn.set_member_page(0, b"s", &set, None, 3).unwrap();
+        assert_eq!(page, vec![&b"0"[..], b"1", b"10"]);
+        let next = txn.set_member_page(0, b"s", &set, Some(b"10"), 2).unwrap();
+        assert_eq!(next, vec![&b"100"[..], b"101"]);
+
+        let mut text = txn.new_set();
+        txn.set_insert_new(0, b"t", &mut text, b"12");
+        assert!(!text.big);
+        txn.set_insert_new(0, b"t", &mut text, b"012");
+        assert!(text.big, "not a canonical integer");
+        txn.save_collection(0, b"t", &text).unwrap();
+        let stored = txn.set(0, b"t").unwrap().unwrap();
+        assert_eq!((stored.size, stored.big), (2, true));
+        assert!(txn.set_contains(0, b"t", &stored, b"012").unwrap());
+        for ticket in txn.commit().unwrap() {
+            ticket.wait_blocking().unwrap();
+        }
+        engine.shutdown();
+    }
 
     #[test]
     fn intset_values_follow_string2ll() {
