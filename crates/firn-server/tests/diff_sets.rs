@@ -657,7 +657,7 @@ fn random_command(rng: &mut StdRng) -> (Vec<String>, bool) {
     };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let ordered = true;
-    match rng.random_range(0..24) {
+    match rng.random_range(0..26) {
         0..=3 => (with_args(&["SADD", &k1], &members(rng, 6)), ordered),
         4 => {
             // Enough integers to cross 512 now and then.
@@ -684,6 +684,9 @@ fn random_command(rng: &mut StdRng) -> (Vec<String>, bool) {
         20 => (s(&["DEL", &k1]), ordered),
         21 => (s(&["TYPE", &k1]), ordered),
         22 => (s(&["EXPIRE", &k1, "1000"]), ordered),
+        // Counts covering the whole set: deterministic replies.
+        23 => (s(&["SPOP", &k1, "1000"]), false),
+        24 => (s(&["SRANDMEMBER", &k1, "1000"]), false),
         _ => (s(&["GET", &k1]), ordered),
     }
 }
