@@ -262,7 +262,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
     } else {
         let mut members = all_members(ctx, key, &set)?;
         members.shuffle(&mut rand::rng());
-        let popped = members.split_off(remaining as usize);
+        let popped = members.split_off(members.len().min(remaining as usize));
         for member in &popped {
             ctx.txn.set_delete_known(db, key, &mut set, member);
         }
@@ -503,7 +503,7 @@ fn difference(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult<(Vec<Bytes>, bool)
         .sum();
     let probes = first.size.saturating_mul(others.len() as u64);
     let load_others = others_size <= probes;
-    off_thread_if(ctx, first.size + others_size.min(probes))?;
+    off_thread_if(ctx, first.size.saturating_add(others_size.min(probes)))?;
 
     let mut subtracted: HashSet<Bytes> = HashSet::new();
     if load_others {
