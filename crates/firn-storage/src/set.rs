@@ -241,6 +241,52 @@ mod tests {
         engine.shutdown();
     }
 
+    /// Popping random members one by one must not wear the set away from
+    /// its ends (a sampler biased to the edges would, and every later seek
+    /// would then step over the run of deleted entries left there).
+    #[test]
+    fn single_random_pops_spread_over_the_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = crate::tests::open(dir.path());
+        let member = |i: u32| format!("element:{i:06}").into_bytes();
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let mut set = txn.new_set();
+        for i in 0..5000 {
+            txn.set_insert_new(0, b"s", &mut set, &member(i));
+        }
+        txn.save_collection(0, b"s", &set).unwrap();
+        txn.commit().unwrap();
+        for round in 0..20u64 {
+            let mut txn = engine.txn(ReadMode::Blocking);
+            let mut set = txn.set(0, b"s").unwrap().unwrap();
+            for pop in 0..100 {
+                let picked = txn
+                    .set_random_members(0, b"s", &set, 1, round * 1000 + pop)
+                    .unwrap();
+                txn.set_delete_known(0, b"s", &mut set, &picked[0]);
+            }
+            txn.save_collection(0, b"s", &set).unwrap();
+            for ticket in txn.commit().unwrap() {
+                ticket.wait_blocking().unwrap();
+            }
+        }
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let set = txn.set(0, b"s").unwrap().unwrap();
+        assert_eq!(set.size, 3000);
+        let first = txn.set_member_page(0, b"s", &set, None, 1).unwrap();
+        let mut last = None;
+        txn.set_members(0, b"s", &set, None, |m| {
+            last = Some(m.to_vec());
+            true
+        })
+        .unwrap();
+        // 40% popped uniformly: the first or last 40 members all gone has
+        // a probability of 0.4^40.
+        assert!(first[0].as_ref() < member(40).as_slice(), "{first:?}");
+        assert!(last.unwrap() > member(4960), "last member worn away");
+        engine.shutdown();
+    }
+
     #[test]
     fn intset_values_follow_string2ll() {
         assert_eq!(intset_value(b"0"), Some(0));
