@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Side-by-side redis-benchmark of Firn and redis-server in the same run.
 #
-#   bench/redis_benchmark.sh [requests] [keyspace]
+#   bench/redis_benchmark.sh [requests] [keyspace] [tests]
+#
+# `tests` is redis-benchmark's -t list, `set,get` by default; the
+# collections' run is `lpush,lpop,sadd,hset,zadd,spop,lrange_100`.
 #
 # Starts a release build of firn and Debian's redis-server on free loopback
 # ports with temporary data dirs: one redis-server without persistence (the
 # issue's reference) and one with appendonly yes + appendfsync everysec (the
-# same durability as firn's default). Runs GET and SET with 50 clients at
+# same durability as firn's default). Runs each test with 50 clients at
 # -P 1 and -P 16 against each in turn, and prints a Markdown table of
 # requests/s with the ratios. With KVROCKS=/path/to/kvrocks (for example
 # ../shared/peers/kvrocks/kvrocks), Kvrocks 2.10 runs too, with --workers
@@ -19,6 +22,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../scripts/env.sh"
 requests="${1:-200000}"
 keyspace="${2:-100000}"
+tests="${3:-set,get}"
 cargo build --release --locked -q -p firn-server --manifest-path "$here/../Cargo.toml"
 firn="$CARGO_TARGET_DIR/release/firn"
 
@@ -49,8 +53,9 @@ if [ -n "${KVROCKS:-}" ]; then
 fi
 
 bench() { # port pipeline test -> requests/s
+    # LRANGE_100 is reported as "LRANGE_100 (first 100 elements)".
     redis-benchmark -p "$1" -c 50 -n "$requests" -r "$keyspace" -P "$2" -t "$3" --csv -q 2>/dev/null \
-        | awk -F, -v t="\"${3^^}\"" '$1==t {gsub(/"/,"",$2); print $2}'
+        | awk -F, -v t="${3^^}" '{gsub(/"/,""); if ($1 == t || index($1, t " (first") == 1) print $2}'
 }
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
@@ -59,7 +64,7 @@ kv_head=""; kv_rule=""
 echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |$kv_head"
 echo "|---|---|---|---|---|---|---|$kv_rule"
 for pipeline in 1 16; do
-    for test in set get; do
+    for test in ${tests//,/ }; do
         r=$(bench "$redis_port" "$pipeline" "$test")
         a=$(bench "$aof_port" "$pipeline" "$test")
         f=$(bench "$firn_port" "$pipeline" "$test")

@@ -85,7 +85,7 @@ COMMAND_GROUPS = [
         "zremrangebyscore zremrangebylex zpopmin zpopmax zmpop zrandmember zunion zinter zdiff "
         "zunionstore zinterstore zdiffstore zintercard zscan",
     ),
-    ("hyperloglog", "pfadd pfcount pfmerge"),
+    ("hyperloglog", "pfadd pfcount pfmerge pfdebug pfselftest"),
     (
         "geo",
         "geoadd geodist geohash geopos geosearch geosearchstore georadius georadius_ro "
@@ -307,6 +307,8 @@ SUMMARIES = {
     "pfadd": "Adds elements to a HyperLogLog; returns 1 if its estimate changed.",
     "pfcount": "Returns the estimated number of distinct elements added to one or more HyperLogLogs.",
     "pfmerge": "Merges HyperLogLogs into a destination key.",
+    "pfdebug": "Debugging aid: a HyperLogLog's registers, encoding or sparse opcodes, or its conversion to dense.",
+    "pfselftest": "Debugging aid: tests the HyperLogLog register packing and estimator.",
     # geo
     "geoadd": "Adds places given by longitude and latitude to a geospatial index.",
     "geodist": "Returns the distance between two places of a geospatial index.",

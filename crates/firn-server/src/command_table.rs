@@ -11804,6 +11804,88 @@ pub static COMMANDS: &[CommandSpec] = &[
         ]),
         subcommands: &[],
     },
+    CommandSpec {
+        name: "pfdebug",
+        arity: 3,
+        flags: &["write", "denyoom", "admin"],
+        first_key: 2,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("pfdebug"),
+            Int(3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("admin")]),
+            Int(2),
+            Int(2),
+            Int(1),
+            Set(&[
+                Simple("@write"),
+                Simple("@hyperloglog"),
+                Simple("@admin"),
+                Simple("@slow"),
+                Simple("@dangerous"),
+            ]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Debugging aid: a HyperLogLog's registers, encoding or sparse opcodes, or its conversion to dense.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("hyperloglog")),
+            ("complexity", Bulk("N/A")),
+            ("doc_flags", Set(&[Simple("syscmd")])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("subcommand")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "pfselftest",
+        arity: 1,
+        flags: &["admin"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("pfselftest"),
+            Int(1),
+            Set(&[Simple("admin")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@hyperloglog"), Simple("@admin"), Simple("@slow"), Simple("@dangerous")]),
+            Set(&[]),
+            Set(&[]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Debugging aid: tests the HyperLogLog register packing and estimator.")),
+            ("since", Bulk("2.8.9")),
+            ("group", Bulk("hyperloglog")),
+            ("complexity", Bulk("N/A")),
+            ("doc_flags", Set(&[Simple("syscmd")])),
+        ]),
+        subcommands: &[],
+    },
     // geo
     CommandSpec {
         name: "geoadd",
@@ -14182,30 +14264,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "multi",
         arity: 1,
         flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "pfdebug",
-        arity: 3,
-        flags: &["write", "denyoom", "admin"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "pfselftest",
-        arity: 1,
-        flags: &["admin"],
         key_specs: Set(&[]),
     },
     KeySpecs {

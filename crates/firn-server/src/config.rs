@@ -148,6 +148,9 @@ pub struct Config {
     pub hz: u32,
     pub replica_read_only: bool,
     pub stop_writes_on_bgsave_error: bool,
+    /// Largest sparse HyperLogLog string before PFADD/PFMERGE convert it to
+    /// the dense encoding.
+    pub hll_sparse_max_bytes: u64,
     /// The file the config was read from (CONFIG REWRITE writes it back).
     pub config_file: Option<PathBuf>,
 }
@@ -183,6 +186,7 @@ impl Default for Config {
             hz: 10,
             replica_read_only: true,
             stop_writes_on_bgsave_error: true,
+            hll_sparse_max_bytes: 3000,
             config_file: None,
         }
     }
@@ -319,6 +323,19 @@ pub fn parse_memory(text: &str) -> Option<u64> {
 
 fn memory(args: &[String]) -> Result<u64, String> {
     parse_memory(one(args)?).ok_or_else(|| "argument must be a memory value".to_string())
+}
+
+/// A memory value in `0..=max`, with Redis's error texts.
+fn memory_in(args: &[String], max: u64) -> Result<u64, String> {
+    let text = one(args)?;
+    let out_of_range = || format!("argument must be between 0 and {max} inclusive");
+    match parse_memory(text) {
+        Some(v) if v <= max => Ok(v),
+        Some(_) => Err(out_of_range()),
+        // A plain number too big for 64 bits is out of range, not malformed.
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => Err(out_of_range()),
+        None => Err("argument must be a memory value".into()),
+    }
 }
 
 fn yn(b: bool) -> String {
@@ -646,6 +663,16 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| yn(c.stop_writes_on_bgsave_error),
         set: |c, a| {
             c.stop_writes_on_bgsave_error = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "hll-sparse-max-bytes",
+        mutable: true,
+        doc: "Largest sparse HyperLogLog value (header included), as in Redis: a PFADD or PFMERGE that would grow it further converts it to the 12304-byte dense encoding.",
+        get: |c| c.hll_sparse_max_bytes.to_string(),
+        set: |c, a| {
+            c.hll_sparse_max_bytes = memory_in(a, i64::MAX as u64)?;
             Ok(())
         },
     },

@@ -34,13 +34,14 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::commands::{Command, Deferred};
 use crate::config::OutputLimit;
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use crate::stream_reply::Part;
 use firn_storage::Ticket;
 
 /// Replies are released and written early once this much output is queued.
@@ -58,6 +59,14 @@ const READ_BYTES: usize = 16 * 1024;
 const BIG_READ_BYTES: usize = 1024 * 1024;
 /// Segments handed to one vectored write.
 const WRITE_SEGMENTS: usize = 64;
+/// Unsent bytes of a streamed reply above which its producer waits.
+const STREAM_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// What a command sends back: a reply, or a reply streamed in parts.
+enum Outgoing {
+    Reply(Reply),
+    Stream(mpsc::Receiver<Part>),
+}
 
 enum Flow {
     Continue,
@@ -434,17 +443,8 @@ impl Connection {
     /// while the unsent output stays above the bound, waits for the client
     /// to read (its input is not read meanwhile).
     async fn make_room(&mut self) -> Result<(), Ended> {
-        if self.wait_durable().await.is_err() {
-            return Err(Ended::Abort);
-        }
-        self.write_ready().map_err(|_| Ended::Abort)?;
-        while self.output.len as u64 > self.output_bound() {
-            self.write_when_ready(true).await?;
-            if self.output_over_limit() {
-                return Err(Ended::Abort);
-            }
-        }
-        Ok(())
+        let bound = usize::try_from(self.output_bound()).unwrap_or(usize::MAX);
+        self.drain_to(bound).await
     }
 
     /// Waits until the writes behind the held replies are durable, then
@@ -604,10 +604,58 @@ impl Connection {
         let (reply, flow, tickets) =
             run_one(&self.server, &self.client, &mut self.session, args).await;
         self.awaiting.extend(tickets);
-        if let Some(reply) = reply {
-            self.push_reply(&reply);
+        match reply {
+            Some(Outgoing::Reply(reply)) => self.push_reply(&reply),
+            Some(Outgoing::Stream(parts)) => return self.pump(parts).await,
+            None => {}
         }
         flow
+    }
+
+    /// Writes a streamed reply (see `stream_reply.rs`) as its parts come,
+    /// after the replies queued before it. Never holds more than about
+    /// [`STREAM_BUFFER_BYTES`] of it: past that it waits for the client to
+    /// read. A reply cut short (its producer failed) closes the connection.
+    async fn pump(&mut self, mut parts: mpsc::Receiver<Part>) -> Flow {
+        let (mut expected, mut received) = (None::<usize>, 0usize);
+        while let Some(part) = parts.recv().await {
+            match &part {
+                Part::Array(n) => expected = Some(*n),
+                Part::Map(n) => expected = Some(n.saturating_mul(2)),
+                Part::Items(items) => received += items.len(),
+                Part::Error(_) => {}
+            }
+            let before = self.output.tail.len();
+            part.encode(&mut self.output.tail, self.session.protocol);
+            self.output.len += self.output.tail.len() - before;
+            self.publish_output_size();
+            if let Part::Error(_) = part {
+                return Flow::Continue;
+            }
+            if self.output.len >= FLUSH_BYTES && self.drain_to(STREAM_BUFFER_BYTES).await.is_err() {
+                return Flow::Drop;
+            }
+        }
+        match expected {
+            Some(n) if n == received => Flow::Continue,
+            _ => Flow::Drop,
+        }
+    }
+
+    /// Releases the queued replies (once durable) and writes until at most
+    /// `bound` bytes are left unsent.
+    async fn drain_to(&mut self, bound: usize) -> Result<(), Ended> {
+        if self.wait_durable().await.is_err() {
+            return Err(Ended::Abort);
+        }
+        self.write_ready().map_err(|_| Ended::Abort)?;
+        while self.output.len > bound {
+            self.write_when_ready(true).await?;
+            if self.output_over_limit() {
+                return Err(Ended::Abort);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -625,7 +673,7 @@ async fn run_one(
     client: &Arc<ClientInfo>,
     session: &mut Session,
     args: &[Bytes],
-) -> (Option<Reply>, Flow, Vec<Ticket>) {
+) -> (Option<Outgoing>, Flow, Vec<Ticket>) {
     let mut started = Instant::now();
     let mut ran = None;
     let (executed, name) = match server.registry.lookup(args) {
@@ -680,6 +728,7 @@ async fn run_one(
         deferred,
     } = executed;
     let mut flow = Flow::Continue;
+    let mut stream = None;
     let reply = match deferred {
         None | Some(Deferred::Monitor) => Some(reply),
         Some(Deferred::Close) => {
@@ -695,6 +744,10 @@ async fn run_one(
             server.request_shutdown();
             return (None, Flow::Close, tickets);
         }
+        Some(Deferred::Stream(job)) => {
+            stream = Some(crate::stream_reply::start(server, job));
+            None
+        }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
             match tokio::task::spawn_blocking(move || job(&job_server)).await {
@@ -709,16 +762,16 @@ async fn run_one(
         server.after_call(cmd, args, session.db, micros, reply.as_ref(), client);
     }
     let mut sent = None;
+    if let Some(parts) = stream {
+        // A streamed reply obeys CLIENT REPLY like any other; one not sent
+        // stops its producer (the receiver is dropped).
+        sent = reply_mode_pass(session, Reply::Null).map(|_| Outgoing::Stream(parts));
+    }
     if let Some(reply) = reply {
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);
         }
-        match session.reply_mode {
-            ReplyMode::On => sent = Some(reply),
-            ReplyMode::Off => {}
-            ReplyMode::SkipNext => session.reply_mode = ReplyMode::Skipping,
-            ReplyMode::Skipping => session.reply_mode = ReplyMode::On,
-        }
+        sent = reply_mode_pass(session, reply).map(Outgoing::Reply);
     }
     client.resp.store(
         if session.protocol == Protocol::Resp3 {
@@ -729,6 +782,22 @@ async fn run_one(
         Ordering::Relaxed,
     );
     (sent, flow, tickets)
+}
+
+/// CLIENT REPLY: whether this reply is sent, advancing SKIP's state.
+fn reply_mode_pass(session: &mut Session, reply: Reply) -> Option<Reply> {
+    match session.reply_mode {
+        ReplyMode::On => Some(reply),
+        ReplyMode::Off => None,
+        ReplyMode::SkipNext => {
+            session.reply_mode = ReplyMode::Skipping;
+            None
+        }
+        ReplyMode::Skipping => {
+            session.reply_mode = ReplyMode::On;
+            None
+        }
+    }
 }
 
 fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'static str> {
@@ -871,8 +940,11 @@ async fn monitor_loop(
                 }
                 _ => {
                     let (reply, flow, tickets) = run_one(server, client, session, &args).await;
-                    if let Some(reply) = reply {
-                        reply.encode(&mut out, session.protocol);
+                    match reply {
+                        Some(Outgoing::Reply(reply)) => reply.encode(&mut out, session.protocol),
+                        // Keyspace commands are refused above: no command a
+                        // monitor may send streams its reply.
+                        Some(Outgoing::Stream(_)) | None => {}
                     }
                     awaiting.extend(tickets);
                     flow

@@ -9,6 +9,7 @@ pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const NOT_FINITE: &str = "ERR increment would produce NaN or Infinity";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";

@@ -104,6 +104,11 @@ pub fn storage_section(server: &Server, out: &mut String) {
         "cold_commands",
         server.stats.cold_commands.load(Ordering::Relaxed),
     );
+    line(
+        out,
+        "streamed_replies",
+        server.stats.streamed_replies.load(Ordering::Relaxed),
+    );
     line(out, "io_threads", server.config().io_threads);
     line(out, "io_queue_length", pool.queued.load(Ordering::Relaxed));
     line(out, "io_queue_max", pool.max_queued.load(Ordering::Relaxed));

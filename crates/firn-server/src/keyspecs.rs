@@ -224,7 +224,8 @@ impl Keyed {
                         .ok()
                         .filter(|n| *n >= 0)?;
                     let first = first + first_key;
-                    (first, first + count - 1, step)
+                    // A client's count may be as large as i64 allows.
+                    (first, first.checked_add(count - 1)?, step)
                 }
                 _ => return None,
             };

@@ -13,11 +13,13 @@ pub mod cursors;
 pub mod errors;
 pub mod exec;
 pub mod glob;
+pub mod hll;
 pub mod info;
 mod info_memory;
 pub mod keyspecs;
 pub mod rdb;
 pub mod server;
 mod startup;
+pub mod stream_reply;
 
 pub use startup::run;

@@ -13,7 +13,7 @@
 //! - sets: an intset for up to 512 canonical integers, else a plain set.
 //! - sorted sets: a listpack for up to 128 members of at most 64 bytes,
 //!   else the binary-double skiplist form, highest score first.
-//! - hashes: a listpack for up to 128 pairs of at most 64 bytes, else plain.
+//! - hashes: a listpack for up to 512 pairs of at most 64 bytes, else plain.
 //!
 //! Checked against redis-server 7.0.15, the output is byte-identical for
 //! strings, and for collections whenever the members come in the order
@@ -74,7 +74,9 @@ const QUICKLIST_NODE_PLAIN: u64 = 1;
 const QUICKLIST_NODE_PACKED: u64 = 2;
 
 // Redis 7.0 defaults that decide which encoding DUMP writes.
-const HASH_MAX_LISTPACK_ENTRIES: usize = 128;
+// hash-max-listpack-entries is 512 in redis-server's built-in defaults
+// (the sample redis.conf says 128).
+const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 const HASH_MAX_LISTPACK_VALUE: usize = 64;
 const ZSET_MAX_LISTPACK_ENTRIES: usize = 128;
 const ZSET_MAX_LISTPACK_VALUE: usize = 64;

@@ -99,6 +99,8 @@ pub struct ServerStats {
     pub rejected_connections: AtomicU64,
     pub commands_processed: AtomicU64,
     pub cold_commands: AtomicU64,
+    /// Replies written in parts from a background thread (stream_reply.rs).
+    pub streamed_replies: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
     pub keyspace_hits: AtomicU64,
@@ -363,6 +365,30 @@ fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
         | "copy" | "move" => one_if(int == Some(1)),
         "del" | "unlink" => int.map_or(0, |n| n.max(0) as u64),
         "bitfield" => bitfield_changes(args, reply),
+        "hset" | "hmset" => (args.len() as u64).saturating_sub(2) / 2,
+        "hsetnx" => one_if(int == Some(1)),
+        "hdel" => int.map_or(0, |n| n.max(0) as u64),
+        "hincrby" | "hincrbyfloat" => 1,
+        // Lists: one per element pushed, popped or removed; LTRIM counts
+        // its removals in its handler (the reply does not tell them).
+        "lpush" | "rpush" | "lpushx" | "rpushx" if int.is_some_and(|n| n > 0) => {
+            args.len() as u64 - 2
+        }
+        "lpop" | "rpop" | "rpoplpush" | "lmove" => match reply {
+            Reply::Bulk(_) => 1,
+            Reply::Array(popped) => popped.len() as u64,
+            _ => 0,
+        },
+        "lmpop" => match reply {
+            Reply::Array(pair) => pair.get(1).map_or(0, |popped| match popped {
+                Reply::Array(popped) => popped.len() as u64,
+                _ => 0,
+            }),
+            _ => 0,
+        },
+        "lset" => 1,
+        "linsert" => one_if(int.is_some_and(|n| n > 0)),
+        "lrem" => int.map_or(0, |n| n.max(0) as u64),
         "sadd" | "srem" => int.map_or(0, |n| n.max(0) as u64),
         "smove" | "sinterstore" | "sunionstore" | "sdiffstore" => {
             one_if(int.is_some_and(|n| n > 0))
@@ -568,6 +594,7 @@ impl Server {
             &s.rejected_connections,
             &s.commands_processed,
             &s.cold_commands,
+            &s.streamed_replies,
             &s.net_input_bytes,
             &s.net_output_bytes,
             &s.keyspace_hits,
@@ -664,6 +691,13 @@ mod tests {
         assert_eq!(dirty("INCRBY k x", &Reply::Error("ERR".into())), 0);
         assert_eq!(dirty("SETRANGE k 0 ", &Reply::Integer(3)), 0);
         assert_eq!(dirty("RENAME k k", &ok), 0);
+        assert_eq!(dirty("RPUSH l a b c", &Reply::Integer(3)), 3);
+        assert_eq!(dirty("LPUSHX l a b", &Reply::Integer(0)), 0);
+        assert_eq!(dirty("LPOP l", &Reply::Null), 0);
+        assert_eq!(dirty("LPOP l 5", &Reply::Array(vec![ok.clone(); 2])), 2);
+        assert_eq!(dirty("LINSERT l BEFORE p x", &Reply::Integer(-1)), 0);
+        let popped = Reply::Array(vec![ok.clone(), Reply::Array(vec![ok.clone(); 3])]);
+        assert_eq!(dirty("LMPOP 1 l LEFT COUNT 5", &popped), 3);
         assert_eq!(dirty("SADD s a b c", &Reply::Integer(2)), 2);
         assert_eq!(dirty("SPOP s 5", &Reply::Set(vec![Reply::Null; 3])), 3);
     }

@@ -14,7 +14,8 @@ use rand::{Rng, SeedableRng};
 use std::ops::Bound;
 
 use crate::error::{Result, StorageError};
-use crate::keys::{member_key, member_prefix, prefix_end};
+use crate::keys::{member_key, member_prefix, meta_key, prefix_end};
+use crate::keyspace::KeyspaceView;
 use crate::meta::{Body, EncodingHint, Meta, ValueType};
 use crate::txn::{ScanStep, Txn};
 use crate::Cf;
@@ -192,30 +193,7 @@ impl Txn<'_> {
     ) -> Result<()> {
         let pdb = self.physical(db);
         let prefix = member_prefix(pdb, key, coll.version);
-        let with_prefix = |member: &[u8]| {
-            let mut raw = prefix.clone();
-            raw.extend_from_slice(member);
-            raw
-        };
-        let start = match from {
-            Bound::Unbounded => prefix.clone(),
-            Bound::Included(m) => with_prefix(m),
-            // The first key after every key equal to prefix·m: prefix·m·0.
-            Bound::Excluded(m) => {
-                let mut raw = with_prefix(m);
-                raw.push(0);
-                raw
-            }
-        };
-        let end = match to {
-            Bound::Unbounded => prefix_end(&prefix),
-            Bound::Excluded(m) => Some(with_prefix(m)),
-            Bound::Included(m) => {
-                let mut raw = with_prefix(m);
-                raw.push(0);
-                Some(raw)
-            }
-        };
+        let (start, end) = member_range(&prefix, from, to);
         if let Some(end) = &end {
             if start >= *end {
                 return Ok(());
@@ -369,6 +347,108 @@ impl Txn<'_> {
         )?;
         Ok(found)
     }
+}
+
+impl KeyspaceView<'_> {
+    /// [`Txn::collection`] in the view's snapshot: a key expired at the
+    /// view's clock is missing.
+    pub fn collection(&mut self, key: &[u8], value_type: ValueType) -> Result<Option<Collection>> {
+        let handle = self
+            .inner
+            .cf(Cf::Meta)
+            .ok_or(StorageError::Corrupt("missing column family"))?;
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_snapshot(&self.snapshot);
+        let raw = self
+            .inner
+            .db
+            .get_pinned_cf_opt(handle, meta_key(self.pdb, key), &ro)?;
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let meta = Meta::decode(&Bytes::copy_from_slice(&raw))?;
+        if meta.is_expired(self.now_ms) {
+            return Ok(None);
+        }
+        if meta.value_type != value_type {
+            return Err(StorageError::WrongType);
+        }
+        Collection::from_meta(meta).map(Some)
+    }
+
+    /// [`Txn::scan_members`] in the view's snapshot. Its reads do not fill
+    /// the block cache: streaming a big collection to one client does not
+    /// evict everybody else's working set.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_members(
+        &mut self,
+        cf: Cf,
+        key: &[u8],
+        coll: &Collection,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let prefix = member_prefix(self.pdb, key, coll.version);
+        let (start, end) = member_range(&prefix, from, to);
+        let handle = self
+            .inner
+            .cf(cf)
+            .ok_or(StorageError::Corrupt("missing column family"))?;
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_snapshot(&self.snapshot);
+        ro.fill_cache(false);
+        ro.set_iterate_lower_bound(start.clone());
+        if let Some(end) = &end {
+            ro.set_iterate_upper_bound(end.clone());
+        }
+        let mut iter = self.snapshot.raw_iterator_cf_opt(handle, ro);
+        if reverse {
+            iter.seek_to_last();
+        } else {
+            iter.seek(&start);
+        }
+        while let (Some(raw), Some(value)) = (iter.key(), iter.value()) {
+            let Some(member) = raw.get(prefix.len()..) else {
+                break;
+            };
+            if !visit(member, value) {
+                return Ok(());
+            }
+            if reverse {
+                iter.prev();
+            } else {
+                iter.next();
+            }
+        }
+        Ok(iter.status()?)
+    }
+}
+
+/// The raw key range `[start, end)` of the members of `prefix` within
+/// `(from, to)`; `end` is `None` when unbounded.
+fn member_range(prefix: &[u8], from: Bound<&[u8]>, to: Bound<&[u8]>) -> (Vec<u8>, Option<Vec<u8>>) {
+    let with_prefix = |member: &[u8], after: bool| {
+        let mut raw = prefix.to_vec();
+        raw.extend_from_slice(member);
+        // The first key after every key equal to prefix·m is prefix·m·0.
+        if after {
+            raw.push(0);
+        }
+        raw
+    };
+    let start = match from {
+        Bound::Unbounded => prefix.to_vec(),
+        Bound::Included(m) => with_prefix(m, false),
+        Bound::Excluded(m) => with_prefix(m, true),
+    };
+    let end = match to {
+        Bound::Unbounded => prefix_end(prefix),
+        Bound::Excluded(m) => Some(with_prefix(m, false)),
+        Bound::Included(m) => Some(with_prefix(m, true)),
+    };
+    (start, end)
 }
 
 /// Random seek targets inside a collection's member space. Members are

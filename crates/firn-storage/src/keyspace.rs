@@ -263,10 +263,10 @@ fn random_key_in(
 /// blocking thread only. Its reads do not fill the block cache, so a full
 /// scan does not evict the hot working set.
 pub struct KeyspaceView<'e> {
-    inner: &'e Inner,
-    snapshot: Snapshot<'e>,
-    pdb: u8,
-    now_ms: u64,
+    pub(crate) inner: &'e Inner,
+    pub(crate) snapshot: Snapshot<'e>,
+    pub(crate) pdb: u8,
+    pub(crate) now_ms: u64,
 }
 
 impl Engine {
@@ -340,6 +340,29 @@ impl KeyspaceView<'_> {
     ) -> Result<ScanPage> {
         let (pdb, now_ms) = (self.pdb, self.now_ms);
         scan_keys_in(self, pdb, now_ms, after, count, keep)
+    }
+
+    /// Visits every live key of the view in order until `visit` returns
+    /// false.
+    pub fn visit_keys(&mut self, mut visit: impl FnMut(&[u8]) -> bool) -> Result<()> {
+        let (pdb, now_ms) = (self.pdb, self.now_ms);
+        let end = keys::prefix_end(&[pdb]);
+        let mut decode_error = None;
+        self.scan_meta(&[pdb], end.as_deref(), &mut |raw_key, raw_value| {
+            let Some((_, user_key)) = keys::parse_meta_key(raw_key) else {
+                return ScanStep::Continue;
+            };
+            match Meta::decode(raw_value) {
+                Ok(meta) if meta.is_expired(now_ms) => ScanStep::Continue,
+                Ok(_) if visit(user_key) => ScanStep::Continue,
+                Ok(_) => ScanStep::Stop,
+                Err(e) => {
+                    decode_error = Some(e);
+                    ScanStep::Stop
+                }
+            }
+        })?;
+        decode_error.map_or(Ok(()), Err)
     }
 
     /// [`Txn::random_key`] without a budget: `None` only if the database

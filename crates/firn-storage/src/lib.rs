@@ -38,6 +38,7 @@ pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
+pub use list::List;
 pub use locks::KeyGuard;
 pub use memory::MemoryUsage;
 pub use meta::{Body, EncodingHint, Meta, ValueType};

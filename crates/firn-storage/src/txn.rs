@@ -302,7 +302,7 @@ impl<'e> Txn<'e> {
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
         let mut visited = 0u64;
-        let result = self.scan_dir_counted(cf, start, end, reverse, |k, v| {
+        let result = self.scan_merged(cf, start, end, reverse, |k, v| {
             visited += 1;
             visit(k, v)
         });
@@ -313,8 +313,8 @@ impl<'e> Txn<'e> {
         result
     }
 
-    /// The body of [`Txn::scan_dir`], which counts the entries visited.
-    fn scan_dir_counted(
+    /// [`Txn::scan_dir`] without the count of entries visited.
+    fn scan_merged(
         &mut self,
         cf: Cf,
         start: &[u8],
@@ -399,10 +399,11 @@ impl<'e> Txn<'e> {
                     ScanStep::Continue
                 }
                 (Some(db_key), _) => {
-                    let k = db_key.to_vec();
+                    // Visited in place: no copy of the key per entry.
                     let v = Bytes::copy_from_slice(iter.value().unwrap_or_default());
+                    let step = visit(db_key, &v);
                     advance(&mut iter);
-                    visit(&k, &v)
+                    step
                 }
                 (None, Some(_)) => {
                     let Some((k, v)) = extra_iter.next() else {

@@ -12,6 +12,7 @@ use super::Ctx;
 use crate::args::{is, ArgCursor};
 use crate::errors::{CmdError, CmdResult, SYNTAX};
 use crate::rdb::RdbValue;
+use crate::stream_reply::Sink;
 
 /// Members a command may visit on a network thread. A command that would
 /// visit more (LRANGE 0 -1 of a long list, SMEMBERS, a big ZUNIONSTORE)
@@ -27,6 +28,109 @@ pub fn off_thread_if(ctx: &Ctx<'_>, members: u64) -> CmdResult<()> {
         return Err(CmdError::Storage(firn_storage::StorageError::Incomplete));
     }
     Ok(())
+}
+
+/// Collections with more members than this are not read whole into a
+/// reply by HGETALL, SMEMBERS and the like: they are streamed.
+pub const STREAM_MEMBERS: u64 = 10_000;
+
+/// The shape of a streamed whole-collection reply.
+#[derive(Clone, Copy)]
+pub enum Shape {
+    /// An array of `per_member` items per member (HKEYS: 1, HGETALL in
+    /// RESP2 seen as an array: 2).
+    Array { per_member: usize },
+    /// A map of one pair per member (RESP3 HGETALL; RESP2 flattens it).
+    Map,
+}
+
+/// Writes one member of a streamed reply; false once the client is gone.
+pub type StreamMember = fn(&mut Sink, &[u8], &[u8]) -> bool;
+
+/// The part of a collection a streamed reply covers, decided on the
+/// snapshot the reply is read from.
+pub struct Span {
+    /// Members the walk will visit (the reply's length follows from it).
+    pub members: usize,
+    pub from: Bound<Vec<u8>>,
+    pub to: Bound<Vec<u8>>,
+    pub reverse: bool,
+}
+
+impl Span {
+    /// Every member of `coll`, in member order.
+    pub fn all(coll: &Collection) -> Span {
+        Span {
+            members: coll.size as usize,
+            from: Bound::Unbounded,
+            to: Bound::Unbounded,
+            reverse: false,
+        }
+    }
+}
+
+/// Replies with every member of the collection at `key` (in `cf`'s member
+/// order), streamed from a snapshot (see [`stream_span`]).
+pub fn stream_members(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    value_type: ValueType,
+    cf: Cf,
+    shape: Shape,
+    emit: StreamMember,
+) {
+    stream_span(ctx, key, value_type, cf, shape, |c| Ok(Span::all(c)), emit);
+}
+
+/// Replies with the members `span` picks from the collection at `key`,
+/// streamed from a snapshot on a background thread (see `stream_reply.rs`):
+/// a collection of millions of members is never held whole. The handler
+/// calls it once it has checked the key's type; a key missing from the
+/// snapshot gives an empty reply.
+pub fn stream_span(
+    ctx: &mut Ctx<'_>,
+    key: &Bytes,
+    value_type: ValueType,
+    cf: Cf,
+    shape: Shape,
+    span: impl FnOnce(&Collection) -> CmdResult<Span> + Send + 'static,
+    emit: StreamMember,
+) {
+    let (db, key) = (ctx.db(), key.clone());
+    crate::stream_reply::defer(ctx, move |server, sink| {
+        let mut view = server.engine.keyspace_view(db)?;
+        let coll = view.collection(&key, value_type)?;
+        let span = match &coll {
+            Some(coll) => span(coll)?,
+            None => Span {
+                members: 0,
+                from: Bound::Unbounded,
+                to: Bound::Unbounded,
+                reverse: false,
+            },
+        };
+        let started = match shape {
+            Shape::Array { per_member } => sink.array(span.members.saturating_mul(per_member)),
+            Shape::Map => sink.map(span.members),
+        };
+        let Some(coll) = coll.filter(|_| started && span.members > 0) else {
+            return Ok(());
+        };
+        let mut left = span.members;
+        view.scan_members(
+            cf,
+            &key,
+            &coll,
+            span.from.as_ref().map(|b| b.as_slice()),
+            span.to.as_ref().map(|b| b.as_slice()),
+            span.reverse,
+            |member, value| {
+                left -= 1;
+                emit(sink, member, value) && left > 0
+            },
+        )?;
+        Ok(())
+    });
 }
 
 /// Appends one visited member to a SCAN-family reply.

@@ -241,7 +241,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -253,6 +253,11 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         client.db.load(Ordering::Relaxed),
         qbuf,
         16384u64.saturating_sub(qbuf),
+        // Redis counts in omem the replies past its 16 KB output buffer.
+        client
+            .output_bytes
+            .load(Ordering::Relaxed)
+            .saturating_sub(16384),
         16384 + qbuf,
         client.last_cmd.lock(),
         client.resp.load(Ordering::Relaxed),

@@ -171,18 +171,34 @@ fn run_in_background(work: impl FnOnce() -> CmdResult + Send) -> CmdResult {
     })
 }
 
-/// KEYS visits every key: always a blocking job over a snapshot.
+/// KEYS visits every key: always a streamed job over a snapshot. The
+/// snapshot is walked twice, once to count the matching keys (the reply's
+/// length comes first) and once to send them, so the reply is never held
+/// whole, however many keys match.
 fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let pattern = args[1].clone();
-    defer(ctx, move |server| {
+    crate::stream_reply::defer(ctx, move |server, sink| {
         // Compiled here: a pattern may be as long as a bulk string.
         let pattern = KeyPattern::new(&pattern);
         let mut view = server.engine.keyspace_view(db)?;
-        let page = view.scan_keys(None, usize::MAX, |key, _| pattern.matches(key))?;
-        Ok(Reply::Array(
-            page.keys.into_iter().map(Reply::Bulk).collect(),
-        ))
+        let mut matching = 0usize;
+        view.visit_keys(|key| {
+            matching += pattern.matches(key) as usize;
+            true
+        })?;
+        if !sink.array(matching) {
+            return Ok(());
+        }
+        let mut sent = 0usize;
+        view.visit_keys(|key| {
+            if sent == matching || !pattern.matches(key) {
+                return sent < matching;
+            }
+            sent += 1;
+            sink.item(Reply::Bulk(Bytes::copy_from_slice(key)))
+        })?;
+        Ok(())
     });
     Ok(Reply::Null)
 }

@@ -70,6 +70,9 @@ pub enum Deferred {
     Shutdown { save: bool },
     /// Switch the connection to MONITOR mode.
     Monitor,
+    /// Produce the reply on a background thread and write it in parts as
+    /// it comes (`stream_reply.rs`); replaces the handler's reply.
+    Stream(crate::stream_reply::StreamJob),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;

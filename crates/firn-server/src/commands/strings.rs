@@ -11,7 +11,8 @@ use firn_storage::{EncodingHint, ExpireAction, ReadMode, Txn};
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
-    wrong_arity, CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, OVERFLOW, STRING_TOO_LONG, SYNTAX,
+    wrong_arity, CmdError, CmdResult, NOT_FINITE, NOT_FLOAT, NOT_INTEGER, OVERFLOW,
+    STRING_TOO_LONG, SYNTAX,
 };
 
 pub const COMMANDS: &[Def] = &[
@@ -354,8 +355,26 @@ extern "C" {
     ) -> i32;
 }
 
+/// Why [`long_double_sum`] failed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LongDoubleError {
+    /// An input is not a long double (string2ld).
+    NotFloat,
+    /// The sum is NaN or infinite.
+    NotFinite,
+}
+
 /// `value + incr` in C long double, printed as Redis prints it.
 fn long_double_add(value: &[u8], incr: &[u8]) -> CmdResult<Bytes> {
+    long_double_sum(value, incr).map_err(|e| match e {
+        LongDoubleError::NotFloat => CmdError::Static(NOT_FLOAT),
+        LongDoubleError::NotFinite => CmdError::Static(NOT_FINITE),
+    })
+}
+
+/// `value + incr` in C long double, printed as Redis prints it (INCRBYFLOAT,
+/// HINCRBYFLOAT).
+pub(crate) fn long_double_sum(value: &[u8], incr: &[u8]) -> Result<Bytes, LongDoubleError> {
     let mut out = vec![0u8; 5 * 1024];
     // SAFETY: the shim reads exactly the given lengths and writes at most
     // `out.len()` bytes including the NUL; it keeps no pointers.
@@ -370,10 +389,8 @@ fn long_double_add(value: &[u8], incr: &[u8]) -> CmdResult<Bytes> {
         )
     };
     match n {
-        -2 => Err(CmdError::Static(
-            "ERR increment would produce NaN or Infinity",
-        )),
-        n if n < 0 => Err(CmdError::Static(NOT_FLOAT)),
+        -2 => Err(LongDoubleError::NotFinite),
+        n if n < 0 => Err(LongDoubleError::NotFloat),
         n => {
             out.truncate(n as usize);
             Ok(Bytes::from(out))
