@@ -774,3 +774,22 @@ fn writes_count_as_changes_since_last_save() {
     d.cmd(&["SPOP", "nokey"]);
     d.cmd_with(&["INFO", "persistence"], changes);
 }
+
+#[test]
+fn smembers_of_a_set_past_the_streaming_threshold() {
+    let mut d = Diff::new();
+    for chunk in 0..12 {
+        let names: Vec<String> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(|i| format!("s{i}"))
+            .collect();
+        d.cmd(&with_args(&["SADD", "big"], &names));
+    }
+    d.cmd(&["SCARD", "big"]);
+    d.cmd_unordered(&["SMEMBERS", "big"]);
+    d.cmd(&["PING"]);
+    d.cmd_with(&["HELLO", "3"], |_| R::Null);
+    d.cmd_unordered(&["SMEMBERS", "big"]);
+    d.cmd(&["SCARD", "big"]);
+    d.cmd(&["SET", "str", "v"]);
+    d.cmd(&["SMEMBERS", "str"]);
+}

@@ -19,11 +19,14 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::{BTreeSet, HashSet};
 
-use super::collection::{member_scan, off_thread_if, INLINE_MEMBERS};
+use super::collection::{
+    member_scan, off_thread_if, stream_members, Shape, INLINE_MEMBERS, STREAM_MEMBERS,
+};
 use super::{def, Ctx, Def};
 use crate::args::{is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
 use crate::rdb::RdbValue;
+use crate::stream_reply::Sink;
 
 pub const COMMANDS: &[Def] = &[
     def("sadd", sadd),
@@ -161,10 +164,33 @@ fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(found))
 }
 
-/// SMEMBERS is Redis 7.0's SINTER of one key.
+/// SMEMBERS is Redis 7.0's SINTER of one key. A set of more than
+/// [`STREAM_MEMBERS`] members is streamed from a snapshot (in byte order:
+/// Redis holds it as a hashtable), never held whole.
 fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let db = ctx.db();
+    let key = &args[1];
+    if ctx
+        .txn
+        .set(db, key)?
+        .is_some_and(|set| set.size > STREAM_MEMBERS)
+    {
+        stream_members(
+            ctx,
+            key,
+            ValueType::Set,
+            Cf::Data,
+            Shape::Set,
+            stream_member,
+        );
+        return Ok(Reply::Set(Vec::new()));
+    }
     let members = intersection(ctx, &args[1..2], 0)?;
     Ok(set_reply(members))
+}
+
+fn stream_member(sink: &mut Sink, member: &[u8], _: &[u8]) -> bool {
+    sink.item(Reply::Bulk(Bytes::copy_from_slice(member)))
 }
 
 fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
