@@ -793,3 +793,31 @@ fn smembers_of_a_set_past_the_streaming_threshold() {
     d.cmd(&["SET", "str", "v"]);
     d.cmd(&["SMEMBERS", "str"]);
 }
+
+/// A small set emptied member by member moves its survivors to a fresh
+/// version in firn (away from the deleted entries): nothing of it shows.
+#[test]
+fn a_set_emptied_by_removals_keeps_its_members_ttl_and_encoding() {
+    let mut d = Diff::new();
+    let names: Vec<String> = (0..200).map(|i| format!("m{i:03}")).collect();
+    d.cmd(&with_args(&["SADD", "s"], &names));
+    d.cmd(&with_args(&["SADD", "n"], &ints(0..300)));
+    d.cmd(&["EXPIRE", "s", "1000"]);
+    for name in &names[..160] {
+        d.cmd(&["SREM", "s", name]);
+    }
+    for i in 0..250 {
+        d.cmd(&["SMOVE", "n", "n2", &i.to_string()]);
+    }
+    for key in ["s", "n", "n2"] {
+        d.cmd(&["SCARD", key]);
+        d.cmd(&["OBJECT", "ENCODING", key]);
+        d.cmd_unordered(&["SMEMBERS", key]);
+        d.ttl(key);
+    }
+    d.cmd(&["SISMEMBER", "s", "m100"]);
+    d.cmd(&["SISMEMBER", "s", "m199"]);
+    d.cmd_unordered(&["SRANDMEMBER", "s", "100"]);
+    d.cmd(&with_args(&["SREM", "s"], &names));
+    d.cmd(&["EXISTS", "s"]);
+}

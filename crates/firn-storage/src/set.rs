@@ -13,6 +13,13 @@
 //! `string2ll`) or grows past 512 members, and never goes back. A set
 //! built from scratch (the *STORE commands, RESTORE, SMOVE into a new
 //! key) starts compact, so its flag follows its contents alone.
+//!
+//! The type field (`extra`) counts the members deleted under the current
+//! version. A deleted member stays in RocksDB as a tombstone until
+//! compaction, and every walk and random seek over the set steps over it;
+//! so a small set left with more than twice as many tombstones as members
+//! (a set emptied by SPOP) moves its members to a fresh version
+//! ([`Txn::set_shed_deleted`]).
 
 use bytes::Bytes;
 use std::ops::Bound;
@@ -25,6 +32,18 @@ use crate::Cf;
 
 /// Redis's default `set-max-intset-entries`.
 pub const SET_MAX_INTSET_ENTRIES: u64 = 512;
+
+/// Sets up to this size move to a fresh version when deletions have left
+/// too many tombstones (a bigger one waits for compaction: moving it would
+/// not be a short command).
+const SHED_MAX_MEMBERS: u64 = 1024;
+/// Tombstones a set may always have, whatever its size.
+const SHED_MIN_DELETED: u64 = 64;
+
+/// Members deleted under the set's current version.
+fn deleted_count(set: &Collection) -> u64 {
+    <[u8; 8]>::try_from(set.extra.as_ref()).map_or(0, u64::from_be_bytes)
+}
 
 /// The integer an intset would hold for `member`: Redis's `string2ll`
 /// (optional '-', no '+', no leading zeros or spaces, fits in an i64).
@@ -135,6 +154,35 @@ impl Txn<'_> {
     pub fn set_delete_known(&mut self, db: u8, key: &[u8], set: &mut Collection, member: &[u8]) {
         self.delete_member(Cf::Data, db, key, set, member);
         set.size = set.size.saturating_sub(1);
+        let deleted = deleted_count(set).saturating_add(1);
+        set.extra = Bytes::copy_from_slice(&deleted.to_be_bytes());
+    }
+
+    /// After deletions: moves a small set with more than twice as many
+    /// tombstones as members (and at least 64) to a fresh version, reading
+    /// and writing each member once; the old entries are the compaction
+    /// filter's. At most once per 2 x size deletions, so O(1) amortised.
+    /// The caller stores the record.
+    pub fn set_shed_deleted(&mut self, db: u8, key: &[u8], set: &mut Collection) -> Result<()> {
+        let deleted = deleted_count(set);
+        if set.size == 0
+            || set.size > SHED_MAX_MEMBERS
+            || deleted <= SHED_MIN_DELETED.max(set.size.saturating_mul(2))
+        {
+            return Ok(());
+        }
+        let mut members = Vec::new();
+        self.set_members(db, key, set, None, |member| {
+            members.push(Bytes::copy_from_slice(member));
+            true
+        })?;
+        set.version = self.alloc_version();
+        set.extra = Bytes::new();
+        set.size = members.len() as u64;
+        for member in &members {
+            self.put_member(Cf::Data, db, key, set, member, Bytes::new());
+        }
+        Ok(())
     }
 
     /// Visits members after `after` (all of them for `None`) in byte order,
@@ -284,6 +332,40 @@ mod tests {
         // a probability of 0.4^40.
         assert!(first[0].as_ref() < member(40).as_slice(), "{first:?}");
         assert!(last.unwrap() > member(4960), "last member worn away");
+        engine.shutdown();
+    }
+
+    #[test]
+    fn a_small_set_left_among_tombstones_moves_to_a_fresh_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = crate::tests::open(dir.path());
+        let mut txn = engine.txn(ReadMode::Blocking);
+        let mut set = txn.new_set();
+        for i in 0..300u32 {
+            txn.set_insert_new(0, b"s", &mut set, format!("m{i:03}").as_bytes());
+        }
+        let first_version = set.version;
+        for i in 0..200u32 {
+            assert!(txn
+                .set_remove(0, b"s", &mut set, format!("m{i:03}").as_bytes())
+                .unwrap());
+            txn.set_shed_deleted(0, b"s", &mut set).unwrap();
+        }
+        // 200 deleted, 100 left: not yet.
+        assert_eq!((set.version, set.size), (first_version, 100));
+        assert!(txn.set_remove(0, b"s", &mut set, b"m200").unwrap());
+        txn.set_shed_deleted(0, b"s", &mut set).unwrap();
+        assert_ne!(set.version, first_version);
+        assert_eq!((set.size, deleted_count(&set)), (99, 0));
+        txn.save_collection(0, b"s", &set).unwrap();
+        let stored = txn.set(0, b"s").unwrap().unwrap();
+        let all = txn.set_member_page(0, b"s", &stored, None, 1000).unwrap();
+        assert_eq!(all.len(), 99);
+        assert_eq!(all[0].as_ref(), b"m201");
+        assert!(!txn.set_contains(0, b"s", &stored, b"m100").unwrap());
+        for ticket in txn.commit().unwrap() {
+            ticket.wait_blocking().unwrap();
+        }
         engine.shutdown();
     }
 

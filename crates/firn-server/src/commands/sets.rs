@@ -127,6 +127,7 @@ fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if removed > 0 {
+        ctx.txn.set_shed_deleted(db, key, &mut set)?;
         ctx.txn.save_collection(db, key, &set)?;
     }
     Ok(Reply::Integer(removed))
@@ -208,6 +209,7 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !ctx.txn.set_remove(db, src, &mut src_set, member)? {
         return Ok(Reply::Integer(0));
     }
+    ctx.txn.set_shed_deleted(db, src, &mut src_set)?;
     ctx.txn.save_collection(db, src, &src_set)?;
     let mut dst_set = match dst_set {
         Some(set) => set,
@@ -219,11 +221,21 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(1))
 }
 
-/// Members a random pick of `count` reads: all of a set of up to 1024
-/// members (or when the count covers it), about `count` otherwise.
+/// Sets up to this size are sampled by reading them whole
+/// (`Txn::random_members`).
+const EXACT_SAMPLE_SIZE: u64 = 1024;
+
+/// Members a random pick of `count` reads, for `off_thread_if`: the whole
+/// set when the count covers it, about `count` from a big set. A set read
+/// whole because it is small counts as inline work even past
+/// [`INLINE_MEMBERS`] (by at most 24 members): SPOP on a busy set of that
+/// size must not go through the pool, whose run is retried each time
+/// another write touched the key meanwhile.
 fn sampling_cost(set: &Collection, count: u64) -> u64 {
-    if set.size <= 1024 || count >= set.size {
+    if count >= set.size {
         set.size
+    } else if set.size <= EXACT_SAMPLE_SIZE {
+        set.size.min(INLINE_MEMBERS)
     } else {
         count
     }
@@ -250,6 +262,7 @@ fn spop_one(ctx: &mut Ctx<'_>, key: &Bytes) -> CmdResult {
         return Ok(Reply::Null);
     };
     ctx.txn.set_delete_known(db, key, &mut set, &member);
+    ctx.txn.set_shed_deleted(db, key, &mut set)?;
     ctx.txn.save_collection(db, key, &set)?;
     ctx.replay_as(&[b"SREM", key, &member]);
     Ok(Reply::Bulk(member))
@@ -297,6 +310,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
         set.big = !fits_intset(members.iter());
         popped
     };
+    ctx.txn.set_shed_deleted(db, key, &mut set)?;
     ctx.txn.save_collection(db, key, &set)?;
     let srem = Bytes::from_static(b"SREM");
     ctx.txn.set_replay(
