@@ -39,6 +39,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// `%.17g` (see [`crate::format_double`]); RESP2: a bulk string.
     Double(f64),
+    /// A double already formatted (Redis's human long-double form, as
+    /// GEOPOS replies coordinates): RESP3 `,text`; RESP2 a bulk string.
+    DoubleText(Bytes),
     /// RESP2: `:1` / `:0`.
     Boolean(bool),
     /// RESP2: a bulk string.
@@ -137,6 +140,8 @@ impl Reply {
                     bulk(out, text);
                 }
             }
+            Reply::DoubleText(text) if resp3 => line(out, b',', text),
+            Reply::DoubleText(text) => bulk(out, text),
             Reply::Boolean(b) if resp3 => out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" }),
             Reply::Boolean(b) => out.put_slice(if *b { b":1\r\n" } else { b":0\r\n" }),
             Reply::BigNumber(n) if resp3 => line(out, b'(', n),
@@ -351,6 +356,18 @@ mod tests {
         assert_eq!(
             enc(&Reply::bulks(["a", "bc"]), Protocol::Resp2),
             b"*2\r\n$1\r\na\r\n$2\r\nbc\r\n"
+        );
+    }
+
+    #[test]
+    fn preformatted_doubles_are_bulk_in_resp2_and_doubles_in_resp3() {
+        let coordinate = Reply::DoubleText(Bytes::from_static(b"13.36138933897018433"));
+        assert_eq!(
+            both(&coordinate),
+            (
+                b"$20\r\n13.36138933897018433\r\n".to_vec(),
+                b",13.36138933897018433\r\n".to_vec()
+            )
         );
     }
 

@@ -12,6 +12,7 @@ pub mod connection;
 pub mod cursors;
 pub mod errors;
 pub mod exec;
+pub mod geohash;
 pub mod glob;
 pub mod hll;
 pub mod info;

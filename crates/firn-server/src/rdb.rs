@@ -402,7 +402,7 @@ fn write_hash(out: &mut Vec<u8>, pairs: &[(Vec<u8>, Vec<u8>)]) {
 
 /// A score as Redis 7.0's d2string writes it into a listpack: integral
 /// values within +-2^62 as integers, others as printf's "%.17g".
-fn score_text(score: f64) -> Vec<u8> {
+pub(crate) fn score_text(score: f64) -> Vec<u8> {
     const LIMIT: f64 = (i64::MAX / 2) as f64;
     if score.is_nan() {
         return b"nan".to_vec();

@@ -137,4 +137,10 @@ fn sets_and_sorted_sets() {
     d.cmd(&["SORT", "z", "BY", "nosort", "LIMIT", "1", "2"]);
     d.cmd(&["SORT", "z", "BY", "nosort", "DESC", "LIMIT", "1", "5"]);
     d.cmd(&["SORT", "z"]);
+    // SORT (even SORT_RO, even one that fails) converts a small sorted set
+    // to Redis's skiplist encoding.
+    d.cmd(&["ZADD", "z2", "1", "x"]);
+    d.cmd(&["OBJECT", "ENCODING", "z2"]);
+    d.cmd(&["SORT_RO", "z2"]);
+    d.cmd(&["OBJECT", "ENCODING", "z2"]);
 }

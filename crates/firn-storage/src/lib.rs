@@ -46,6 +46,10 @@ pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};
 pub use string::{ExpireAction, CHUNK_SIZE};
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Txn, TxnParts};
+pub use zset::{
+    score_order_bytes, LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome,
+    ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE,
+};
 
 /// RocksDB column families. `System` is RocksDB's `default` CF and holds
 /// Firn's own records (version counter, key counts, the database map).

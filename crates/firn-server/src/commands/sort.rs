@@ -104,6 +104,16 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
         },
     };
     let value_type = coll.as_ref().map_or(ValueType::List, |c| c.value_type);
+    // Redis converts a listpack sorted set to its skiplist encoding before
+    // sorting it, for good: OBJECT ENCODING tells.
+    if let Some(zset) = coll
+        .as_ref()
+        .filter(|c| c.value_type == ValueType::ZSet && !c.big)
+    {
+        let mut converted = zset.clone();
+        converted.big = true;
+        ctx.txn.save_collection(db, key, &converted)?;
+    }
     // A set has no order of its own: with nothing to sort by, STORE would
     // store an arbitrary order, so Redis sorts it ALPHA instead.
     if opts.dontsort && value_type == ValueType::Set && opts.store.is_some() {
