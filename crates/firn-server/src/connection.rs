@@ -620,7 +620,7 @@ impl Connection {
         let (mut expected, mut received) = (None::<usize>, 0usize);
         while let Some(part) = parts.recv().await {
             match &part {
-                Part::Array(n) => expected = Some(*n),
+                Part::Array(n) | Part::Set(n) => expected = Some(*n),
                 Part::Map(n) => expected = Some(n.saturating_mul(2)),
                 Part::Items(items) => received += items.len(),
                 Part::Error(_) => {}

@@ -389,6 +389,15 @@ fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
         "lset" => 1,
         "linsert" => one_if(int.is_some_and(|n| n > 0)),
         "lrem" => int.map_or(0, |n| n.max(0) as u64),
+        "sadd" | "srem" => int.map_or(0, |n| n.max(0) as u64),
+        "smove" | "sinterstore" | "sunionstore" | "sdiffstore" => {
+            one_if(int.is_some_and(|n| n > 0))
+        }
+        "spop" => match reply {
+            Reply::Bulk(_) => 1,
+            Reply::Set(popped) => popped.len() as u64,
+            _ => 0,
+        },
         _ => 0,
     }
 }
@@ -689,5 +698,7 @@ mod tests {
         assert_eq!(dirty("LINSERT l BEFORE p x", &Reply::Integer(-1)), 0);
         let popped = Reply::Array(vec![ok.clone(), Reply::Array(vec![ok.clone(); 3])]);
         assert_eq!(dirty("LMPOP 1 l LEFT COUNT 5", &popped), 3);
+        assert_eq!(dirty("SADD s a b c", &Reply::Integer(2)), 2);
+        assert_eq!(dirty("SPOP s 5", &Reply::Set(vec![Reply::Null; 3])), 3);
     }
 }

@@ -29,6 +29,8 @@ pub enum Part {
     Array(usize),
     /// `%n` in RESP3 (`*2n` in RESP2): `n` key-value pairs follow.
     Map(usize),
+    /// `~n` in RESP3 (`*n` in RESP2): a set of `n` items follows.
+    Set(usize),
     Items(Vec<Reply>),
     /// The job failed before its header: this is the reply.
     Error(Reply),
@@ -43,6 +45,10 @@ impl Part {
                 out.extend_from_slice(format!("%{n}\r\n").as_bytes())
             }
             Part::Map(n) => out.extend_from_slice(format!("*{}\r\n", n * 2).as_bytes()),
+            Part::Set(n) if proto == Protocol::Resp3 => {
+                out.extend_from_slice(format!("~{n}\r\n").as_bytes())
+            }
+            Part::Set(n) => out.extend_from_slice(format!("*{n}\r\n").as_bytes()),
             Part::Items(items) => {
                 for item in items {
                     item.encode(out, proto);
@@ -70,6 +76,12 @@ impl Sink {
     pub fn array(&mut self, len: usize) -> bool {
         self.started = true;
         self.send(Part::Array(len))
+    }
+
+    /// Starts a set of `len` items.
+    pub fn set(&mut self, len: usize) -> bool {
+        self.started = true;
+        self.send(Part::Set(len))
     }
 
     /// Starts a map of `len` pairs (each pair is two items).

@@ -42,6 +42,7 @@ pub use list::List;
 pub use locks::KeyGuard;
 pub use memory::MemoryUsage;
 pub use meta::{Body, EncodingHint, Meta, ValueType};
+pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};
 pub use string::{ExpireAction, CHUNK_SIZE};
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Txn, TxnParts};

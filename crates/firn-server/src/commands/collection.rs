@@ -42,6 +42,8 @@ pub enum Shape {
     Array { per_member: usize },
     /// A map of one pair per member (RESP3 HGETALL; RESP2 flattens it).
     Map,
+    /// A set of one item per member (RESP3 SMEMBERS; RESP2: an array).
+    Set,
 }
 
 /// Writes one member of a streamed reply; false once the client is gone.
@@ -112,6 +114,7 @@ pub fn stream_span(
         let started = match shape {
             Shape::Array { per_member } => sink.array(span.members.saturating_mul(per_member)),
             Shape::Map => sink.map(span.members),
+            Shape::Set => sink.set(span.members),
         };
         let Some(coll) = coll.filter(|_| started && span.members > 0) else {
             return Ok(());
