@@ -143,4 +143,7 @@ fn sets_and_sorted_sets() {
     d.cmd(&["OBJECT", "ENCODING", "z2"]);
     d.cmd(&["SORT_RO", "z2"]);
     d.cmd(&["OBJECT", "ENCODING", "z2"]);
+    d.cmd(&["ZADD", "z3", "1", "x", "2", "1"]);
+    d.cmd(&["SORT", "z3", "LIMIT", "0", "1"]);
+    d.cmd(&["OBJECT", "ENCODING", "z3"]);
 }

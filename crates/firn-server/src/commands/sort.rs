@@ -170,9 +170,11 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
             }
         }
         if conversion_error {
-            return Err(CmdError::Static(
-                "ERR One or more scores can't be converted into double",
-            ));
+            // A reply, not a failed command: the sorted set's conversion
+            // above is kept, as in Redis.
+            return Ok(Reply::Error(Bytes::from_static(
+                b"ERR One or more scores can't be converted into double",
+            )));
         }
         let (alpha, by_pattern, desc) = (opts.alpha, opts.by.is_some(), opts.desc);
         sorted.sort_by(|a, b| {
