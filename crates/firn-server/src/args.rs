@@ -77,6 +77,43 @@ pub fn float_arg(bytes: &[u8]) -> CmdResult<f64> {
     parse_f64(bytes).ok_or(CmdError::Static(NOT_FLOAT))
 }
 
+/// C's `strtod` over `bytes` up to the first NUL (where a C string ends):
+/// the value, how many bytes it consumed, and whether errno was ERANGE.
+pub fn c_strtod(bytes: &[u8]) -> (f64, usize, bool) {
+    let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
+    let mut text = Vec::with_capacity(end + 1);
+    text.extend_from_slice(&bytes[..end]);
+    text.push(0);
+    let mut stop: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `text` is NUL-terminated and outlives the call; strtod only
+    // reads it and stores into `stop` a pointer into it. errno is the
+    // calling thread's own.
+    let (value, erange) = unsafe {
+        *libc::__errno_location() = 0;
+        let value = libc::strtod(text.as_ptr().cast(), &mut stop);
+        (value, *libc::__errno_location() == libc::ERANGE)
+    };
+    let consumed = (stop as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(end);
+    (value, consumed, erange)
+}
+
+/// Redis's `getDoubleFromObject`: the whole argument is one strtod number,
+/// with no leading space, no overflow or underflow to zero, not NaN.
+pub fn parse_double(bytes: &[u8]) -> Option<f64> {
+    let first = *bytes.first()?;
+    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        return None;
+    }
+    let (value, consumed, erange) = c_strtod(bytes);
+    let out_of_range = erange && (value.is_infinite() || value == 0.0);
+    if consumed != bytes.len() || out_of_range || value.is_nan() {
+        return None;
+    }
+    Some(value)
+}
+
 /// Case-insensitive ASCII comparison of an argument with a keyword.
 pub fn is(arg: &[u8], keyword: &str) -> bool {
     arg.eq_ignore_ascii_case(keyword.as_bytes())

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Diff, Kind, Server};
+use common::{random_seeds, Diff, Kind, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -1389,16 +1389,6 @@ fn random_searches() {
 }
 
 const MIX_KEYS: [&str; 3] = ["g1", "g2", "g3"];
-
-fn random_seeds(first: u64, count: u64) -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (first..first + count).collect(),
-    }
-}
 
 /// One random command of the mixed sequence.
 fn mixed_command(rng: &mut StdRng) -> Vec<String> {

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{assert_err, Diff, Kind, Server, R};
+use common::{assert_err, random_seeds, Diff, Kind, Server, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{HashMap, HashSet};
@@ -733,16 +733,6 @@ fn compare_state(d: &mut Diff) {
     }
 }
 
-fn random_seeds(first: u64) -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (first..first + 4).collect(),
-    }
-}
-
 /// Runs 400 generated commands from `seed`; `restart` (if any) is applied
 /// to firn every 100 commands, after comparing the state.
 fn random_run(mut d: Diff, seed: u64, restart: Option<fn(&mut Server)>) {
@@ -768,7 +758,7 @@ fn random_run(mut d: Diff, seed: u64, restart: Option<fn(&mut Server)>) {
 
 #[test]
 fn random_hash_and_string_commands() {
-    for seed in random_seeds(0) {
+    for seed in random_seeds(0, 4) {
         random_run(Diff::new(), seed, None);
     }
 }
@@ -779,7 +769,7 @@ fn random_hash_and_string_commands() {
 #[test]
 fn random_hash_and_string_commands_across_restarts() {
     let restarts: [fn(&mut Server); 2] = [Server::restart, Server::kill9_restart];
-    for (i, seed) in random_seeds(100).into_iter().enumerate() {
+    for (i, seed) in random_seeds(100, 4).into_iter().enumerate() {
         let firn = Server::firn_with(&["--maxmemory", "32mb", "--appendfsync", "always"]);
         if firn.kind() != Kind::Firn {
             return;

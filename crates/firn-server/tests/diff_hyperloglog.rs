@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{assert_err, command, Conn, Diff, R};
+use common::{assert_err, command, random_seeds, Conn, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -688,16 +688,6 @@ fn get_set_dump_restore_move_hlls_both_ways() {
 
 // ------------------------------------------------------------------ random
 
-fn seeds() -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (0..4).collect(),
-    }
-}
-
 const KEYS: [&str; 4] = ["h1", "h2", "h3", "h4"];
 
 fn random_step(rng: &mut StdRng, non_string: &Option<Vec<String>>) -> Vec<Vec<u8>> {
@@ -762,7 +752,7 @@ fn random_step(rng: &mut StdRng, non_string: &Option<Vec<String>>) -> Vec<Vec<u8
 
 #[test]
 fn random_sequences_mixing_pf_and_string_commands() {
-    for seed in seeds() {
+    for seed in random_seeds(0, 4) {
         let mut d = Diff::new();
         d.context = format!("seed {seed} (FIRN_DIFF_SEED={seed})");
         let mut rng = StdRng::seed_from_u64(seed);

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{command, Diff, Server, R};
+use common::{command, random_seeds, random_steps, Diff, Server, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -676,23 +676,6 @@ fn binary_and_large_elements() {
 const KEYS: [&str; 4] = ["a", "b", "c", "d"];
 const DEFAULT_STEPS: usize = 400;
 
-fn steps() -> usize {
-    std::env::var("FIRN_DIFF_STEPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_STEPS)
-}
-
-fn seeds(group: u64) -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (group * 4..(group + 1) * 4).collect(),
-    }
-}
-
 struct Gen {
     rng: StdRng,
 }
@@ -821,7 +804,7 @@ fn random_run(seed: u64) {
     let mut gen = Gen {
         rng: StdRng::seed_from_u64(seed),
     };
-    for _ in 0..steps() {
+    for _ in 0..random_steps(DEFAULT_STEPS) {
         let c = gen.command();
         let args: Vec<&str> = c.iter().map(String::as_str).collect();
         d.cmd(&args);
@@ -831,14 +814,14 @@ fn random_run(seed: u64) {
 
 #[test]
 fn random_list_sequences_seeds_0_to_3() {
-    for seed in seeds(0) {
+    for seed in random_seeds(0, 4) {
         random_run(seed);
     }
 }
 
 #[test]
 fn random_list_sequences_seeds_4_to_7() {
-    for seed in seeds(1) {
+    for seed in random_seeds(4, 4) {
         random_run(seed);
     }
 }
@@ -856,7 +839,7 @@ fn random_run_with_restarts(seed: u64) {
     let mut gen = Gen {
         rng: StdRng::seed_from_u64(seed),
     };
-    for step in 1..=steps() {
+    for step in 1..=random_steps(DEFAULT_STEPS) {
         let c = gen.command();
         let args: Vec<&str> = c.iter().map(String::as_str).collect();
         d.cmd(&args);
@@ -878,7 +861,7 @@ fn random_run_with_restarts(seed: u64) {
 
 #[test]
 fn random_list_sequences_across_restarts() {
-    for seed in seeds(2) {
+    for seed in random_seeds(8, 4) {
         random_run_with_restarts(seed);
     }
 }

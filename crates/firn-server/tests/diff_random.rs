@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::Diff;
+use common::{random_seeds, random_steps, Diff};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -26,24 +26,6 @@ const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
 const SEEDS_PER_TEST: u64 = 5;
 const DEFAULT_STEPS: usize = 300;
 const CHUNK: i64 = 64 * 1024;
-
-fn steps() -> usize {
-    std::env::var("FIRN_DIFF_STEPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_STEPS)
-}
-
-/// The seeds of test `group` (or the one from FIRN_DIFF_SEED).
-fn seeds(group: u64) -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (group * SEEDS_PER_TEST..(group + 1) * SEEDS_PER_TEST).collect(),
-    }
-}
 
 fn now_secs() -> i64 {
     std::time::SystemTime::now()
@@ -526,7 +508,7 @@ fn random_run(seed: u64) {
     let mut d = Diff::new();
     d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
     let mut gen = Gen::new(seed);
-    for _ in 0..steps() {
+    for _ in 0..random_steps(DEFAULT_STEPS) {
         let (cmd, check) = gen.command();
         run(&mut d, &cmd, check);
     }
@@ -535,28 +517,28 @@ fn random_run(seed: u64) {
 
 #[test]
 fn random_commands_seeds_0_to_4() {
-    for seed in seeds(0) {
+    for seed in random_seeds(0, SEEDS_PER_TEST) {
         random_run(seed);
     }
 }
 
 #[test]
 fn random_commands_seeds_5_to_9() {
-    for seed in seeds(1) {
+    for seed in random_seeds(5, SEEDS_PER_TEST) {
         random_run(seed);
     }
 }
 
 #[test]
 fn random_commands_seeds_10_to_14() {
-    for seed in seeds(2) {
+    for seed in random_seeds(10, SEEDS_PER_TEST) {
         random_run(seed);
     }
 }
 
 #[test]
 fn random_commands_seeds_15_to_19() {
-    for seed in seeds(3) {
+    for seed in random_seeds(15, SEEDS_PER_TEST) {
         random_run(seed);
     }
 }
@@ -575,7 +557,7 @@ fn big_value_run(seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let k = "big";
     d.cmd(&["SETRANGE", k, &(2 * CHUNK).to_string(), "seed"]);
-    for _ in 0..steps() / 2 {
+    for _ in 0..random_steps(DEFAULT_STEPS) / 2 {
         let off = near_boundary(&mut rng).max(0);
         let len = rng.random_range(1..20usize);
         let data: Vec<u8> = (0..len).map(|_| rng.random::<u8>()).collect();
@@ -625,7 +607,7 @@ fn big_value_run(seed: u64) {
 
 #[test]
 fn random_ops_around_chunk_boundaries() {
-    for seed in seeds(0) {
+    for seed in random_seeds(0, SEEDS_PER_TEST) {
         big_value_run(seed + 1000);
     }
 }

@@ -13,30 +13,13 @@
 
 mod common;
 
-use common::{Diff, R};
+use common::{random_seeds, random_steps, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 const KEYS: [&str; 4] = ["a", "b", "c", "d"];
 const SEEDS_PER_TEST: u64 = 4;
 const DEFAULT_STEPS: usize = 400;
-
-fn steps() -> usize {
-    std::env::var("FIRN_DIFF_STEPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_STEPS)
-}
-
-fn seeds(group: u64) -> Vec<u64> {
-    match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (group * SEEDS_PER_TEST..(group + 1) * SEEDS_PER_TEST).collect(),
-    }
-}
 
 enum Check {
     Exact,
@@ -246,13 +229,13 @@ fn compare_state(d: &mut Diff) {
 }
 
 fn run(group: u64) {
-    for seed in seeds(group) {
+    for seed in random_seeds(group * SEEDS_PER_TEST, SEEDS_PER_TEST) {
         let mut d = Diff::new();
         d.context = format!("seed {seed} (FIRN_DIFF_SEED={seed} to rerun)");
         let mut g = Gen {
             rng: StdRng::seed_from_u64(seed),
         };
-        for _ in 0..steps() {
+        for _ in 0..random_steps(DEFAULT_STEPS) {
             let (cmd, check) = g.command();
             match check {
                 Check::Exact => d.cmd(&cmd),

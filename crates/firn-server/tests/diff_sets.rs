@@ -705,14 +705,7 @@ fn compare_sets(d: &mut Diff) {
 
 #[test]
 fn random_sequences_of_set_and_string_commands() {
-    let seeds: Vec<u64> = match std::env::var("FIRN_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        Some(seed) => vec![seed],
-        None => (0..4).collect(),
-    };
-    for seed in seeds {
+    for seed in common::random_seeds(0, 4) {
         let mut d = Diff::new();
         d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
         let mut rng = StdRng::seed_from_u64(seed);

@@ -1365,7 +1365,7 @@ fn dump_and_restore() {
 /// `FIRN_DIFF_SEED=<n>` runs one seed only.
 mod random {
     use super::*;
-    use common::{Kind, Server};
+    use common::{random_seeds, Kind, Server};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -1587,16 +1587,6 @@ mod random {
             d.cmd(&["GET", key]);
             d.cmd(&["OBJECT", "ENCODING", key]);
             d.cmd_approx(&["TTL", key], 1);
-        }
-    }
-
-    fn random_seeds(first: u64, count: u64) -> Vec<u64> {
-        match std::env::var("FIRN_DIFF_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-        {
-            Some(seed) => vec![seed],
-            None => (first..first + count).collect(),
         }
     }
 

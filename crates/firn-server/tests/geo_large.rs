@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{encode_request, Conn, Server, R};
+use common::{encode_request, info_storage, Conn, Server, R};
 
 const SIDE: usize = 1000;
 /// GEOADD commands per pipelined write (1000 members each).
@@ -58,18 +58,6 @@ fn build(
             assert_eq!(reply, R::Int(columns.len() as i64), "GEOADD");
         }
     }
-}
-
-/// A numeric field of INFO storage.
-fn info_storage(conn: &mut Conn, field: &str) -> u64 {
-    let text = match conn.cmd(&["INFO", "storage"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO storage:\n{text}"))
 }
 
 fn cold_commands(conn: &mut Conn) -> u64 {

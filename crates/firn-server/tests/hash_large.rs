@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{encode_request, Conn, Kind, Server, R};
+use common::{encode_request, info_storage, Conn, Kind, Server, R};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -60,22 +60,11 @@ fn build(conn: &mut Conn, key: &str, count: usize) {
     }
 }
 
-fn info_field(conn: &mut Conn, field: &str) -> u64 {
-    let text = match conn.cmd(&["INFO", "storage"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO storage:\n{text}"))
-}
-
 /// RocksDB point reads done by `work`.
 fn reads_during(conn: &mut Conn, work: impl FnOnce(&mut Conn)) -> u64 {
-    let before = info_field(conn, "memory_tier_reads");
+    let before = info_storage(conn, "memory_tier_reads");
     work(conn);
-    info_field(conn, "memory_tier_reads") - before
+    info_storage(conn, "memory_tier_reads") - before
 }
 
 /// Point commands on `key`, whose fields are `field(0..fields)`.
@@ -168,17 +157,17 @@ fn a_million_field_hash_costs_what_each_command_touches() {
     assert_eq!(page.items()[1].items().len(), 20, "{}", page.render());
 
     // HGETALL is streamed and answers every field.
-    let streamed_before = info_field(&mut conn, "streamed_replies");
+    let streamed_before = info_storage(&mut conn, "streamed_replies");
     assert_eq!(hgetall_element_count(server.port(), "big"), 2 * FIELDS);
     assert_eq!(
-        info_field(&mut conn, "streamed_replies"),
+        info_storage(&mut conn, "streamed_replies"),
         streamed_before + 1,
         "HGETALL of a million fields was not streamed"
     );
 
     // DEL: one record, a constant number of reads; the fields stay in
     // RocksDB for compaction.
-    let entries_before = info_field(&mut conn, "rocksdb_estimate_num_keys");
+    let entries_before = info_storage(&mut conn, "rocksdb_estimate_num_keys");
     assert!(entries_before >= FIELDS as u64 * 9 / 10, "{entries_before}");
     let del_reads = reads_during(&mut conn, |c| {
         assert_eq!(c.cmd(&["DEL", "big"]), R::Int(1));
@@ -189,7 +178,7 @@ fn a_million_field_hash_costs_what_each_command_touches() {
     assert_eq!(conn.cmd(&["HLEN", "big"]), R::Int(0));
     assert_eq!(conn.cmd(&["HGET", "big", &field(42)]), R::Bulk(None));
     assert_eq!(conn.cmd(&["DBSIZE"]), R::Int(1));
-    let entries_after = info_field(&mut conn, "rocksdb_estimate_num_keys");
+    let entries_after = info_storage(&mut conn, "rocksdb_estimate_num_keys");
     assert!(
         entries_after >= FIELDS as u64 * 9 / 10,
         "the fields were deleted one by one: {entries_before} entries before DEL, {entries_after} after"

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{encode_request, Conn, Server, R};
+use common::{encode_request, info_storage, measured, Conn, Server, R};
 
 const ELEMENTS: usize = 1_000_000;
 const PER_COMMAND: usize = 1000;
@@ -55,33 +55,6 @@ fn build(conn: &mut Conn, key: &str, count: usize) {
         }
         sent += batch;
     }
-}
-
-fn info_storage(conn: &mut Conn, field: &str) -> u64 {
-    let text = match conn.cmd(&["INFO", "storage"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO storage:\n{text}"))
-}
-
-/// (entries scanned, point reads) so far.
-fn work(conn: &mut Conn) -> (u64, u64) {
-    (
-        info_storage(conn, "scanned_entries"),
-        info_storage(conn, "memory_tier_reads"),
-    )
-}
-
-/// Runs `args` and returns its reply with the work it did.
-fn measured(conn: &mut Conn, args: &[&str]) -> (R, u64, u64) {
-    let (scanned, reads) = work(conn);
-    let reply = conn.cmd(args);
-    let (scanned_after, reads_after) = work(conn);
-    (reply, scanned_after - scanned, reads_after - reads)
 }
 
 fn bulks(items: &[String]) -> R {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{encode_request, Conn, Server, R};
+use common::{encode_request, measured, Conn, Server, R};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -44,30 +44,6 @@ fn fill(conn: &mut Conn, key: &str, n: usize) {
             assert_eq!(reply, R::Int(*added as i64), "SADD while filling");
         }
     }
-}
-
-/// `(memory_tier_reads, scanned_entries)` so far.
-fn work(conn: &mut Conn) -> (u64, u64) {
-    let text = conn.cmd(&["INFO", "storage"]).as_str().unwrap_or_default();
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in INFO storage:\n{text}"))
-    };
-    (field("memory_tier_reads"), field("scanned_entries"))
-}
-
-/// Runs `args` and returns its reply and the work it did.
-fn measured(conn: &mut Conn, args: &[&str]) -> (R, u64, u64) {
-    let (reads_before, scanned_before) = work(conn);
-    let reply = conn.cmd(args);
-    let (reads_after, scanned_after) = work(conn);
-    (
-        reply,
-        reads_after - reads_before,
-        scanned_after - scanned_before,
-    )
 }
 
 fn distinct_members(reply: &R) -> BTreeSet<Vec<u8>> {
@@ -179,8 +155,8 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
                 .filter(|a| !a.is_empty())
                 .collect()
         };
-        let (_, small_reads, small_scanned) = measured(&mut conn, &with_key("small"));
-        let (_, big_reads, big_scanned) = measured(&mut conn, &with_key("big"));
+        let (_, small_scanned, small_reads) = measured(&mut conn, &with_key("small"));
+        let (_, big_scanned, big_reads) = measured(&mut conn, &with_key("big"));
         assert_eq!((small_scanned, big_scanned), (0, 0), "{args:?} scanned");
         assert!(
             big_reads <= small_reads + 2 && big_reads <= 4,
@@ -191,7 +167,7 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
 
     // Random members: about as many entries read as members returned.
     for count in ["10", "-10"] {
-        let (reply, reads, scanned) = measured(&mut conn, &["SRANDMEMBER", "big", count]);
+        let (reply, scanned, reads) = measured(&mut conn, &["SRANDMEMBER", "big", count]);
         assert_eq!(reply.items().len(), 10);
         if count == "10" {
             distinct_members(&reply);
@@ -201,7 +177,7 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
             "SRANDMEMBER {count}: {scanned} entries scanned, {reads} point reads"
         );
     }
-    let (reply, _, scanned) = measured(&mut conn, &["SPOP", "big", "10"]);
+    let (reply, scanned, _) = measured(&mut conn, &["SPOP", "big", "10"]);
     let popped = distinct_members(&reply);
     assert_eq!(popped.len(), 10);
     assert!(scanned <= 100, "SPOP 10 scanned {scanned} entries");
@@ -210,21 +186,21 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
         let m = String::from_utf8_lossy(m).into_owned();
         assert_eq!(conn.cmd(&["SISMEMBER", "big", &m]), R::Int(0));
     }
-    let (reply, _, scanned) = measured(&mut conn, &["SPOP", "big"]);
+    let (reply, scanned, _) = measured(&mut conn, &["SPOP", "big"]);
     assert!(reply.as_bytes().is_some());
     assert!(scanned <= 50, "SPOP scanned {scanned} entries");
 
     // The smaller set is walked, the big one probed.
-    let (reply, reads, scanned) = measured(&mut conn, &["SINTERCARD", "2", "big", "small"]);
+    let (reply, scanned, reads) = measured(&mut conn, &["SINTERCARD", "2", "big", "small"]);
     assert!(matches!(reply, R::Int(n) if n >= 8), "{}", reply.render());
     assert!(
         scanned <= 40 && reads <= 60,
         "SINTERCARD: {scanned} scanned, {reads} reads"
     );
-    let (reply, _, scanned) = measured(&mut conn, &["SINTER", "small", "big"]);
+    let (reply, scanned, _) = measured(&mut conn, &["SINTER", "small", "big"]);
     assert!(reply.items().len() >= 8);
     assert!(scanned <= 40, "SINTER scanned {scanned} entries");
-    let (reply, _, scanned) = measured(&mut conn, &["SSCAN", "big", "0", "COUNT", "20"]);
+    let (reply, scanned, _) = measured(&mut conn, &["SSCAN", "big", "0", "COUNT", "20"]);
     assert_eq!(reply.items()[1].items().len(), 20);
     assert!(scanned <= 60, "SSCAN page scanned {scanned} entries");
 
@@ -242,13 +218,13 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
     assert_eq!(streamed(&mut conn), before + 2, "SMEMBERS was not streamed");
 
     // DEL: the key goes at once; its members are left to compaction.
-    let (reply, reads, scanned) = measured(&mut conn, &["DEL", "big"]);
+    let (reply, scanned, reads) = measured(&mut conn, &["DEL", "big"]);
     assert_eq!(reply, R::Int(1));
     assert_eq!(scanned, 0, "DEL scanned members");
     assert!(reads <= 4, "DEL did {reads} point reads");
     assert_eq!(conn.cmd(&["EXISTS", "big"]), R::Int(0));
     assert_eq!(conn.cmd(&["SCARD", "big"]), R::Int(0));
-    let (reply, _, scanned) = measured(&mut conn, &["SADD", "big", "fresh"]);
+    let (reply, scanned, _) = measured(&mut conn, &["SADD", "big", "fresh"]);
     assert_eq!(reply, R::Int(1));
     assert_eq!(scanned, 0);
     assert_eq!(

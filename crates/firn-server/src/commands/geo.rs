@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 
 use super::collection::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
-use crate::args::parse_i64;
+use crate::args::{parse_double, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
 use crate::geohash::{self, Shape, ShapeKind};
 
@@ -52,34 +52,6 @@ const UNDECODABLE_MEMBER: &str = "ERR could not decode requested zset member";
 fn c_is(arg: &[u8], keyword: &str) -> bool {
     let end = memchr::memchr(0, arg).unwrap_or(arg.len());
     arg[..end].eq_ignore_ascii_case(keyword.as_bytes())
-}
-
-/// Redis's `getDoubleFromObject` (string2d): C strtod over the whole
-/// argument, no leading space, no overflow or underflow to zero, not NaN.
-fn parse_double(bytes: &[u8]) -> Option<f64> {
-    let first = *bytes.first()?;
-    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        return None;
-    }
-    let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
-    let mut text = Vec::with_capacity(end + 1);
-    text.extend_from_slice(&bytes[..end]);
-    text.push(0);
-    let mut stop: *mut libc::c_char = std::ptr::null_mut();
-    // SAFETY: `text` is NUL-terminated and outlives the call; strtod only
-    // reads it and stores into `stop` a pointer into it. errno is the
-    // calling thread's own.
-    let (value, erange) = unsafe {
-        *libc::__errno_location() = 0;
-        let value = libc::strtod(text.as_ptr().cast(), &mut stop);
-        (value, *libc::__errno_location() == libc::ERANGE)
-    };
-    let consumed = (stop as usize).saturating_sub(text.as_ptr() as usize);
-    let out_of_range = erange && (value.is_infinite() || value == 0.0);
-    if consumed != bytes.len() || out_of_range || value.is_nan() {
-        return None;
-    }
-    Some(value)
 }
 
 fn double_arg(bytes: &[u8], error: &'static str) -> CmdResult<f64> {

@@ -15,7 +15,7 @@ use std::ops::Bound;
 
 use super::collection::off_thread_if;
 use super::{def, Ctx, Def};
-use crate::args::{is, parse_i64};
+use crate::args::{c_strtod, is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
 
 pub const COMMANDS: &[Def] = &[def("sort", sort), def("sort_ro", sort_ro)];
@@ -163,7 +163,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
                     item.by = Some(by_value);
                 }
             } else {
-                match c_strtod(&by_value) {
+                match sort_score(&by_value) {
                     Some(score) => item.score = score,
                     None => conversion_error = true,
                 }
@@ -383,69 +383,12 @@ fn ordered_range(
     }
 }
 
-/// C's `strtod` as SORT uses it: leading white space skipped, the whole
-/// rest consumed, decimal or hexadecimal, `inf`/`infinity`; NaN and
-/// out-of-range values (ERANGE) are errors. The empty string reads as 0.
-pub fn c_strtod(bytes: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let text = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
-    if text.is_empty() {
-        return Some(0.0);
-    }
-    let (negative, body) = match text.as_bytes()[0] {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let lower = body.to_ascii_lowercase();
-    let magnitude = if lower == "inf" || lower == "infinity" {
-        f64::INFINITY
-    } else if lower.starts_with("nan") {
-        return None;
-    } else if let Some(hex) = lower.strip_prefix("0x") {
-        parse_hex(hex)?
-    } else {
-        if !body
-            .bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
-        {
-            return None;
-        }
-        let value: f64 = body.parse().ok()?;
-        let mantissa_nonzero = body
-            .split(['e', 'E'])
-            .next()
-            .is_some_and(|m| m.bytes().any(|c| matches!(c, b'1'..=b'9')));
-        if value.is_infinite() || (value == 0.0 && mantissa_nonzero) {
-            return None; // ERANGE
-        }
-        value
-    };
-    Some(if negative { -magnitude } else { magnitude })
-}
-
-/// The hexadecimal form after `0x`: digits, an optional fraction and an
-/// optional binary exponent `p±n`.
-fn parse_hex(hex: &str) -> Option<f64> {
-    let (digits, exponent) = match hex.split_once('p') {
-        Some((d, e)) => (d, e.parse::<i32>().ok()?),
-        None => (hex, 0),
-    };
-    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
-    if int_part.is_empty() && frac_part.is_empty() {
-        return None;
-    }
-    let mut value = 0f64;
-    for c in int_part.chars() {
-        value = value * 16.0 + c.to_digit(16)? as f64;
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in frac_part.chars() {
-        value += c.to_digit(16)? as f64 * scale;
-        scale /= 16.0;
-    }
-    let value = value * 2f64.powi(exponent);
-    if value.is_infinite() {
+/// A score as SORT reads it: C `strtod` (leading white space allowed) must
+/// consume the whole C string (up to a NUL); ERANGE and NaN are errors.
+pub fn sort_score(bytes: &[u8]) -> Option<f64> {
+    let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
+    let (value, consumed, erange) = c_strtod(bytes);
+    if consumed != end || erange || value.is_nan() {
         return None;
     }
     Some(value)
@@ -456,16 +399,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strtod_follows_c() {
-        assert_eq!(c_strtod(b"1.5"), Some(1.5));
-        assert_eq!(c_strtod(b"  -2"), Some(-2.0));
-        assert_eq!(c_strtod(b""), Some(0.0));
-        assert_eq!(c_strtod(b"0x10"), Some(16.0));
-        assert_eq!(c_strtod(b"inf"), Some(f64::INFINITY));
-        assert_eq!(c_strtod(b"1e400"), None);
-        assert_eq!(c_strtod(b"nan"), None);
-        assert_eq!(c_strtod(b"1 "), None);
-        assert_eq!(c_strtod(b"abc"), None);
+    fn scores_follow_c_strtod() {
+        assert_eq!(sort_score(b"1.5"), Some(1.5));
+        assert_eq!(sort_score(b"  -2"), Some(-2.0));
+        assert_eq!(sort_score(b""), Some(0.0));
+        assert_eq!(sort_score(b"0x10"), Some(16.0));
+        assert_eq!(sort_score(b"inf"), Some(f64::INFINITY));
+        assert_eq!(sort_score(b"1e400"), None);
+        assert_eq!(sort_score(b"1e-400"), None);
+        assert_eq!(sort_score(b"nan"), None);
+        assert_eq!(sort_score(b"1 "), None);
+        assert_eq!(sort_score(b"abc"), None);
+        assert_eq!(sort_score(b"7\0junk"), Some(7.0));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use super::collection::{member_scan, off_thread_if, INLINE_MEMBERS, STREAM_MEMBERS};
 use super::keyspace::{parse_cursor, KeyPattern};
 use super::{def, Ctx, Def};
-use crate::args::{int_arg, is, parse_i64, ArgCursor};
+use crate::args::{c_strtod, int_arg, is, parse_double, parse_i64, ArgCursor};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
 use crate::rdb::RdbValue;
 
@@ -74,45 +74,8 @@ const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
 // Argument parsing
 // ---------------------------------------------------------------------------
 
-/// C's `strtod` over `bytes` up to the first NUL (where a C string ends):
-/// the value, how many bytes it consumed, and whether errno was ERANGE.
-fn c_strtod(bytes: &[u8]) -> (f64, usize, bool) {
-    let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
-    let mut text = Vec::with_capacity(end + 1);
-    text.extend_from_slice(&bytes[..end]);
-    text.push(0);
-    let mut stop: *mut libc::c_char = std::ptr::null_mut();
-    // SAFETY: `text` is NUL-terminated and outlives the call; strtod only
-    // reads it and stores into `stop` a pointer into it. errno is the
-    // calling thread's own.
-    let (value, erange) = unsafe {
-        *libc::__errno_location() = 0;
-        let value = libc::strtod(text.as_ptr().cast(), &mut stop);
-        (value, *libc::__errno_location() == libc::ERANGE)
-    };
-    let consumed = (stop as usize)
-        .saturating_sub(text.as_ptr() as usize)
-        .min(end);
-    (value, consumed, erange)
-}
-
-/// Redis's `getDoubleFromObject`: the whole argument is one strtod number,
-/// with no leading space, no overflow or underflow to zero, not NaN.
-fn parse_score(bytes: &[u8]) -> Option<f64> {
-    let first = *bytes.first()?;
-    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        return None;
-    }
-    let (value, consumed, erange) = c_strtod(bytes);
-    let out_of_range = erange && (value.is_infinite() || value == 0.0);
-    if consumed != bytes.len() || out_of_range || value.is_nan() {
-        return None;
-    }
-    Some(value)
-}
-
 fn score_arg(bytes: &[u8], error: &'static str) -> CmdResult<f64> {
-    parse_score(bytes).ok_or(CmdError::Static(error))
+    parse_double(bytes).ok_or(CmdError::Static(error))
 }
 
 /// One end of a score range as `zslParseRange` reads it: `(` makes it
@@ -1579,11 +1542,11 @@ mod tests {
 
     #[test]
     fn scores_parse_like_get_double_from_object() {
-        assert_eq!(parse_score(b"1.5"), Some(1.5));
-        assert_eq!(parse_score(b"0x10"), Some(16.0));
-        assert_eq!(parse_score(b"-inf"), Some(f64::NEG_INFINITY));
-        assert_eq!(parse_score(b"+inf"), Some(f64::INFINITY));
-        assert_eq!(parse_score(b"4.9e-324"), Some(4.9e-324));
+        assert_eq!(parse_double(b"1.5"), Some(1.5));
+        assert_eq!(parse_double(b"0x10"), Some(16.0));
+        assert_eq!(parse_double(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_double(b"+inf"), Some(f64::INFINITY));
+        assert_eq!(parse_double(b"4.9e-324"), Some(4.9e-324));
         for bad in [
             &b"nan"[..],
             b"1e400",
@@ -1594,7 +1557,12 @@ mod tests {
             b"1\x002",
             b"abc",
         ] {
-            assert_eq!(parse_score(bad), None, "{:?}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                parse_double(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 

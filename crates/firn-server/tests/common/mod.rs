@@ -1449,3 +1449,57 @@ pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
         })
         .collect()
 }
+
+// ------------------------------------------------------------- engine work
+
+/// A numeric field of INFO storage, Firn's own section (cost tests count
+/// the engine's work with it, never time).
+pub fn info_storage(conn: &mut Conn, field: &str) -> u64 {
+    let text = match conn.cmd(&["INFO", "storage"]) {
+        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
+        other => panic!("INFO: {}", other.render()),
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in INFO storage:\n{text}"))
+}
+
+/// `(entries range scans visited, point reads)` so far.
+pub fn work(conn: &mut Conn) -> (u64, u64) {
+    (
+        info_storage(conn, "scanned_entries"),
+        info_storage(conn, "memory_tier_reads"),
+    )
+}
+
+/// Runs `args`; returns its reply, the entries it scanned and the point
+/// reads it made.
+pub fn measured(conn: &mut Conn, args: &[&str]) -> (R, u64, u64) {
+    let (scanned, reads) = work(conn);
+    let reply = conn.cmd(args);
+    let (scanned_after, reads_after) = work(conn);
+    (reply, scanned_after - scanned, reads_after - reads)
+}
+
+// ---------------------------------------------------------- random tests
+
+/// The seeds a seeded random test runs: `first..first + count`, or only
+/// the one in `FIRN_DIFF_SEED` (to rerun a failure).
+pub fn random_seeds(first: u64, count: u64) -> Vec<u64> {
+    match std::env::var("FIRN_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        Some(seed) => vec![seed],
+        None => (first..first + count).collect(),
+    }
+}
+
+/// Commands per seed: `default`, or `FIRN_DIFF_STEPS`.
+pub fn random_steps(default: usize) -> usize {
+    std::env::var("FIRN_DIFF_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
