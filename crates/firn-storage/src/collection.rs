@@ -12,7 +12,9 @@
 use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use std::ops::Bound;
+use std::sync::atomic::Ordering;
 
+use crate::collcache::Members;
 use crate::error::{Result, StorageError};
 use crate::keys::{member_key, member_prefix, meta_key, prefix_end};
 use crate::keyspace::KeyspaceView;
@@ -155,7 +157,17 @@ impl Txn<'_> {
         member: &[u8],
     ) -> Result<Option<Bytes>> {
         let pdb = self.physical(db);
-        self.get(cf, &member_key(pdb, key, coll.version, member))
+        let raw = member_key(pdb, key, coll.version, member);
+        if !self.forced_cold() && !self.wrote(cf, &raw) {
+            if let Some(cached) = self.inner.coll.get(cf, &meta_key(pdb, key), coll.version) {
+                self.inner
+                    .stats
+                    .memory_reads
+                    .fetch_add(1, Ordering::Relaxed);
+                return Ok(cached.get(member).cloned());
+            }
+        }
+        self.get(cf, &raw)
     }
 
     pub fn put_member(
@@ -199,6 +211,25 @@ impl Txn<'_> {
                 return Ok(());
             }
         }
+        let cache_key = meta_key(pdb, key);
+        if !self.forced_cold() && !self.wrote_in(cf, &start, end.as_deref()) {
+            if let Some(cached) = self.inner.coll.get(cf, &cache_key, coll.version) {
+                let visited = visit_cached(&cached.entries, from, to, reverse, visit);
+                self.inner
+                    .stats
+                    .scanned_entries
+                    .fetch_add(visited, Ordering::Relaxed);
+                return Ok(());
+            }
+        }
+        // A whole small collection read under its key's lock, with no
+        // write pending, is kept decoded (collcache.rs).
+        let fill = self.is_locked()
+            && !self.forced_cold()
+            && coll.size <= crate::collcache::MAX_MEMBERS
+            && matches!((from, to), (Bound::Unbounded, Bound::Unbounded));
+        let mut gathered: Vec<(Bytes, Bytes)> = Vec::new();
+        let mut complete = true;
         let skip = prefix.len();
         self.scan_dir(
             cf,
@@ -206,10 +237,32 @@ impl Txn<'_> {
             end.as_deref(),
             reverse,
             |raw, value| match raw.get(skip..) {
-                Some(member) if visit(member, value) => ScanStep::Continue,
-                _ => ScanStep::Stop,
+                Some(member) => {
+                    if fill {
+                        gathered.push((Bytes::copy_from_slice(member), value.clone()));
+                    }
+                    if visit(member, value) {
+                        ScanStep::Continue
+                    } else {
+                        complete = false;
+                        ScanStep::Stop
+                    }
+                }
+                None => {
+                    complete = false;
+                    ScanStep::Stop
+                }
             },
-        )
+        )?;
+        if fill && complete && !self.scan_saw_writes && gathered.len() as u64 == coll.size {
+            if reverse {
+                gathered.reverse();
+            }
+            if let Some(members) = Members::new(coll.version, gathered) {
+                self.inner.coll.put(cf, &cache_key, members);
+            }
+        }
+        Ok(())
     }
 
     /// Up to `count` distinct members (with their values in `cf`) chosen at
@@ -449,6 +502,48 @@ fn member_range(prefix: &[u8], from: Bound<&[u8]>, to: Bound<&[u8]>) -> (Vec<u8>
         Bound::Included(m) => Some(with_prefix(m, true)),
     };
     (start, end)
+}
+
+/// Visits the cached `(member, value)` entries within `(from, to)` in
+/// either direction until `visit` returns false; returns how many it
+/// visited.
+fn visit_cached(
+    entries: &[(Bytes, Bytes)],
+    from: Bound<&[u8]>,
+    to: Bound<&[u8]>,
+    reverse: bool,
+    mut visit: impl FnMut(&[u8], &Bytes) -> bool,
+) -> u64 {
+    let first = match from {
+        Bound::Unbounded => 0,
+        Bound::Included(m) => entries.partition_point(|(e, _)| e.as_ref() < m),
+        Bound::Excluded(m) => entries.partition_point(|(e, _)| e.as_ref() <= m),
+    };
+    let end = match to {
+        Bound::Unbounded => entries.len(),
+        Bound::Included(m) => entries.partition_point(|(e, _)| e.as_ref() <= m),
+        Bound::Excluded(m) => entries.partition_point(|(e, _)| e.as_ref() < m),
+    };
+    let window = entries.get(first..end.max(first)).unwrap_or_default();
+    let mut visited = 0;
+    let mut step = |(member, value): &(Bytes, Bytes)| {
+        visited += 1;
+        visit(member, value)
+    };
+    if reverse {
+        for entry in window.iter().rev() {
+            if !step(entry) {
+                break;
+            }
+        }
+    } else {
+        for entry in window {
+            if !step(entry) {
+                break;
+            }
+        }
+    }
+    visited
 }
 
 /// Random seek targets inside a collection's member space. Members are

@@ -29,6 +29,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::changes::{ChangeReceiver, ChangeSender};
+use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
@@ -43,6 +44,12 @@ use crate::Cf;
 pub(crate) const VERSION_KEY: &[u8] = b"version";
 const DB_MAP_KEY: &[u8] = b"dbmap";
 pub const MAX_DATABASES: usize = 256;
+
+/// The hot tier's share for meta records; the rest (a quarter) holds
+/// small collections decoded (`collcache.rs`).
+fn hot_meta_share(hot_cache_bytes: u64) -> u64 {
+    hot_cache_bytes - hot_cache_bytes / 4
+}
 
 pub(crate) fn count_key(db: u8) -> Vec<u8> {
     let mut k = b"count:".to_vec();
@@ -130,6 +137,8 @@ pub(crate) struct Inner {
     pub(crate) db: DB,
     pub(crate) overlay: Overlay,
     pub(crate) hot: HotCache,
+    /// The hot tier's share for small collections, decoded.
+    pub(crate) coll: CollCache,
     pub(crate) locks: KeyLocks,
     pub(crate) next_version: AtomicU64,
     pub(crate) counts: Counts,
@@ -317,7 +326,8 @@ impl Engine {
         let inner = Arc::new(Inner {
             db,
             overlay: Overlay::default(),
-            hot: HotCache::new(config.hot_cache_bytes),
+            hot: HotCache::new(hot_meta_share(config.hot_cache_bytes)),
+            coll: CollCache::new(config.hot_cache_bytes - hot_meta_share(config.hot_cache_bytes)),
             locks: KeyLocks::default(),
             next_version: AtomicU64::new(version),
             counts,
@@ -413,7 +423,10 @@ impl Engine {
             .write_buffers
             .lock()
             .set_buffer_size(write_buffer_limit(write_buffer_bytes));
-        self.inner.hot.set_capacity(hot_cache_bytes);
+        self.inner.hot.set_capacity(hot_meta_share(hot_cache_bytes));
+        self.inner
+            .coll
+            .set_capacity(hot_cache_bytes - hot_meta_share(hot_cache_bytes));
     }
 
     /// A transaction for one command execution that holds no key locks.
@@ -440,7 +453,7 @@ impl Engine {
             hot.hits.load(Ordering::Relaxed),
             hot.misses.load(Ordering::Relaxed),
             hot.entries(),
-            hot.used_bytes(),
+            hot.used_bytes() + self.inner.coll.used_bytes(),
         )
     }
 

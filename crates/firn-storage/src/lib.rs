@@ -8,6 +8,7 @@
 //! knows nothing about RESP.
 
 mod changes;
+mod collcache;
 mod collection;
 mod engine;
 mod error;

@@ -57,7 +57,7 @@ impl Engine {
             .flatten()
             .map_or(0, |text| index_filter_bytes(&text));
         MemoryUsage {
-            hot_tier_bytes: inner.hot.used_bytes(),
+            hot_tier_bytes: inner.hot.used_bytes() + inner.coll.used_bytes(),
             block_cache_bytes,
             block_cache_capacity_bytes: inner
                 .db

@@ -735,3 +735,92 @@ fn random_members_of_a_big_collection_are_spread() {
         "sample not spread: {low} of 50 in the lower half"
     );
 }
+
+/// A whole small collection read under its lock is kept decoded; a point
+/// read or walk then answers from memory; every write to the key (or a new
+/// version) makes the next read go back to RocksDB, so no reader ever sees
+/// stale members.
+#[test]
+fn small_collections_are_cached_decoded_and_never_stale() {
+    use crate::{Cf, ValueType};
+    use std::ops::Bound;
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let put = |field: &'static [u8], value: &'static [u8]| {
+        write(&engine, |t| {
+            let mut h = t.collection_or_new(0, b"h", ValueType::Hash, Bytes::new())?;
+            if t.get_member(Cf::Data, 0, b"h", &h, field)?.is_none() {
+                h.size += 1;
+            }
+            t.put_member(Cf::Data, 0, b"h", &h, field, Bytes::from_static(value));
+            t.save_collection(0, b"h", &h)
+        })
+    };
+    // A locked memory-only read of every member, as HGETALL does.
+    let walk = |engine: &Engine| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut txn = engine.txn_locked(ReadMode::MemoryOnly);
+        let h = txn.collection(0, b"h", ValueType::Hash).unwrap().unwrap();
+        let mut seen = Vec::new();
+        txn.scan_members(
+            Cf::Data,
+            0,
+            b"h",
+            &h,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            false,
+            |m, v| {
+                seen.push((m.to_vec(), v.to_vec()));
+                true
+            },
+        )
+        .unwrap();
+        seen
+    };
+    let field = |engine: &Engine, f: &[u8]| {
+        let mut txn = engine.txn_locked(ReadMode::MemoryOnly);
+        let h = txn.collection(0, b"h", ValueType::Hash).unwrap().unwrap();
+        txn.get_member(Cf::Data, 0, b"h", &h, f).unwrap()
+    };
+    let hits = || engine.inner().coll.hits.load(Ordering::Relaxed);
+    put(b"a", b"1");
+    put(b"b", b"2");
+    assert_eq!(walk(&engine).len(), 2);
+    let before = hits();
+    assert_eq!(field(&engine, b"a"), Some(Bytes::from_static(b"1")));
+    assert_eq!(walk(&engine).len(), 2);
+    assert_eq!(
+        hits(),
+        before + 2,
+        "the second read did not come from the cache"
+    );
+    // A write invalidates; the next reads see it.
+    put(b"a", b"changed");
+    assert_eq!(field(&engine, b"a"), Some(Bytes::from_static(b"changed")));
+    assert_eq!(walk(&engine)[0].1, b"changed".to_vec());
+    // A pending write (not yet durable) is seen too.
+    let mut pending = engine.txn(ReadMode::Blocking);
+    let mut h = pending
+        .collection(0, b"h", ValueType::Hash)
+        .unwrap()
+        .unwrap();
+    pending.put_member(Cf::Data, 0, b"h", &h, b"c", Bytes::from_static(b"3"));
+    h.size += 1;
+    pending.save_collection(0, b"h", &h).unwrap();
+    let _tickets = pending.commit().unwrap();
+    assert_eq!(walk(&engine).len(), 3);
+    // A transaction's own writes win over the cache.
+    let mut own = engine.txn_locked(ReadMode::MemoryOnly);
+    let h = own.collection(0, b"h", ValueType::Hash).unwrap().unwrap();
+    own.put_member(Cf::Data, 0, b"h", &h, b"b", Bytes::from_static(b"mine"));
+    assert_eq!(
+        own.get_member(Cf::Data, 0, b"h", &h, b"b").unwrap(),
+        Some(Bytes::from_static(b"mine"))
+    );
+    drop(own);
+    // Delete and re-create: a new version never matches the old entry.
+    write(&engine, |t| t.delete_key(0, b"h"));
+    put(b"z", b"9");
+    assert_eq!(walk(&engine), vec![(b"z".to_vec(), b"9".to_vec())]);
+}

@@ -51,6 +51,8 @@ pub struct Txn<'e> {
     locked: bool,
     /// Engine maintenance (expiry) ignores the `debug-cold-reads` aid.
     maintenance: bool,
+    /// The last scan merged pending (overlay) or own writes.
+    pub(crate) scan_saw_writes: bool,
     /// What the transaction read and produced; detachable (see TxnParts).
     st: TxnParts,
 }
@@ -117,6 +119,7 @@ impl<'e> Txn<'e> {
             mode,
             locked,
             maintenance: false,
+            scan_saw_writes: false,
             st: TxnParts {
                 now_ms,
                 writes: BTreeMap::new(),
@@ -138,7 +141,7 @@ impl<'e> Txn<'e> {
         txn
     }
 
-    fn forced_cold(&self) -> bool {
+    pub(crate) fn forced_cold(&self) -> bool {
         self.mode == ReadMode::MemoryOnly
             && !self.maintenance
             && self.inner.force_cold_reads.load(Ordering::Relaxed)
@@ -151,6 +154,7 @@ impl<'e> Txn<'e> {
             mode,
             locked: true,
             maintenance: false,
+            scan_saw_writes: false,
             st: parts,
         }
     }
@@ -188,6 +192,28 @@ impl<'e> Txn<'e> {
         {
             self.st.effects.depends.push(ticket.clone());
         }
+    }
+
+    /// Whether the caller holds the locks of the keys this transaction
+    /// touches (only such a transaction fills the caches).
+    pub(crate) fn is_locked(&self) -> bool {
+        self.locked
+    }
+
+    /// Whether this transaction wrote anything in `cf` in `[start, end)`
+    /// (`None` = to the end of the column family).
+    pub(crate) fn wrote_in(&self, cf: Cf, start: &[u8], end: Option<&[u8]>) -> bool {
+        let lo = overlay_key(cf, start);
+        let hi = match end {
+            Some(end) => overlay_key(cf, end),
+            None => vec![cf as u8 + 1],
+        };
+        self.st.writes.range(lo..hi).next().is_some()
+    }
+
+    /// Whether this transaction wrote the raw key `raw` of `cf`.
+    pub(crate) fn wrote(&self, cf: Cf, raw: &[u8]) -> bool {
+        self.st.writes.contains_key(&overlay_key(cf, raw))
     }
 
     /// `(hits, misses)` of key lookups so far.
@@ -336,6 +362,7 @@ impl<'e> Txn<'e> {
         for (k, v) in self.st.writes.range(lo..hi) {
             extra.insert(k[1..].to_vec(), v.clone());
         }
+        self.scan_saw_writes = !extra.is_empty();
         if self.forced_cold() {
             return Err(StorageError::Incomplete);
         }
@@ -605,6 +632,13 @@ impl<'e> Txn<'e> {
         }
         if let Some(error) = self.inner.write_error_text() {
             return Err(StorageError::WriteFailed(error));
+        }
+        // Small collections cached decoded: forget the keys this batch
+        // writes while their locks are still held (see collcache.rs).
+        if !self.inner.coll.is_empty() {
+            for (pdb, key) in changed_keys(&self.st.writes) {
+                self.inner.coll.remove(&meta_key(pdb, &key));
+            }
         }
         let mut stripes: Vec<usize> = self
             .st

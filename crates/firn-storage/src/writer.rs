@@ -199,6 +199,7 @@ fn commit_group(
     for batch in group {
         if !batch.range_deletes.is_empty() {
             inner.hot.clear();
+            inner.coll.clear();
         }
         for (key, value) in &batch.writes {
             if key.first() == Some(&(Cf::Meta as u8)) {
@@ -274,6 +275,7 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
         }
     }
     inner.hot.clear();
+    inner.coll.clear();
     for batch in group {
         if let Some(ticket) = &batch.ticket {
             ticket.resolve(false);
