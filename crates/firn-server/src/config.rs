@@ -256,7 +256,8 @@ pub struct MemoryBudget {
     /// 1/8, given to no cache: client buffers, the pending-write overlay,
     /// flush and compaction buffers, SST readers, allocator slack.
     pub reserve_bytes: u64,
-    /// 1/4: Firn's hot tier of meta records (small strings whole).
+    /// 1/4: Firn's hot tier of meta records (small strings whole) and
+    /// decoded small collections.
     pub hot_cache_bytes: u64,
     /// 5/8: RocksDB's block cache. It holds data blocks, index and filter
     /// blocks, and the memtables, which are charged to it.
@@ -902,7 +903,7 @@ fn render_memory_budget() -> String {
          (and again on `CONFIG SET maxmemory`) in fixed shares that add up to the budget:\n\n\
          | share | of the budget | holds |\n|---|---|---|\n\
          | reserve | 1/8 | no cache: client query and reply buffers, writes queued for the writer thread (the pending-write overlay), flush and compaction buffers, SST readers, allocator slack |\n\
-         | hot tier | 1/4 | Firn's own cache of meta records (a small string is stored whole in its meta record) |\n\
+         | hot tier | 1/4 | Firn's own cache: meta records (a small string is stored whole in its meta record) in three quarters of it, small collections (up to 512 members) decoded in the last quarter |\n\
          | RocksDB block cache | 5/8 | data blocks, index and filter blocks (partitioned; only the top level of each file and the blocks of level-0 files are pinned), and the memtables |\n\
          | of which memtables | 1/8 (4 MiB to 512 MiB) | writes not yet flushed to SST files; they are charged to the block cache through RocksDB's write-buffer manager, which flushes when they reach their share and stalls writes if flushes fall behind |\n\n\
          Index and filter blocks grow with the dataset, so they live in the block cache\n\
