@@ -14,10 +14,7 @@
 
 mod common;
 
-use common::{encode_request, info_storage, Conn, Kind, Server, R};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+use common::{encode_request, info_storage, read_streamed, Conn, Kind, Server, R};
 
 const FIELDS: usize = 1_000_000;
 const FIELDS_PER_HSET: usize = 1000;
@@ -87,41 +84,16 @@ fn point_commands(conn: &mut Conn, key: &str, fields: usize) {
 /// Sends HGETALL and counts the reply's elements as they stream in,
 /// checking a few of them, without keeping the reply.
 fn hgetall_element_count(port: u16, key: &str) -> usize {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .expect("timeout");
-    stream
-        .write_all(&encode_request(&[b"HGETALL", key.as_bytes()]))
-        .expect("send");
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("header");
-    let count: usize = line
-        .trim_end()
-        .strip_prefix('*')
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("HGETALL header {line:?}"));
-    let mut body = Vec::new();
-    for n in 0..count {
-        line.clear();
-        reader.read_line(&mut line).expect("bulk header");
-        let len: usize = line
-            .trim_end()
-            .strip_prefix('$')
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("element {n}: {line:?}"));
-        body.resize(len + 2, 0);
-        reader.read_exact(&mut body).expect("bulk body");
+    let args: [&[u8]; 2] = [b"HGETALL", key.as_bytes()];
+    read_streamed(port, false, &args, '*', |n, element| {
         // Fields come in byte order: the n-th pair is field(n/2).
         if n % 200_000 == 0 {
-            assert_eq!(&body[..len], field(n / 2).as_bytes(), "element {n}");
+            assert_eq!(element, field(n / 2).as_bytes(), "element {n}");
         }
         if n % 200_000 == 1 {
-            assert_eq!(&body[..len], value(n / 2).as_bytes(), "element {n}");
+            assert_eq!(element, value(n / 2).as_bytes(), "element {n}");
         }
-    }
-    count
+    })
 }
 
 #[test]

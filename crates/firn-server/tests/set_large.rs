@@ -10,11 +10,8 @@
 
 mod common;
 
-use common::{encode_request, measured, Conn, Server, R};
+use common::{encode_request, measured, read_streamed, Conn, Server, R};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
 
 const MEMBERS: usize = 1_000_000;
 const PER_COMMAND: usize = 1_000;
@@ -62,69 +59,16 @@ fn distinct_members(reply: &R) -> BTreeSet<Vec<u8>> {
     distinct
 }
 
-/// Reads one whole RESP reply and drops it.
-fn skip_reply(reader: &mut impl BufRead) {
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("reply line");
-    let count = |prefix: char| -> usize {
-        line.trim_end()
-            .strip_prefix(prefix)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    match line.chars().next() {
-        Some('$') => {
-            let mut body = vec![0; count('$') + 2];
-            reader.read_exact(&mut body).expect("bulk body");
-        }
-        Some(c @ ('*' | '~' | '>')) => (0..count(c)).for_each(|_| skip_reply(reader)),
-        Some('%') => (0..2 * count('%')).for_each(|_| skip_reply(reader)),
-        _ => {}
-    }
-}
-
 /// Sends SMEMBERS (after HELLO `protocol`) and counts the members as they
 /// stream in, checking they come in byte order, without keeping the reply.
 fn smembers_count(port: u16, key: &str, protocol: u8) -> usize {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .expect("timeout");
-    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-    let mut line = String::new();
-    if protocol == 3 {
-        stream
-            .write_all(&encode_request(&[b"HELLO", b"3"]))
-            .expect("send");
-        skip_reply(&mut reader);
-    }
-    stream
-        .write_all(&encode_request(&[b"SMEMBERS", key.as_bytes()]))
-        .expect("send");
-    line.clear();
-    reader.read_line(&mut line).expect("header");
     let header = if protocol == 3 { '~' } else { '*' };
-    let count: usize = line
-        .trim_end()
-        .strip_prefix(header)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("SMEMBERS header {line:?}"));
-    let (mut body, mut previous) = (Vec::new(), Vec::new());
-    for n in 0..count {
-        line.clear();
-        reader.read_line(&mut line).expect("bulk header");
-        let len: usize = line
-            .trim_end()
-            .strip_prefix('$')
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("member {n}: {line:?}"));
-        body.resize(len + 2, 0);
-        reader.read_exact(&mut body).expect("bulk body");
-        body.truncate(len);
-        assert!(body > previous, "member {n} out of order");
-        std::mem::swap(&mut body, &mut previous);
-    }
-    count
+    let mut previous = Vec::new();
+    let args: [&[u8]; 2] = [b"SMEMBERS", key.as_bytes()];
+    read_streamed(port, protocol == 3, &args, header, |n, member| {
+        assert!(member > previous.as_slice(), "member {n} out of order");
+        previous = member.to_vec();
+    })
 }
 
 #[test]

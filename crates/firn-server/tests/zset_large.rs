@@ -21,10 +21,7 @@
 
 mod common;
 
-use common::{encode_request, info_storage, measured, work, Conn, Server, R};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+use common::{encode_request, info_storage, measured, read_streamed, work, Conn, Server, R};
 
 const MEMBERS: usize = 1_000_000;
 const PER_COMMAND: usize = 1000;
@@ -83,47 +80,16 @@ fn with_scores(range: impl Iterator<Item = usize>) -> R {
 /// Sends `ZRANGE key 0 -1 WITHSCORES` and counts the reply's elements as
 /// they stream in, checking some of them, without keeping the reply.
 fn streamed_zrange_count(port: u16, key: &str, first: usize) -> usize {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .expect("timeout");
-    stream
-        .write_all(&encode_request(&[
-            b"ZRANGE",
-            key.as_bytes(),
-            b"0",
-            b"-1",
-            b"WITHSCORES",
-        ]))
-        .expect("send");
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("header");
-    let count: usize = line
-        .trim_end()
-        .strip_prefix('*')
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("ZRANGE header {line:?}"));
-    let mut body = Vec::new();
-    for n in 0..count {
-        line.clear();
-        reader.read_line(&mut line).expect("bulk header");
-        let len: usize = line
-            .trim_end()
-            .strip_prefix('$')
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("element {n}: {line:?}"));
-        body.resize(len + 2, 0);
-        reader.read_exact(&mut body).expect("bulk body");
+    let args: [&[u8]; 5] = [b"ZRANGE", key.as_bytes(), b"0", b"-1", b"WITHSCORES"];
+    read_streamed(port, false, &args, '*', |n, element| {
         let i = first + n / 2;
         if n % 100_000 == 0 {
-            assert_eq!(&body[..len], member(i).as_bytes(), "element {n}");
+            assert_eq!(element, member(i).as_bytes(), "element {n}");
         }
         if n % 100_000 == 1 {
-            assert_eq!(&body[..len], i.to_string().as_bytes(), "element {n}");
+            assert_eq!(element, i.to_string().as_bytes(), "element {n}");
         }
-    }
-    count
+    })
 }
 
 #[test]
