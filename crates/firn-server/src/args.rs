@@ -6,37 +6,10 @@ use bytes::Bytes;
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
 
 /// Redis's `string2ll`: optional '-', no '+', no leading zeros or spaces,
-/// must fit in an i64.
+/// must fit in an i64. The storage layer owns it because the same rule
+/// decides whether a set member fits an intset.
 pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
-    if bytes.is_empty() || bytes.len() > 20 {
-        return None;
-    }
-    if bytes == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match bytes[0] {
-        b'-' => (true, &bytes[1..]),
-        _ => (false, bytes),
-    };
-    if digits.is_empty() || digits[0] == b'0' {
-        return None;
-    }
-    let mut value: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add((b - b'0') as u64)?;
-    }
-    if negative {
-        if value > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((value as i64).wrapping_neg())
-        }
-    } else {
-        i64::try_from(value).ok()
-    }
+    firn_storage::intset_value(bytes)
 }
 
 pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
@@ -175,27 +148,6 @@ impl<'a> ArgCursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn integers_follow_string2ll() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"-1"), Some(-1));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [
-            &b"9223372036854775808"[..],
-            b"+1",
-            b"007",
-            b" 1",
-            b"1 ",
-            b"-0",
-            b"",
-            b"-",
-            b"1a",
-        ] {
-            assert_eq!(parse_i64(bad), None, "{:?}", std::str::from_utf8(bad));
-        }
-    }
 
     #[test]
     fn floats_follow_strtod() {

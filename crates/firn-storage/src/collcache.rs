@@ -11,9 +11,10 @@
 //!   family, and carries the version it was read at: a reader uses it only
 //!   for the version its own meta record names, so a deleted, flushed,
 //!   expired or re-created collection never matches an old entry;
-//! - every commit removes the entries of the keys it writes, while its
-//!   command still holds their locks (before any other locked reader can
-//!   look);
+//! - every commit removes the entries of the keys whose members it writes,
+//!   while its command still holds their locks (before any other locked
+//!   reader can look); a meta-only write changes no member, and a change
+//!   of version is caught by the version check;
 //! - a reader fills an entry only while holding the key's lock, after a
 //!   complete walk that met no pending write of the overlay and no write of
 //!   its own transaction.

@@ -46,7 +46,8 @@ fn deleted_count(set: &Collection) -> u64 {
 }
 
 /// The integer an intset would hold for `member`: Redis's `string2ll`
-/// (optional '-', no '+', no leading zeros or spaces, fits in an i64).
+/// (optional '-', no '+', no leading zeros or spaces, fits in an i64),
+/// which is also how every integer argument is read (`args::parse_i64`).
 pub fn intset_value(member: &[u8]) -> Option<i64> {
     if member.is_empty() || member.len() > 20 {
         return None;

@@ -633,11 +633,24 @@ impl<'e> Txn<'e> {
         if let Some(error) = self.inner.write_error_text() {
             return Err(StorageError::WriteFailed(error));
         }
-        // Small collections cached decoded: forget the keys this batch
-        // writes while their locks are still held (see collcache.rs).
+        // Small collections cached decoded: forget the keys whose members
+        // this batch writes, while their locks are still held (see
+        // collcache.rs). A meta-only write (SET, EXPIRE) changes no cached
+        // member, and a new version never matches an old entry.
         if !self.inner.coll.is_empty() {
-            for (pdb, key) in changed_keys(&self.st.writes) {
-                self.inner.coll.remove(&meta_key(pdb, &key));
+            let mut last: Option<(u8, &[u8])> = None;
+            for raw in self.st.writes.keys() {
+                let member_cf = matches!(
+                    raw.first().and_then(|&b| Cf::from_u8(b)),
+                    Some(Cf::Data | Cf::ZScore)
+                );
+                let owner = raw.get(1..).and_then(keys::parse_member_key);
+                if let (true, Some((pdb, key, _))) = (member_cf, owner) {
+                    if last != Some((pdb, key)) {
+                        self.inner.coll.remove(&meta_key(pdb, key));
+                        last = Some((pdb, key));
+                    }
+                }
             }
         }
         let mut stripes: Vec<usize> = self
