@@ -9,12 +9,8 @@
 
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppendFsync {
-    Always,
-    EverySec,
-    No,
-}
+/// `appendfsync` is the storage engine's WAL sync policy, one type.
+pub use firn_storage::SyncPolicy as AppendFsync;
 
 /// One class of `client-output-buffer-limit`: a client is closed when its
 /// unsent output passes `hard_bytes`, or stays above `soft_bytes` for more
@@ -229,14 +225,6 @@ fn int_in(args: &[String], min: i64, max: i64) -> Result<i64, String> {
         ));
     }
     Ok(v)
-}
-
-pub fn sync_policy(fsync: AppendFsync) -> firn_storage::SyncPolicy {
-    match fsync {
-        AppendFsync::Always => firn_storage::SyncPolicy::Always,
-        AppendFsync::EverySec => firn_storage::SyncPolicy::EverySec,
-        AppendFsync::No => firn_storage::SyncPolicy::No,
-    }
 }
 
 /// Bytes of submitted but uncommitted writes (the overlay and the writer's

@@ -131,7 +131,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         block_cache_bytes: budget.block_cache_bytes as usize,
         hot_cache_bytes: budget.hot_cache_bytes,
         write_buffer_bytes: budget.memtable_bytes as usize,
-        sync: crate::config::sync_policy(config.appendfsync),
+        sync: config.appendfsync,
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
