@@ -32,7 +32,7 @@ pub struct OutputLimits {
     pub normal: OutputLimit,
     /// Accepted and printed for compatibility: Firn has no replicas yet.
     pub replica: OutputLimit,
-    /// Accepted and printed for compatibility: Firn has no pub/sub yet.
+    /// Clients with pub/sub subscriptions (`pubsub.rs`).
     pub pubsub: OutputLimit,
 }
 
@@ -576,7 +576,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "client-output-buffer-limit",
         mutable: true,
-        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). Only normal clients exist so far. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
+        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). The pubsub class applies to clients with subscriptions (their queued messages count as unsent output); replica is accepted but unused. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
         get: |c| c.client_output_buffer_limit.render(),
         set: |c, a| {
             let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();

@@ -335,6 +335,13 @@ fn stats_section(server: &Server, out: &mut String) {
     line(out, "evicted_clients", 0);
     line(out, "keyspace_hits", get(&s.keyspace_hits));
     line(out, "keyspace_misses", get(&s.keyspace_misses));
+    line(out, "pubsub_channels", server.pubsub.channel_count());
+    line(out, "pubsub_patterns", server.pubsub.pattern_count());
+    line(
+        out,
+        "pubsubshard_channels",
+        server.pubsub.shard_channel_count(),
+    );
     line(out, "latest_fork_usec", 0);
     line(out, "total_forks", 0);
     line(out, "unexpected_error_replies", 0);

@@ -59,6 +59,8 @@ pub struct ClientInfo {
     pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// Pub/sub subscriptions and the mailbox of server-initiated messages.
+    pub pubsub: crate::pubsub::ClientSubs,
 }
 
 impl ClientInfo {
@@ -84,6 +86,7 @@ impl ClientInfo {
             no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            pubsub: Default::default(),
         }
     }
 
@@ -481,6 +484,7 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 impl Server {

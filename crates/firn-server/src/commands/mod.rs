@@ -21,6 +21,7 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
+pub mod pubsub;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
@@ -73,6 +74,9 @@ pub enum Deferred {
     /// Produce the reply on a background thread and write it in parts as
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
+    /// Send no reply: the command's output went to the client's mailbox
+    /// (pub/sub confirmations, one per channel).
+    Silent,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -219,6 +223,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(pubsub::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {
