@@ -123,6 +123,8 @@ pub struct Config {
     pub requirepass: Option<String>,
     pub maxclients: usize,
     pub timeout_secs: u64,
+    /// Keys the client-side caching table remembers (0 = no bound).
+    pub tracking_table_max_keys: u64,
     pub tcp_backlog: u32,
     pub tcp_keepalive_secs: u64,
     pub appendfsync: AppendFsync,
@@ -166,6 +168,7 @@ impl Default for Config {
             requirepass: None,
             maxclients: 10000,
             timeout_secs: 0,
+            tracking_table_max_keys: 1_000_000,
             tcp_backlog: 511,
             tcp_keepalive_secs: 300,
             appendfsync: AppendFsync::EverySec,
@@ -426,6 +429,16 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| c.timeout_secs.to_string(),
         set: |c, a| {
             c.timeout_secs = int_in(a, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "tracking-table-max-keys",
+        mutable: true,
+        doc: "Keys the client-side caching table (CLIENT TRACKING) remembers, over all clients; past it the oldest are dropped and their clients sent an invalidation (0 = no bound).",
+        get: |c| c.tracking_table_max_keys.to_string(),
+        set: |c, a| {
+            c.tracking_table_max_keys = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
     },

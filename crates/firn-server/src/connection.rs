@@ -104,6 +104,7 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     let mut connection = Connection::new(server.clone(), stream, client.clone());
     connection.run().await;
     server.pubsub.forget_client(&client);
+    crate::tracking::disable(&server, &client);
     server.unregister_client(client.id);
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
@@ -751,6 +752,7 @@ async fn run_one(
                 wait_for_pause(server, cmd).await;
                 started = Instant::now();
                 ran = Some(cmd);
+                crate::tracking::before_command(server, client, cmd, args, session.db);
                 let executed = execute(server, cmd, args, session, client).await;
                 // As in Redis, monitors see a command once it ran, with the
                 // database it left selected; admin commands are not shown.

@@ -23,5 +23,6 @@ pub mod rdb;
 pub mod server;
 mod startup;
 pub mod stream_reply;
+pub mod tracking;
 
 pub use startup::run;

@@ -61,6 +61,8 @@ pub struct ClientInfo {
     pub kill: Notify,
     /// Pub/sub subscriptions and the mailbox of server-initiated messages.
     pub pubsub: crate::pubsub::ClientSubs,
+    /// CLIENT TRACKING state.
+    pub tracking: crate::tracking::ClientTracking,
 }
 
 impl ClientInfo {
@@ -87,6 +89,7 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             pubsub: Default::default(),
+            tracking: Default::default(),
         }
     }
 
@@ -485,6 +488,7 @@ pub struct Server {
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
     pub pubsub: crate::pubsub::PubSub,
+    pub tracking: crate::tracking::Tracking,
 }
 
 impl Server {

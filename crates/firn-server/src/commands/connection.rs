@@ -204,8 +204,9 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.client.no_touch.store(false, Ordering::Relaxed);
     // Leaves MONITOR mode; the connection stops streaming the feed.
     ctx.client.monitor.store(false, Ordering::Release);
-    // Leaves subscribed mode, without confirmations.
+    // Leaves subscribed mode, without confirmations, and tracking.
     ctx.server.pubsub.forget_client(ctx.client);
+    crate::tracking::disable(ctx.server, ctx.client);
     Ok(Reply::Simple(Bytes::from_static(b"RESET")))
 }
 
@@ -244,6 +245,20 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     if client.pubsub.subscribed() {
         flags.push('P');
     }
+    let tracking = &client.tracking;
+    let redirect = if tracking.is_on() {
+        flags.push('t');
+        let tracking_flags = tracking.flags();
+        if tracking_flags & crate::tracking::BROKEN_REDIRECT != 0 {
+            flags.push('R');
+        }
+        if tracking_flags & crate::tracking::BCAST != 0 {
+            flags.push('B');
+        }
+        tracking.redirect() as i64
+    } else {
+        -1
+    };
     if flags.is_empty() {
         flags.push('N');
     }
@@ -270,7 +285,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -290,6 +305,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         unsent.saturating_sub(16384),
         16384 + qbuf + unsent.saturating_sub(16384),
         client.last_cmd.lock(),
+        redirect,
         client.resp.load(Ordering::Relaxed),
         lib,
     )

@@ -26,6 +26,7 @@ pub mod server_cmds;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod tracking;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -224,6 +225,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
         .chain(pubsub::COMMANDS)
+        .chain(tracking::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {
