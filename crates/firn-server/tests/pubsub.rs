@@ -187,3 +187,82 @@ fn disconnection_removes_every_subscription() {
     let listed = admin.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]);
     assert_eq!(listed.as_str().unwrap_or_default(), "");
 }
+
+/// Publishes 64 KiB messages to `channel` until `stop` says so; returns
+/// how many were published.
+fn publish_until(publisher: &mut Conn, channel: &str, mut stop: impl FnMut() -> bool) -> usize {
+    let payload = "y".repeat(64 * 1024);
+    let start = Instant::now();
+    let mut sent = 0;
+    while !stop() {
+        assert!(start.elapsed() < DEADLINE, "gave up publishing");
+        assert!(sent < 4096, "published 256 MB without reaching the state");
+        publisher.cmd(&["PUBLISH", channel, &payload]);
+        sent += 1;
+    }
+    sent
+}
+
+/// CLIENT LIST's `omem` of the only pubsub client.
+fn pubsub_omem(conn: &mut Conn) -> i64 {
+    let listed = conn.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]);
+    listed
+        .as_str()
+        .unwrap_or_default()
+        .split(' ')
+        .find_map(|f| f.strip_prefix("omem="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1)
+}
+
+#[test]
+fn soft_limit_closes_a_subscriber_over_it_for_its_seconds() {
+    let server = Server::firn();
+    let mut admin = server.conn();
+    let set = admin.cmd(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "pubsub 0 1048576 1",
+    ]);
+    assert_eq!(set, R::Simple("OK".into()));
+    let mut slow = server.conn();
+    subscribe(&mut slow, &["SUBSCRIBE", "soft"], 1);
+    // Fill the socket buffers, then go over the soft limit and stop.
+    publish_until(&mut admin, "soft", || {
+        pubsub_omem(&mut server.conn()) > 1_100_000
+    });
+    let over_since = Instant::now();
+    // Nobody publishes any more: the connection's own timer closes it,
+    // after the soft limit's second.
+    poll_until("the slow subscriber to be closed", || {
+        numsub(&mut admin, "soft") == 0
+    });
+    assert!(over_since.elapsed() >= Duration::from_millis(900));
+}
+
+#[test]
+fn queued_messages_show_in_client_list() {
+    let server = Server::firn();
+    let mut admin = server.conn();
+    let mut slow = server.conn();
+    subscribe(&mut slow, &["SUBSCRIBE", "q"], 1);
+    // The default limit (32 MB hard) leaves room to queue a few megabytes.
+    publish_until(&mut admin, "q", || {
+        pubsub_omem(&mut server.conn()) > 2_000_000
+    });
+    let line = admin
+        .cmd(&["CLIENT", "LIST", "TYPE", "pubsub"])
+        .as_str()
+        .unwrap_or_default();
+    assert!(line.contains(" obl=16384 "), "{line}");
+    assert!(!line.contains(" oll=0 "), "{line}");
+    // Reading everything empties the queue again.
+    let mut received = 0;
+    while pubsub_omem(&mut admin) > 0 {
+        let got = message(&mut slow);
+        assert_eq!(got[0], "message");
+        received += 1;
+    }
+    assert!(received > 0);
+}
