@@ -92,6 +92,7 @@ COMMAND_GROUPS = [
         "georadiusbymember georadiusbymember_ro",
     ),
     ("sort", "sort sort_ro"),
+    ("transactions", "multi exec discard watch unwatch"),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
@@ -323,6 +324,12 @@ SUMMARIES = {
     # sort
     "sort": "Sorts the elements of a list, set or sorted set, optionally storing the result.",
     "sort_ro": "Sorts the elements of a list, set or sorted set (read-only form).",
+    # transactions
+    "multi": "Starts a transaction: the commands that follow are queued until EXEC.",
+    "exec": "Runs the queued commands of the transaction as one atomic unit.",
+    "discard": "Drops the queued commands of the transaction and leaves it.",
+    "watch": "Makes the next EXEC fail if any of these keys changes before it.",
+    "unwatch": "Stops watching every key this connection watches.",
 }
 
 

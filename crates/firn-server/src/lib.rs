@@ -22,5 +22,6 @@ pub mod rdb;
 pub mod server;
 mod startup;
 pub mod stream_reply;
+pub mod transaction;
 
 pub use startup::run;

@@ -23,6 +23,8 @@ pub struct Session {
     pub protocol: Protocol,
     pub authenticated: bool,
     pub reply_mode: ReplyMode,
+    /// MULTI/EXEC state (transaction.rs).
+    pub tx: crate::transaction::TxState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +61,8 @@ pub struct ClientInfo {
     pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// MULTI and WATCH state as CLIENT LIST shows it (transaction.rs).
+    pub tx: crate::transaction::ClientTx,
 }
 
 impl ClientInfo {
@@ -84,6 +88,7 @@ impl ClientInfo {
             no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            tx: Default::default(),
         }
     }
 

@@ -184,6 +184,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    crate::transaction::discard(ctx.server, ctx.session, ctx.client);
     ctx.session.db = 0;
     ctx.session.protocol = Protocol::Resp2;
     ctx.session.reply_mode = ReplyMode::On;
@@ -224,11 +225,13 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let name = client.name.lock().clone().unwrap_or_default();
     let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
     let qbuf = client.query_buffer.load(Ordering::Relaxed);
-    let flags = if client.monitor.load(Ordering::Relaxed) {
-        "O"
-    } else {
-        "N"
-    };
+    let mut flags = client.tx.flags();
+    if client.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
     let lib_name = client.lib_name.lock().clone();
     let lib_ver = client.lib_ver.lock().clone();
     let lib = if lib_name.is_some() || lib_ver.is_some() {
@@ -241,7 +244,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs=16384 rbp=16384 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -251,14 +254,16 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         idle,
         flags,
         client.db.load(Ordering::Relaxed),
+        client.tx.multi(),
         qbuf,
         16384u64.saturating_sub(qbuf),
+        client.tx.multi_mem(),
         // Redis counts in omem the replies past its 16 KB output buffer.
         client
             .output_bytes
             .load(Ordering::Relaxed)
             .saturating_sub(16384),
-        16384 + qbuf,
+        16384 + qbuf + client.tx.multi_mem(),
         client.last_cmd.lock(),
         client.resp.load(Ordering::Relaxed),
         lib,

@@ -25,6 +25,7 @@ pub mod server_cmds;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -219,6 +220,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(transactions::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {
