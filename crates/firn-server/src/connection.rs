@@ -713,6 +713,10 @@ async fn run_one(
                 wait_for_pause(server, transaction::pauses_as_write(session, cmd)).await;
                 if let Some(reply) = transaction::queue(session, client, cmd, args) {
                     *client.last_cmd.lock() = cmd.name();
+                    if let Reply::Error(text) = &reply {
+                        server.stats.commands.record_rejected(cmd.name());
+                        server.stats.count_error(text);
+                    }
                     let sent = reply_mode_pass(session, reply).map(Outgoing::Reply);
                     return (sent, Flow::Continue, Vec::new());
                 }

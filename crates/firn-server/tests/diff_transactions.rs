@@ -353,3 +353,20 @@ fn random_transactions_over_shared_keys() {
         d.cmd_unordered(&["KEYS", "*"]);
     }
 }
+
+#[test]
+fn error_counts_include_queue_time_and_runtime_errors() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "RESETSTAT"]);
+    d.cmd(&["SET", "s", "x"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["INCR", "s"]);
+    d.cmd(&["LPUSH", "s", "a"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["SAVE"]);
+    d.cmd(&["GET"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["EXEC", "x"]);
+    d.cmd(&["INFO", "errorstats"]);
+}
