@@ -197,6 +197,18 @@ fn watch_and_flushes() {
     d.cmd(&["MULTI"]);
     d.cmd(&["PING"]);
     d.cmd(&["EXEC"]);
+    // SWAPDB: a key in the other database only, then in neither.
+    d.cmd(&["WATCH", "w"]);
+    d.cmd(&["SWAPDB", "0", "1"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET", "w"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["WATCH", "nowhere"]);
+    d.cmd(&["SWAPDB", "0", "1"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET", "w"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["SWAPDB", "0", "1"]);
 }
 
 #[test]

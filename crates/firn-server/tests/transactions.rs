@@ -156,6 +156,12 @@ fn expiry_flushall_and_swapdb_abort_watchers() {
     a.cmd(&["MULTI"]);
     a.cmd(&["GET", "s"]);
     assert!(exec_aborted(&a.cmd(&["EXEC"])));
+    // SWAPDB spares a watched key that is in neither database.
+    a.cmd(&["WATCH", "nowhere"]);
+    b.cmd(&["SWAPDB", "0", "1"]);
+    a.cmd(&["MULTI"]);
+    a.cmd(&["GET", "s"]);
+    assert!(!exec_aborted(&a.cmd(&["EXEC"])));
 }
 
 #[test]

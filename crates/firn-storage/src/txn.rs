@@ -105,6 +105,8 @@ pub(crate) struct Effects {
     pub flushes: Vec<u8>,
     /// Logical databases this batch swaps.
     pub swap: Option<(u8, u8)>,
+    /// What a swap found of the watched keys of both databases.
+    pub swap_checks: Vec<crate::watch::SwapCheck>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
 }
@@ -677,10 +679,14 @@ impl<'e> Txn<'e> {
     }
 
     /// SWAPDB: only the logical→physical map changes, when the batch is
-    /// submitted. The caller holds every key lock.
-    pub fn swap_databases(&mut self, a: u8, b: u8) {
+    /// submitted. The caller holds every key lock. The watched keys of
+    /// both databases are looked up in both (WATCH spares a key that is in
+    /// neither), which may need the disk.
+    pub fn swap_databases(&mut self, a: u8, b: u8) -> Result<()> {
         self.st.generation += 1;
+        self.st.effects.swap_checks = self.check_swap_watches(a, b)?;
         self.st.effects.swap = Some((a, b));
+        Ok(())
     }
 
     /// Hands the writes to the writer. Returns the tickets the reply must
@@ -736,6 +742,7 @@ impl<'e> Txn<'e> {
             stripes,
             flushes: effects.flushes,
             swap: effects.swap,
+            swap_checks: effects.swap_checks,
             db: effects.db,
             commands,
             ticket: None,

@@ -60,6 +60,25 @@ impl Watcher {
     }
 }
 
+/// Whether a key is in a database, as a swap sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Absent,
+    Live,
+    /// Present but past its deadline (not yet deleted).
+    Expired,
+}
+
+/// A watched key of a swapped database, looked up in both databases
+/// before the swap: `here` in its own, `there` in the other.
+#[derive(Clone, Debug)]
+pub(crate) struct SwapCheck {
+    db: u8,
+    key: Bytes,
+    here: Presence,
+    there: Presence,
+}
+
 /// What WATCH saw of a key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WatchedState {
@@ -191,24 +210,70 @@ impl WatchRegistry {
         });
     }
 
-    /// SWAPDB swapped logical dbs `a` and `b`. Redis spares a watched key
-    /// that exists in neither database; whether it exists in the other
-    /// one is not known here, so every watcher of either db is dirty.
-    fn touch_swapped(&self, a: u8, b: u8) {
+    /// SWAPDB swapped logical dbs `a` and `b`: Redis 7.0's
+    /// touchAllWatchedKeysInDb for each side. A key watched after the swap
+    /// looked (it ran on the pool meanwhile) is dirty, to be safe.
+    fn touch_swapped(&self, a: u8, b: u8, checks: &[SwapCheck]) {
+        let found: HashMap<(u8, &[u8]), &SwapCheck> =
+            checks.iter().map(|c| ((c.db, c.key.as_ref()), c)).collect();
         for db in [a, b] {
-            self.each_in_db(db, |entry| entry.watcher.mark());
+            self.each_in_db_keyed(db, |key, entry| {
+                let Some(check) = found.get(&(db, key)) else {
+                    entry.watcher.mark();
+                    return;
+                };
+                let (here, there) = (check.here, check.there);
+                if here == Presence::Absent && there == Presence::Absent {
+                    return;
+                }
+                if entry.state.expired {
+                    if there == Presence::Absent {
+                        // Expired key now deleted: no logical change.
+                        entry.state = WatchedState::default();
+                        return;
+                    }
+                    if there == Presence::Expired {
+                        return;
+                    }
+                } else if here == Presence::Absent && there == Presence::Expired {
+                    // A missing key replaced with an expired one.
+                    entry.state = WatchedState {
+                        exists: false,
+                        expired: true,
+                        expire_at_ms: 0,
+                    };
+                    return;
+                }
+                entry.watcher.mark();
+            });
         }
     }
 
     fn each_in_db(&self, db: u8, mut visit: impl FnMut(&mut Entry)) {
+        self.each_in_db_keyed(db, |_, entry| visit(entry));
+    }
+
+    fn each_in_db_keyed(&self, db: u8, mut visit: impl FnMut(&[u8], &mut Entry)) {
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
-            for ((entry_db, _), list) in shard.iter_mut() {
+            for ((entry_db, key), list) in shard.iter_mut() {
                 if *entry_db == db {
-                    list.iter_mut().for_each(&mut visit);
+                    for entry in list.iter_mut() {
+                        visit(key, entry);
+                    }
                 }
             }
         }
+    }
+
+    /// The watched keys of logical dbs `dbs`.
+    fn keys_in(&self, dbs: &[u8]) -> Vec<(u8, Bytes)> {
+        let mut keys = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = shard.lock();
+            keys.extend(shard.keys().filter(|(db, _)| dbs.contains(db)).cloned());
+        }
+        keys
     }
 
     /// Marks the watchers of everything `batch` changes. Called at submit,
@@ -218,7 +283,7 @@ impl WatchRegistry {
             self.touch_flushed(inner.logical(pdb));
         }
         if let Some((a, b)) = batch.swap {
-            self.touch_swapped(a, b);
+            self.touch_swapped(a, b, &batch.swap_checks);
         }
         // Per key: whether its meta record is deleted by the batch. Meta
         // entries sort before member entries (by column family).
@@ -290,6 +355,34 @@ impl Engine {
 }
 
 impl Txn<'_> {
+    /// For SWAPDB of logical dbs `a` and `b`: every watched key of either,
+    /// looked up in both (none when nobody watches).
+    pub(crate) fn check_swap_watches(&mut self, a: u8, b: u8) -> Result<Vec<SwapCheck>> {
+        if !self.inner.watches.is_active() {
+            return Ok(Vec::new());
+        }
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let now = self.now_ms();
+        let presence = |meta: Option<crate::meta::Meta>| match meta {
+            None => Presence::Absent,
+            Some(m) if m.is_expired(now) => Presence::Expired,
+            Some(_) => Presence::Live,
+        };
+        let mut checks = Vec::new();
+        for (db, key) in self.inner.watches.keys_in(&[a, b]) {
+            let (own, other) = if db == a { (pa, pb) } else { (pb, pa) };
+            let here = presence(self.raw_meta(own, &key)?);
+            let there = presence(self.raw_meta(other, &key)?);
+            checks.push(SwapCheck {
+                db,
+                key,
+                here,
+                there,
+            });
+        }
+        Ok(checks)
+    }
+
     /// What WATCH records of `key`: read without deleting an expired key
     /// (Redis's WATCH only asks whether the key is expired).
     pub fn watch_probe(&mut self, db: u8, key: &[u8]) -> Result<WatchedState> {
@@ -353,6 +446,31 @@ mod tests {
         assert!(!w.is_dirty());
         registry.touch_key(0, b"k", false);
         assert!(w.is_dirty());
+    }
+
+    #[test]
+    fn a_swap_spares_keys_in_neither_database() {
+        let registry = WatchRegistry::default();
+        let (a, b, c) = (
+            Arc::new(Watcher::default()),
+            Arc::new(Watcher::default()),
+            Arc::new(Watcher::default()),
+        );
+        registry.watch(&a, 0, b"nowhere", WatchedState::default(), false);
+        registry.watch(&b, 1, b"there", WatchedState::default(), false);
+        registry.watch(&c, 0, b"unchecked", WatchedState::default(), false);
+        let check = |db, key: &'static [u8], here, there| SwapCheck {
+            db,
+            key: Bytes::from_static(key),
+            here,
+            there,
+        };
+        let checks = [
+            check(0, b"nowhere", Presence::Absent, Presence::Absent),
+            check(1, b"there", Presence::Absent, Presence::Live),
+        ];
+        registry.touch_swapped(0, 1, &checks);
+        assert!(!a.is_dirty() && b.is_dirty() && c.is_dirty());
     }
 
     #[test]
