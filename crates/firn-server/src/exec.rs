@@ -217,7 +217,8 @@ impl ReplayLog {
         }
     }
 
-    fn add(&mut self, db: u8, mut commands: Vec<Vec<Bytes>>) {
+    /// Adds one command's replay commands, run in database `db`.
+    pub fn add(&mut self, db: u8, mut commands: Vec<Vec<Bytes>>) {
         if commands.is_empty() {
             return;
         }

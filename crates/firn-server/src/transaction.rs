@@ -385,3 +385,48 @@ fn after_step(
         crate::connection::feed_monitors(server, client, step.db, args);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::exec::ReplayLog;
+    use bytes::Bytes;
+
+    fn command(line: &str) -> Vec<Bytes> {
+        line.split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
+    }
+
+    fn lines(commands: Vec<Vec<Bytes>>) -> Vec<String> {
+        commands
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn several_writes_replay_as_multi_exec_with_selects() {
+        let mut log = ReplayLog::new(0);
+        log.add(0, vec![command("SET a 1")]);
+        log.add(0, Vec::new());
+        log.add(2, vec![command("DEL x"), command("INCR x")]);
+        assert_eq!(
+            lines(log.finish()),
+            ["MULTI", "SET a 1", "SELECT 2", "DEL x", "INCR x", "EXEC"]
+        );
+    }
+
+    #[test]
+    fn a_single_write_replays_alone() {
+        let mut log = ReplayLog::new(3);
+        log.add(3, Vec::new());
+        log.add(3, vec![command("SET a 1")]);
+        assert_eq!(lines(log.finish()), ["SET a 1"]);
+        assert!(ReplayLog::new(0).finish().is_empty());
+    }
+}

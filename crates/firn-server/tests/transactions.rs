@@ -246,3 +246,47 @@ fn transactions_over_cold_keys() {
     a.cmd(&["GET", "k"]);
     assert_eq!(a.cmd(&["EXEC"]).items().len(), 1);
 }
+
+#[test]
+fn client_pause_write_holds_queued_writes_and_exec() {
+    let server = Server::firn();
+    let mut a = server.conn();
+    let mut b = server.conn();
+    a.cmd(&["MULTI"]);
+    a.cmd(&["GET", "k"]);
+    // A read is queued during a write pause at once.
+    b.cmd(&["CLIENT", "PAUSE", "400", "WRITE"]);
+    let started = Instant::now();
+    assert_eq!(a.cmd(&["GET", "k"]), R::Simple("QUEUED".into()));
+    assert!(started.elapsed() < Duration::from_millis(300));
+    // A write waits for the pause to end before it is queued.
+    assert_eq!(a.cmd(&["SET", "k", "1"]), R::Simple("QUEUED".into()));
+    assert!(started.elapsed() >= Duration::from_millis(350));
+    // An EXEC whose queue holds a write is paused like a write.
+    b.cmd(&["CLIENT", "PAUSE", "400", "WRITE"]);
+    let started = Instant::now();
+    let reply = a.cmd(&["EXEC"]);
+    assert!(started.elapsed() >= Duration::from_millis(350));
+    assert_eq!(reply.items().len(), 3, "{reply:?}");
+    // A read-only EXEC is not.
+    a.cmd(&["MULTI"]);
+    a.cmd(&["GET", "k"]);
+    b.cmd(&["CLIENT", "PAUSE", "2000", "WRITE"]);
+    let started = Instant::now();
+    assert_eq!(a.cmd(&["EXEC"]).items().len(), 1);
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    b.cmd(&["CLIENT", "UNPAUSE"]);
+}
+
+#[test]
+fn blocking_jobs_reply_inside_exec() {
+    let server = Server::firn();
+    let mut a = server.conn();
+    // Over 1 MiB: BITCOUNT runs as a blocking job.
+    a.cmd(&["SETRANGE", "big", "2000000", "x"]);
+    a.cmd(&["MULTI"]);
+    a.cmd(&["BITCOUNT", "big"]);
+    a.cmd(&["STRLEN", "big"]);
+    let reply = a.cmd(&["EXEC"]);
+    assert_eq!(reply, R::Array(Some(vec![R::Int(4), R::Int(2000001)])));
+}
