@@ -129,7 +129,7 @@ pub struct Step {
     pub deferred: Option<Deferred>,
     pub protocol: Protocol,
     pub reply_mode: ReplyMode,
-    /// The session's database while it ran.
+    /// The session's database after it ran (MONITOR shows that one).
     pub db: u8,
 }
 
@@ -312,7 +312,6 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
             let mut log = ReplayLog::new(ctx.session.db);
             let mut steps = Vec::with_capacity(commands.len());
             for args in commands {
-                let db = ctx.session.db;
                 let (name, (reply, deferred)) = match server.registry.lookup(args) {
                     // Checked when queued; the registry does not change.
                     Err(e) => ("", (e.into_reply(), None)),
@@ -324,7 +323,7 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
                     deferred,
                     protocol: ctx.session.protocol,
                     reply_mode: ctx.session.reply_mode,
-                    db,
+                    db: ctx.session.db,
                 });
             }
             ctx.txn.set_replay(log.finish());

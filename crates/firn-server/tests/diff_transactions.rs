@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{random_seeds, random_steps, Diff};
+use common::{random_seeds, random_steps, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -381,4 +381,51 @@ fn error_counts_include_queue_time_and_runtime_errors() {
     d.cmd(&["EXEC"]);
     d.cmd(&["EXEC", "x"]);
     d.cmd(&["INFO", "errorstats"]);
+}
+
+/// A monitor line without its timestamp and client address.
+fn feed_line(r: &R) -> String {
+    let R::Simple(text) = r else {
+        return format!("not a feed line: {}", r.render());
+    };
+    match (text.find('['), text.find(']')) {
+        (Some(open), Some(close)) if open < close => {
+            let db = text[open + 1..close].split(' ').next().unwrap_or_default();
+            format!("[{db}]{}", &text[close + 1..])
+        }
+        _ => format!("malformed feed line: {text}"),
+    }
+}
+
+#[test]
+fn monitors_see_the_queued_commands_when_exec_runs_them() {
+    let mut d = Diff::new();
+    let monitor = d.open_client();
+    d.use_client(monitor);
+    d.cmd(&["MONITOR"]);
+    d.use_client(0);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["SET", "a", "1"]);
+    d.cmd(&["SELECT", "1"]);
+    d.cmd(&["GET", "a"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET"]);
+    d.cmd(&["EXEC"]);
+    d.use_client(monitor);
+    for expected in [
+        r#"[0] "MULTI""#,
+        r#"[0] "SET" "a" "1""#,
+        r#"[1] "SELECT" "1""#,
+        r#"[1] "GET" "a""#,
+        r#"[1] "EXEC""#,
+        r#"[1] "MULTI""#,
+        r#"[1] "EXEC""#,
+    ] {
+        let pair = d.client();
+        let redis = feed_line(&pair.redis.read_reply().1);
+        let firn = feed_line(&pair.firn.read_reply().1);
+        assert_eq!(redis, expected, "redis's feed line");
+        assert_eq!(firn, expected, "firn's feed line");
+    }
 }
