@@ -528,7 +528,10 @@ impl Server {
                 self.stats.dirty.fetch_add(changes, Ordering::Relaxed);
             }
         }
-        self.slowlog_record(&redacted_args(args), micros, client);
+        // EXEC is not logged (its commands are, one by one), as in Redis.
+        if !cmd.spec.flags.contains(&"skip_slowlog") {
+            self.slowlog_record(&redacted_args(args), micros, client);
+        }
         // A command that failed before looking its keys up (a syntax error)
         // must not refresh them; WRONGTYPE means the key was looked up.
         let looked_up = match reply {

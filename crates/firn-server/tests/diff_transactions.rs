@@ -429,3 +429,31 @@ fn monitors_see_the_queued_commands_when_exec_runs_them() {
         assert_eq!(firn, expected, "firn's feed line");
     }
 }
+
+/// SLOWLOG entries reduced to their arguments and client name.
+fn slowlog_normalised(r: &R) -> R {
+    let entries = r
+        .items()
+        .iter()
+        .map(|e| {
+            let items = e.items();
+            match (items.get(3), items.get(5), items.len()) {
+                (Some(args), Some(name), 6) => R::Array(Some(vec![args.clone(), name.clone()])),
+                _ => R::Simple(format!("malformed entry {}", e.render())),
+            }
+        })
+        .collect();
+    R::Array(Some(entries))
+}
+
+#[test]
+fn slowlog_has_the_queued_commands_but_not_exec() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    d.cmd(&["SLOWLOG", "RESET"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["SET", "a", "1"]);
+    d.cmd(&["INCR", "a"]);
+    d.cmd(&["EXEC"]);
+    d.cmd_with(&["SLOWLOG", "GET", "-1"], slowlog_normalised);
+}
