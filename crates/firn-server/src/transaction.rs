@@ -208,6 +208,11 @@ pub fn queue(
         tx.aborted = true;
         return Some(CmdError::Static(NOT_IN_MULTI).into_reply());
     }
+    // As Redis 7.0: a transaction that will fail anyway (a refused
+    // command, a watched key changed) keeps nothing more.
+    if tx.aborted || client.tx.watcher.is_dirty() {
+        return Some(Reply::Simple(Bytes::from_static(b"QUEUED")));
+    }
     queued.push(args.to_vec());
     tx.writes |= cmd.write;
     let memory = client.tx.multi_mem()

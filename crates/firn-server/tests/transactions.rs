@@ -115,12 +115,20 @@ fn client_list_shows_multi_and_dirty_watch() {
     b.cmd(&["SET", "k", "1"]);
     let text = line(&mut b);
     assert!(text.contains(" flags=xd "), "{text}");
+    // A transaction bound to fail keeps no more commands (Redis 7.0).
+    assert_eq!(a.cmd(&["SET", "c", "1"]), R::Simple("QUEUED".into()));
+    assert!(line(&mut b).contains(" multi=2 "));
     assert!(exec_aborted(&a.cmd(&["EXEC"])));
     let text = line(&mut b);
     assert!(
         text.contains(" flags=N ") && text.contains(" multi=-1 "),
         "{text}"
     );
+    a.cmd(&["MULTI"]);
+    a.cmd(&["GET"]);
+    a.cmd(&["SET", "a", "1"]);
+    assert!(line(&mut b).contains(" multi=0 "));
+    assert!(a.cmd(&["EXEC"]).is_error());
 }
 
 #[test]
