@@ -97,6 +97,7 @@ COMMAND_GROUPS = [
         "subscribe unsubscribe psubscribe punsubscribe ssubscribe sunsubscribe publish spublish "
         "pubsub",
     ),
+    ("transactions", "multi exec discard watch unwatch"),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
@@ -344,6 +345,12 @@ SUMMARIES = {
     "pubsub|numsub": "Returns the number of subscribers of each given channel.",
     "pubsub|shardchannels": "Lists the shard channels with at least one subscriber, optionally matching a pattern.",
     "pubsub|shardnumsub": "Returns the number of subscribers of each given shard channel.",
+    # transactions
+    "multi": "Starts a transaction: the commands that follow are queued until EXEC.",
+    "exec": "Runs the queued commands of the transaction as one atomic unit.",
+    "discard": "Drops the queued commands of the transaction and leaves it.",
+    "watch": "Makes the next EXEC fail if any of these keys changes before it.",
+    "unwatch": "Stops watching every key this connection watches.",
 }
 
 

@@ -42,6 +42,7 @@ use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
 use crate::stream_reply::Part;
+use crate::transaction;
 use firn_storage::Ticket;
 
 /// Replies are released and written early once this much output is queued.
@@ -105,6 +106,7 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     connection.run().await;
     server.pubsub.forget_client(&client);
     crate::tracking::disable(&server, &client);
+    crate::transaction::unwatch(&server, &client);
     server.unregister_client(client.id);
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
@@ -218,6 +220,7 @@ impl Connection {
             protocol: Protocol::Resp2,
             authenticated: server.config().requirepass.is_none(),
             reply_mode: ReplyMode::On,
+            tx: Default::default(),
         };
         let shutdown = server.shutdown.subscribe();
         Connection {
@@ -724,9 +727,11 @@ async fn run_one(
     let (executed, name) = match server.registry.lookup(args) {
         Err(e) => {
             let reply = e.into_reply();
-            if let Some(name) = rejected_command(server, args, &reply) {
+            let arity_of = rejected_command(server, args, &reply);
+            if let Some(name) = arity_of {
                 server.stats.commands.record_rejected(name);
             }
+            let reply = transaction::rejected(server, session, client, arity_of, reply);
             (
                 Executed {
                     reply,
@@ -739,9 +744,10 @@ async fn run_one(
         Ok(cmd) => match check_allowed(server, session, cmd, client) {
             Err(e) => {
                 server.stats.commands.record_rejected(cmd.name());
+                let reply = transaction::refused(server, session, client, cmd, e.into_reply());
                 (
                     Executed {
-                        reply: e.into_reply(),
+                        reply,
                         tickets: Vec::new(),
                         deferred: None,
                     },
@@ -749,15 +755,28 @@ async fn run_one(
                 )
             }
             Ok(()) => {
-                wait_for_pause(server, cmd).await;
+                wait_for_pause(server, transaction::pauses_as_write(session, cmd)).await;
+                if let Some(reply) = transaction::queue(session, client, cmd, args) {
+                    *client.last_cmd.lock() = cmd.name();
+                    if let Reply::Error(text) = &reply {
+                        server.stats.commands.record_rejected(cmd.name());
+                        server.stats.count_error(text);
+                    }
+                    let sent = reply_mode_pass(session, reply).map(Outgoing::Reply);
+                    return (sent, Flow::Continue, Vec::new());
+                }
                 started = Instant::now();
                 ran = Some(cmd);
-                crate::tracking::before_command(server, client, cmd, args, session.db);
-                let executed = execute(server, cmd, args, session, client).await;
+                let executed = if transaction::is_exec(session, cmd) {
+                    transaction::exec(server, session, client).await
+                } else {
+                    crate::tracking::before_command(server, client, cmd, args, session.db);
+                    execute(server, cmd, args, session, client).await
+                };
                 // As in Redis, monitors see a command once it ran, with the
                 // database it left selected; admin commands are not shown.
                 if !cmd.admin {
-                    feed_monitors(server, client, session, args);
+                    feed_monitors(server, client, session.db, args);
                 }
                 (executed, Some(cmd.name()))
             }
@@ -822,7 +841,13 @@ async fn run_one(
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);
         }
-        sent = reply_mode_pass(session, reply).map(Outgoing::Reply);
+        sent = match transaction::take_exec_pass(session) {
+            Some((mode_after, send)) => {
+                session.reply_mode = mode_after;
+                send.then_some(Outgoing::Reply(reply))
+            }
+            None => reply_mode_pass(session, reply).map(Outgoing::Reply),
+        };
     }
     client.resp.store(
         if session.protocol == Protocol::Resp3 {
@@ -886,11 +911,11 @@ fn check_allowed(
 }
 
 /// CLIENT PAUSE: writes (or everything) wait until the pause ends.
-async fn wait_for_pause(server: &Server, cmd: &Command) {
+async fn wait_for_pause(server: &Server, write: bool) {
     loop {
         let pause = *server.pause.lock();
         let now = firn_storage::now_ms();
-        if pause.until_ms <= now || !(pause.all || cmd.write) {
+        if pause.until_ms <= now || !(pause.all || write) {
             return;
         }
         let left = Duration::from_millis(pause.until_ms - now);
@@ -901,7 +926,8 @@ async fn wait_for_pause(server: &Server, cmd: &Command) {
     }
 }
 
-fn feed_monitors(server: &Server, client: &ClientInfo, session: &Session, args: &[Bytes]) {
+/// Shows a command that ran, in database `db`, to the MONITOR clients.
+pub(crate) fn feed_monitors(server: &Server, client: &ClientInfo, db: u8, args: &[Bytes]) {
     if server.monitor_feed.receiver_count() == 0 {
         return;
     }
@@ -914,7 +940,7 @@ fn feed_monitors(server: &Server, client: &ClientInfo, session: &Session, args: 
         "+{}.{:06} [{} {}]",
         now.as_secs(),
         now.subsec_micros(),
-        session.db,
+        db,
         client.addr
     );
     if redacted && name != b"config" {

@@ -15,16 +15,19 @@
 //!
 //! No lock is ever held while waiting for the disk or for durability, and
 //! a cold command costs one memory attempt plus one pool run.
+//!
+//! The unit the rounds run is a [`Body`]: one command, or a transaction's
+//! queued commands (EXEC), which run in order over one `Txn` under the
+//! union of their keys' locks and commit once (see transaction.rs).
 
 use bytes::Bytes;
-use firn_resp::Reply;
-use firn_storage::{ReadMode, Ticket, TxnParts};
+use firn_resp::{Protocol, Reply};
+use firn_storage::{ReadMode, Ticket, TxnParts, Watcher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::commands::{Command, Ctx, Deferred};
-use crate::errors::CmdResult;
-use crate::server::{ClientInfo, Server, Session};
+use crate::server::{ClientInfo, ReplyMode, Server, Session};
 
 /// Pool runs a command may need before it gives up: each one fails only if
 /// another client wrote one of its keys meanwhile and the data fell out of
@@ -48,17 +51,126 @@ impl Executed {
     }
 }
 
+/// What runs as one unit under one set of locks.
+#[derive(Clone, Copy)]
+pub enum Body<'a> {
+    /// One command, already resolved.
+    Command(&'a Command, &'a [Bytes]),
+    /// A transaction's queued commands, run in order over one `Txn`. It
+    /// does not run at all if `watcher` says a watched key changed, checked
+    /// where it commits (under the locks).
+    Transaction {
+        commands: &'a [Vec<Bytes>],
+        watcher: &'a Arc<Watcher>,
+    },
+}
+
+/// A [`Body`] that can cross to a pool thread.
+enum OwnedBody {
+    Command(Vec<Bytes>),
+    Transaction(Vec<Vec<Bytes>>),
+}
+
+impl Body<'_> {
+    fn detach(self) -> OwnedBody {
+        match self {
+            Body::Command(_, args) => OwnedBody::Command(args.to_vec()),
+            Body::Transaction { commands, .. } => OwnedBody::Transaction(commands.to_vec()),
+        }
+    }
+
+    /// Whether it takes every key lock: a command that changes whole
+    /// databases, or a transaction with one, or with a command that changes
+    /// the session's database (its later keys would be elsewhere).
+    fn locks_all(&self, server: &Server) -> bool {
+        match self {
+            Body::Command(cmd, _) => cmd.locks_all(),
+            Body::Transaction { commands, .. } => {
+                commands
+                    .iter()
+                    .any(|args| match server.registry.lookup(args) {
+                        Ok(cmd) => cmd.locks_all() || matches!(cmd.name(), "select" | "reset"),
+                        Err(_) => false,
+                    })
+            }
+        }
+    }
+
+    /// The `(logical db, key)` pairs it locks (the union for a transaction).
+    fn lock_keys(&self, server: &Server, db: u8) -> Vec<(u8, Bytes)> {
+        match self {
+            Body::Command(cmd, args) => cmd.lock_keys(args, db),
+            Body::Transaction { commands, .. } => {
+                let mut keys = Vec::new();
+                for args in commands.iter() {
+                    if let Ok(cmd) = server.registry.lookup(args) {
+                        keys.extend(cmd.lock_keys(args, db));
+                    }
+                }
+                keys
+            }
+        }
+    }
+
+    fn watcher(&self) -> Option<&Arc<Watcher>> {
+        match self {
+            Body::Command(..) => None,
+            Body::Transaction { watcher, .. } => Some(watcher),
+        }
+    }
+}
+
+/// One command run inside a transaction: its reply and what the session
+/// looked like right after it (the reply is encoded and filtered by the
+/// client's protocol and CLIENT REPLY mode at that point, as in Redis).
+pub struct Step {
+    pub name: &'static str,
+    pub reply: Reply,
+    pub deferred: Option<Deferred>,
+    pub protocol: Protocol,
+    pub reply_mode: ReplyMode,
+    /// The session's database after it ran (MONITOR shows that one).
+    pub db: u8,
+}
+
+/// What a body produced.
+pub enum Outcome {
+    Command {
+        result: Result<Reply, Reply>,
+        deferred: Option<Deferred>,
+    },
+    Transaction(Vec<Step>),
+    /// A watched key changed: the transaction did not run.
+    WatchFailed,
+    /// The body could not run or commit at all (an error reply).
+    Failed(Reply),
+}
+
+pub struct Finished {
+    pub outcome: Outcome,
+    /// Batches that must be durable before the reply may leave.
+    pub tickets: Vec<Ticket>,
+}
+
+impl Finished {
+    fn failed(reply: Reply) -> Self {
+        Finished {
+            outcome: Outcome::Failed(reply),
+            tickets: Vec::new(),
+        }
+    }
+}
+
 enum Attempt {
-    Done(Executed),
+    Done(Finished),
     Incomplete,
 }
 
 /// What a lock-free pool run produced, to be committed under the locks.
 struct PoolRun {
-    result: Result<Reply, Reply>,
+    outcome: Outcome,
     parts: TxnParts,
     session: Session,
-    deferred: Option<Deferred>,
 }
 
 /// Counts key lookups of read-only commands (INFO keyspace_hits/misses).
@@ -83,13 +195,150 @@ fn default_replay(ctx: &mut Ctx<'_>, cmd: &Command, args: &[Bytes]) {
     }
 }
 
-/// Awaits the locks a command needs: all of them, its keys', or none.
+/// The `Incomplete` marker: a read needed the disk.
+pub struct NeedsDisk;
+
+/// Redis's reply to MONITOR inside a transaction (its clients must get one
+/// reply per command).
+const MONITOR_IN_EXEC: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
+
+/// The replay commands of a transaction as its commands add them, with a
+/// SELECT wherever a command ran in another database than the one before.
+pub struct ReplayLog {
+    commands: Vec<Vec<Bytes>>,
+    db: u8,
+}
+
+impl ReplayLog {
+    pub fn new(db: u8) -> Self {
+        ReplayLog {
+            commands: Vec::new(),
+            db,
+        }
+    }
+
+    /// Adds one command's replay commands, run in database `db`.
+    pub fn add(&mut self, db: u8, mut commands: Vec<Vec<Bytes>>) {
+        if commands.is_empty() {
+            return;
+        }
+        if db != self.db {
+            self.commands.push(vec![
+                Bytes::from_static(b"SELECT"),
+                Bytes::from(db.to_string()),
+            ]);
+            self.db = db;
+        }
+        self.commands.append(&mut commands);
+    }
+
+    /// The batch's replay form: as Redis 7.0 propagates, several commands
+    /// are wrapped in MULTI/EXEC and a single one goes alone.
+    pub fn finish(mut self) -> Vec<Vec<Bytes>> {
+        if self.commands.len() > 1 {
+            self.commands.insert(0, vec![Bytes::from_static(b"MULTI")]);
+            self.commands.push(vec![Bytes::from_static(b"EXEC")]);
+        }
+        self.commands
+    }
+}
+
+/// Runs one command of a list over `ctx.txn` (EXEC, and scripts): a
+/// failed command leaves no writes, its replay form goes to `log`, its
+/// deferred work is handed back. `Err(NeedsDisk)` means the whole list
+/// must run again where reads may block.
+pub fn run_step(
+    server: &Server,
+    ctx: &mut Ctx<'_>,
+    cmd: &Command,
+    args: &[Bytes],
+    log: &mut ReplayLog,
+) -> Result<(Reply, Option<Deferred>), NeedsDisk> {
+    if cmd.name() == "monitor" {
+        return Ok((
+            Reply::Error(Bytes::from_static(MONITOR_IN_EXEC.as_bytes())),
+            None,
+        ));
+    }
+    let db = ctx.session.db;
+    let savepoint = cmd.write.then(|| ctx.txn.savepoint());
+    let earlier = ctx.txn.take_replay();
+    let generation = ctx.txn.write_generation();
+    let lookups = ctx.txn.key_lookups();
+    let result = (cmd.handler)(ctx, args);
+    let deferred = ctx.deferred.take();
+    match result {
+        Err(e) if e.is_incomplete() => Err(NeedsDisk),
+        Err(e) => {
+            if let Some(savepoint) = savepoint {
+                ctx.txn.rollback(savepoint);
+            }
+            ctx.txn.set_replay(earlier);
+            Ok((e.into_reply(), None))
+        }
+        Ok(reply) => {
+            let after = ctx.txn.key_lookups();
+            count_lookups(server, cmd, (after.0 - lookups.0, after.1 - lookups.1));
+            let mut own = ctx.txn.take_replay();
+            if own.is_empty() && cmd.write && ctx.txn.write_generation() != generation {
+                own.push(args.to_vec());
+            }
+            ctx.txn.set_replay(earlier);
+            log.add(db, own);
+            Ok((reply, deferred))
+        }
+    }
+}
+
+/// Runs a body over `ctx` (no locking, no commit).
+fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
+    match body {
+        Body::Command(cmd, args) => match (cmd.handler)(ctx, args) {
+            Err(e) if e.is_incomplete() => Err(NeedsDisk),
+            Err(e) => Ok(Outcome::Command {
+                result: Err(e.into_reply()),
+                deferred: ctx.deferred.take(),
+            }),
+            Ok(reply) => {
+                count_lookups(server, cmd, ctx.txn.key_lookups());
+                default_replay(ctx, cmd, args);
+                Ok(Outcome::Command {
+                    result: Ok(reply),
+                    deferred: ctx.deferred.take(),
+                })
+            }
+        },
+        Body::Transaction { commands, .. } => {
+            let mut log = ReplayLog::new(ctx.session.db);
+            let mut steps = Vec::with_capacity(commands.len());
+            for args in commands {
+                let (name, (reply, deferred)) = match server.registry.lookup(args) {
+                    // Checked when queued; the registry does not change.
+                    Err(e) => ("", (e.into_reply(), None)),
+                    Ok(cmd) => (cmd.name(), run_step(server, ctx, cmd, args, &mut log)?),
+                };
+                steps.push(Step {
+                    name,
+                    reply,
+                    deferred,
+                    protocol: ctx.session.protocol,
+                    reply_mode: ctx.session.reply_mode,
+                    db: ctx.session.db,
+                });
+            }
+            ctx.txn.set_replay(log.finish());
+            Ok(Outcome::Transaction(steps))
+        }
+    }
+}
+
+/// Awaits the locks a body needs: all of them, its keys', or none.
 async fn acquire<'a>(
     server: &'a Server,
-    cmd: &Command,
+    all: bool,
     keys: &[(u8, &[u8])],
 ) -> Option<firn_storage::KeyGuard<'a>> {
-    if cmd.locks_all() {
+    if all {
         Some(server.engine.lock_all().await)
     } else if keys.is_empty() {
         None
@@ -98,26 +347,46 @@ async fn acquire<'a>(
     }
 }
 
-/// The stripes whose write stamp guards a pool run of `cmd`.
-fn guarded_stripes(server: &Server, cmd: &Command, keys: &[(u8, &[u8])]) -> Vec<usize> {
-    if cmd.locks_all() {
+/// The stripes whose write stamp guards a pool run.
+fn guarded_stripes(server: &Server, all: bool, keys: &[(u8, &[u8])]) -> Vec<usize> {
+    if all {
         (0..firn_storage::locks::STRIPES).collect()
     } else {
         server.engine.stripes_of(keys)
     }
 }
 
+/// Whether a transaction must not run: checked under its locks.
+fn watch_failed(server: &Server, body: Body<'_>) -> bool {
+    body.watcher()
+        .is_some_and(|w| server.engine.watch_failed(w, firn_storage::now_ms()))
+}
+
+/// Commits a body's writes; an error reply if the batch cannot be queued.
+fn commit(txn: firn_storage::Txn<'_>, outcome: Outcome) -> Finished {
+    match txn.commit() {
+        Ok(tickets) => Finished { outcome, tickets },
+        Err(e) => Finished::failed(crate::errors::CmdError::Storage(e).into_reply()),
+    }
+}
+
 /// Round 1: under the locks, memory-only reads.
 async fn run_locked(
     server: &Arc<Server>,
-    cmd: &Command,
-    args: &[Bytes],
+    body: Body<'_>,
     session: &mut Session,
     client: &Arc<ClientInfo>,
+    all: bool,
     keys: &[(u8, &[u8])],
 ) -> Attempt {
     let engine = &server.engine;
-    let guard = acquire(server, cmd, keys).await;
+    let guard = acquire(server, all, keys).await;
+    if watch_failed(server, body) {
+        return Attempt::Done(Finished {
+            outcome: Outcome::WatchFailed,
+            tickets: Vec::new(),
+        });
+    }
     let mut ctx = Ctx {
         server,
         // Only a run holding its keys' locks may fill the hot cache.
@@ -132,38 +401,36 @@ async fn run_locked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
-    let result = (cmd.handler)(&mut ctx, args);
-    match result {
-        Err(e) if e.is_incomplete() => Attempt::Incomplete,
-        Err(e) => Attempt::Done(Executed::reply(e.into_reply())),
-        Ok(reply) => {
-            count_lookups(server, cmd, ctx.txn.key_lookups());
-            default_replay(&mut ctx, cmd, args);
-            let deferred = ctx.deferred.take();
-            Attempt::Done(commit(ctx.txn, reply, deferred))
-        }
-    }
-}
-
-fn commit(txn: firn_storage::Txn<'_>, reply: Reply, deferred: Option<Deferred>) -> Executed {
-    match txn.commit() {
-        Ok(tickets) => Executed {
-            reply,
-            tickets,
-            deferred,
-        },
-        Err(e) => Executed::reply(crate::errors::CmdError::Storage(e).into_reply()),
+    match run_body(server, &mut ctx, body) {
+        Err(NeedsDisk) => Attempt::Incomplete,
+        // A command that failed alone leaves nothing behind.
+        Ok(outcome @ Outcome::Command { result: Err(_), .. }) => Attempt::Done(Finished {
+            outcome,
+            tickets: Vec::new(),
+        }),
+        Ok(outcome) => Attempt::Done(commit(ctx.txn, outcome)),
     }
 }
 
 /// Round 2, on a pool thread: no locks, blocking reads.
 fn run_unlocked(
     server: &Arc<Server>,
-    args: &[Bytes],
+    body: &OwnedBody,
+    watcher: Option<&Arc<Watcher>>,
     mut session: Session,
     client: &Arc<ClientInfo>,
 ) -> Option<PoolRun> {
-    let cmd = server.registry.lookup(args).ok()?;
+    let cmd;
+    let body = match (body, watcher) {
+        (OwnedBody::Command(args), _) => {
+            cmd = server.registry.lookup(args).ok()?;
+            Body::Command(cmd, args)
+        }
+        (OwnedBody::Transaction(commands), Some(watcher)) => {
+            Body::Transaction { commands, watcher }
+        }
+        (OwnedBody::Transaction(_), None) => return None,
+    };
     let mut ctx = Ctx {
         server,
         txn: server.engine.txn(ReadMode::Blocking),
@@ -173,22 +440,16 @@ fn run_unlocked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
-    let result: CmdResult = (cmd.handler)(&mut ctx, args);
-    let result = match result {
-        Ok(reply) => {
-            count_lookups(server, cmd, ctx.txn.key_lookups());
-            default_replay(&mut ctx, cmd, args);
-            Ok(reply)
-        }
-        Err(e) => Err(e.into_reply()),
+    let outcome = match run_body(server, &mut ctx, body) {
+        Ok(outcome) => outcome,
+        // Blocking reads are never incomplete; nothing to keep.
+        Err(NeedsDisk) => return None,
     };
-    let deferred = ctx.deferred.take();
     let parts = ctx.txn.into_parts();
     Some(PoolRun {
-        result,
+        outcome,
         parts,
         session,
-        deferred,
     })
 }
 
@@ -200,10 +461,42 @@ pub async fn execute(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Executed {
-    let owned_keys = cmd.lock_keys(args, session.db);
+    let finished = execute_body(server, Body::Command(cmd, args), session, client).await;
+    let tickets = finished.tickets;
+    match finished.outcome {
+        Outcome::Command {
+            result: Ok(reply),
+            deferred,
+        } => Executed {
+            reply,
+            tickets,
+            deferred,
+        },
+        Outcome::Command {
+            result: Err(reply), ..
+        }
+        | Outcome::Failed(reply) => Executed::reply(reply),
+        // Not produced by a single command.
+        Outcome::Transaction(_) | Outcome::WatchFailed => Executed::reply(Reply::NullArray),
+    }
+}
+
+/// Runs a body in rounds (see the module comment).
+pub async fn execute_body(
+    server: &Arc<Server>,
+    body: Body<'_>,
+    session: &mut Session,
+    client: &Arc<ClientInfo>,
+) -> Finished {
+    let all = body.locks_all(server);
+    let owned_keys = if all {
+        Vec::new()
+    } else {
+        body.lock_keys(server, session.db)
+    };
     let keys: Vec<(u8, &[u8])> = owned_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
     for round in 0..MAX_COLD_ROUNDS {
-        if let Attempt::Done(done) = run_locked(server, cmd, args, session, client, &keys).await {
+        if let Attempt::Done(done) = run_locked(server, body, session, client, all, &keys).await {
             return done;
         }
         if round == 0 {
@@ -211,43 +504,55 @@ pub async fn execute(
         }
         let stamp = server
             .engine
-            .write_stamp(&guarded_stripes(server, cmd, &keys));
-        let run = match on_pool(server, args, session, client).await {
+            .write_stamp(&guarded_stripes(server, all, &keys));
+        let run = match on_pool(server, body, session, client).await {
             Ok(Some(run)) => run,
             Ok(None) => continue,
-            Err(reply) => return Executed::reply(reply),
+            Err(reply) => return Finished::failed(reply),
         };
         // A keyless command (KEYS, SCAN, RANDOMKEY...) locks nothing: its
         // pool result is as good as any. The expired keys it met are
         // deleted under their own locks, as a warm run would have.
-        if keys.is_empty() && !cmd.locks_all() {
+        if keys.is_empty() && !all {
+            if watch_failed(server, body) {
+                return Finished {
+                    outcome: Outcome::WatchFailed,
+                    tickets: Vec::new(),
+                };
+            }
             *session = run.session;
             let tickets = server.engine.delete_expired(run.parts.expired_keys()).await;
-            return match run.result {
-                Ok(reply) => Executed {
-                    reply,
-                    tickets,
-                    deferred: run.deferred,
-                },
-                Err(reply) => Executed::reply(reply),
+            return match run.outcome {
+                Outcome::Command {
+                    result: Err(reply), ..
+                } => Finished::failed(reply),
+                outcome => Finished { outcome, tickets },
             };
         }
-        let _guard = acquire(server, cmd, &keys).await;
+        let _guard = acquire(server, all, &keys).await;
         if server
             .engine
-            .write_stamp(&guarded_stripes(server, cmd, &keys))
+            .write_stamp(&guarded_stripes(server, all, &keys))
             != stamp
         {
             // Someone wrote one of its keys meanwhile: run again.
             continue;
         }
+        if watch_failed(server, body) {
+            return Finished {
+                outcome: Outcome::WatchFailed,
+                tickets: Vec::new(),
+            };
+        }
         *session = run.session;
-        return match run.result {
-            Ok(reply) => commit(server.engine.txn_from_parts(run.parts), reply, run.deferred),
-            Err(reply) => Executed::reply(reply),
+        return match run.outcome {
+            Outcome::Command {
+                result: Err(reply), ..
+            } => Finished::failed(reply),
+            outcome => commit(server.engine.txn_from_parts(run.parts), outcome),
         };
     }
-    Executed::reply(Reply::Error(
+    Finished::failed(Reply::Error(
         "ERR command could not read its data: its keys kept changing while it waited for the disk"
             .into(),
     ))
@@ -255,17 +560,24 @@ pub async fn execute(
 
 async fn on_pool(
     server: &Arc<Server>,
-    args: &[Bytes],
+    body: Body<'_>,
     session: &Session,
     client: &Arc<ClientInfo>,
 ) -> Result<Option<PoolRun>, Reply> {
     let job_server = server.clone();
-    let job_args = args.to_vec();
+    let job_body = body.detach();
+    let job_watcher = body.watcher().cloned();
     let job_session = session.clone();
     let job_client = client.clone();
-    let submitted = server
-        .cold_pool
-        .submit(move || run_unlocked(&job_server, &job_args, job_session, &job_client));
+    let submitted = server.cold_pool.submit(move || {
+        run_unlocked(
+            &job_server,
+            &job_body,
+            job_watcher.as_ref(),
+            job_session,
+            &job_client,
+        )
+    });
     match submitted {
         Err(full) => Err(Reply::Error(
             format!(

@@ -24,5 +24,6 @@ pub mod server;
 mod startup;
 pub mod stream_reply;
 pub mod tracking;
+pub mod transaction;
 
 pub use startup::run;

@@ -23,6 +23,8 @@ pub struct Session {
     pub protocol: Protocol,
     pub authenticated: bool,
     pub reply_mode: ReplyMode,
+    /// MULTI/EXEC state (transaction.rs).
+    pub tx: crate::transaction::TxState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +65,8 @@ pub struct ClientInfo {
     pub pubsub: crate::pubsub::ClientSubs,
     /// CLIENT TRACKING state.
     pub tracking: crate::tracking::ClientTracking,
+    /// MULTI and WATCH state as CLIENT LIST shows it (transaction.rs).
+    pub tx: crate::transaction::ClientTx,
 }
 
 impl ClientInfo {
@@ -90,6 +94,7 @@ impl ClientInfo {
             kill: Notify::new(),
             pubsub: Default::default(),
             tracking: Default::default(),
+            tx: Default::default(),
         }
     }
 
@@ -531,7 +536,10 @@ impl Server {
                 self.stats.dirty.fetch_add(changes, Ordering::Relaxed);
             }
         }
-        self.slowlog_record(&redacted_args(args), micros, client);
+        // EXEC is not logged (its commands are, one by one), as in Redis.
+        if !cmd.spec.flags.contains(&"skip_slowlog") {
+            self.slowlog_record(&redacted_args(args), micros, client);
+        }
         // A command that failed before looking its keys up (a syntax error)
         // must not refresh them; WRONGTYPE means the key was looked up.
         let looked_up = match reply {

@@ -158,6 +158,8 @@ pub(crate) struct Inner {
     shutting_down: AtomicBool,
     /// Testing aid: memory-only reads of committed data are `Incomplete`.
     pub(crate) force_cold_reads: AtomicBool,
+    /// WATCHed keys and their clients (watch.rs).
+    pub(crate) watches: crate::watch::WatchRegistry,
 }
 
 impl Inner {
@@ -219,6 +221,11 @@ impl Inner {
     /// counters move so that optimistic pool runs notice. Returns the
     /// batch's ticket.
     pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<Ticket> {
+        // WATCH: the writer still holds the keys' locks (one load when
+        // nobody watches).
+        if self.watches.is_active() {
+            self.watches.touch_batch(self, &batch);
+        }
         let mut queue = self.queue.lock();
         let queue = &mut *queue;
         let tx = queue
@@ -347,6 +354,7 @@ impl Engine {
             has_write_error: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
+            watches: Default::default(),
         });
         let _ = weak.set(Arc::downgrade(&inner));
 

@@ -27,6 +27,7 @@ mod set;
 mod string;
 mod ticket;
 mod txn;
+mod watch;
 mod writer;
 mod zset;
 
@@ -46,7 +47,8 @@ pub use meta::{Body, EncodingHint, Meta, ValueType};
 pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};
 pub use string::{ExpireAction, CHUNK_SIZE};
 pub use ticket::Ticket;
-pub use txn::{ReadMode, Txn, TxnParts};
+pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
+pub use watch::{WatchedState, Watcher};
 pub use zset::{
     score_order_bytes, LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome,
     ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE,

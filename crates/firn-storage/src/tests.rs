@@ -206,10 +206,7 @@ fn flush_and_swap_are_whole_database_operations() {
     write(&engine, |t| {
         t.set_string(1, b"a", Bytes::from_static(b"1"), ExpireAction::Clear)
     });
-    write(&engine, |t| {
-        t.swap_databases(0, 1);
-        Ok(())
-    });
+    write(&engine, |t| t.swap_databases(0, 1));
     assert_eq!(
         read(&engine, |t| t.get_string(0, b"a")),
         Some(Bytes::from_static(b"1"))

@@ -64,6 +64,15 @@ impl TxnParts {
     }
 }
 
+/// A transaction's writes and effects at one point (see `Txn::savepoint`).
+pub struct Savepoint {
+    writes: BTreeMap<Vec<u8>, Option<Bytes>>,
+    range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
+    count_deltas: Vec<(u8, i64, i64)>,
+    count_resets: Vec<u8>,
+    effects: Effects,
+}
+
 /// Everything a transaction produced except the borrow of the engine: a run
 /// on the cold-read pool hands this back to be committed under the locks.
 pub struct TxnParts {
@@ -76,10 +85,13 @@ pub struct TxnParts {
     /// Live keys found and not found by `meta` (INFO keyspace_hits/misses).
     key_hits: u64,
     key_misses: u64,
+    /// Bumped by every write call (a transaction tells which of its
+    /// commands wrote by comparing it).
+    generation: u64,
     effects: Effects,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Effects {
     /// Batches whose pending writes this transaction read.
     pub depends: Vec<Ticket>,
@@ -95,6 +107,8 @@ pub(crate) struct Effects {
     pub flushes: Vec<u8>,
     /// Logical databases this batch swaps.
     pub swap: Option<(u8, u8)>,
+    /// What a swap found of the watched keys of both databases.
+    pub swap_checks: Vec<crate::watch::SwapCheck>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
 }
@@ -131,6 +145,7 @@ impl<'e> Txn<'e> {
                 max_version: 0,
                 key_hits: 0,
                 key_misses: 0,
+                generation: 0,
                 effects: Effects::default(),
             },
         }
@@ -305,11 +320,57 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn put(&mut self, cf: Cf, key: &[u8], value: Bytes) {
+        self.st.generation += 1;
         self.st.writes.insert(overlay_key(cf, key), Some(value));
     }
 
     pub(crate) fn delete(&mut self, cf: Cf, key: &[u8]) {
+        self.st.generation += 1;
         self.st.writes.insert(overlay_key(cf, key), None);
+    }
+
+    /// Moves on with every write call: a caller running several commands
+    /// over one transaction compares it to tell which of them wrote.
+    pub fn write_generation(&self) -> u64 {
+        self.st.generation
+    }
+
+    /// Takes the replay commands recorded so far: lazy-expiry DELs, then
+    /// the command's own form (MULTI/EXEC collects them per command).
+    pub fn take_replay(&mut self) -> Vec<Vec<Bytes>> {
+        let mut all = std::mem::take(&mut self.st.effects.implied);
+        all.append(&mut self.st.effects.commands);
+        all
+    }
+
+    /// The state to return to if the next command fails (a command inside
+    /// EXEC that errors must leave no writes, as it would alone).
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            writes: self.st.writes.clone(),
+            range_deletes: self.st.range_deletes.clone(),
+            count_deltas: self.st.count_deltas.clone(),
+            count_resets: self.st.count_resets.clone(),
+            effects: Effects {
+                depends: Vec::new(),
+                ..self.st.effects.clone()
+            },
+        }
+    }
+
+    /// Undoes everything since `savepoint` except the dependencies on
+    /// other batches (what was read was shown).
+    pub fn rollback(&mut self, savepoint: Savepoint) {
+        self.st.generation += 1;
+        self.st.writes = savepoint.writes;
+        self.st.range_deletes = savepoint.range_deletes;
+        self.st.count_deltas = savepoint.count_deltas;
+        self.st.count_resets = savepoint.count_resets;
+        let depends = std::mem::take(&mut self.st.effects.depends);
+        self.st.effects = Effects {
+            depends,
+            ..savepoint.effects
+        };
     }
 
     /// Visits live entries of `cf` in `[start, end)` in key order, merging
@@ -601,6 +662,7 @@ impl<'e> Txn<'e> {
             !matches!(cf.and_then(|cf| pdb_of_raw(cf, &k[1..])), Some(p) if p == pdb)
         });
         self.st.effects.flushes.push(pdb);
+        self.st.generation += 1;
         debug_assert!((pdb as usize) < MAX_DATABASES);
     }
 
@@ -624,9 +686,14 @@ impl<'e> Txn<'e> {
     }
 
     /// SWAPDB: only the logical→physical map changes, when the batch is
-    /// submitted. The caller holds every key lock.
-    pub fn swap_databases(&mut self, a: u8, b: u8) {
+    /// submitted. The caller holds every key lock. The watched keys of
+    /// both databases are looked up in both (WATCH spares a key that is in
+    /// neither), which may need the disk.
+    pub fn swap_databases(&mut self, a: u8, b: u8) -> Result<()> {
+        self.st.generation += 1;
+        self.st.effects.swap_checks = self.check_swap_watches(a, b)?;
         self.st.effects.swap = Some((a, b));
+        Ok(())
     }
 
     /// Hands the writes to the writer. Returns the tickets the reply must
@@ -682,6 +749,7 @@ impl<'e> Txn<'e> {
             stripes,
             flushes: effects.flushes,
             swap: effects.swap,
+            swap_checks: effects.swap_checks,
             db: effects.db,
             client: effects.client,
             commands,

@@ -44,6 +44,8 @@ pub(crate) struct CommitBatch {
     pub flushes: Vec<u8>,
     /// Logical databases swapped (applied to the map at submit).
     pub swap: Option<(u8, u8)>,
+    /// For a swap: what the watched keys of both databases were (watch.rs).
+    pub swap_checks: Vec<crate::watch::SwapCheck>,
     /// Logical database of the replay commands.
     pub db: u8,
     /// The client whose command made the batch (0: the server).

@@ -195,6 +195,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    crate::transaction::discard(ctx.server, ctx.session, ctx.client);
     ctx.session.db = 0;
     ctx.session.protocol = Protocol::Resp2;
     ctx.session.reply_mode = ReplyMode::On;
@@ -245,6 +246,9 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     if client.pubsub.subscribed() {
         flags.push('P');
     }
+    if client.tx.multi() >= 0 {
+        flags.push('x');
+    }
     let tracking = &client.tracking;
     let redirect = if tracking.is_on() {
         flags.push('t');
@@ -259,6 +263,9 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     } else {
         -1
     };
+    if client.tx.watcher.is_dirty() {
+        flags.push('d');
+    }
     if flags.is_empty() {
         flags.push('N');
     }
@@ -285,7 +292,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -298,12 +305,14 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         sub,
         psub,
         ssub,
+        client.tx.multi(),
         qbuf,
         16384u64.saturating_sub(qbuf),
+        client.tx.multi_mem(),
         obl,
         oll,
         unsent.saturating_sub(16384),
-        16384 + qbuf + unsent.saturating_sub(16384),
+        16384 + qbuf + unsent.saturating_sub(16384) + client.tx.multi_mem(),
         client.last_cmd.lock(),
         redirect,
         client.resp.load(Ordering::Relaxed),

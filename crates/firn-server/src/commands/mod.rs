@@ -27,6 +27,7 @@ pub mod sets;
 pub mod sort;
 pub mod strings;
 pub mod tracking;
+pub mod transactions;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -226,6 +227,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(sort::COMMANDS)
         .chain(pubsub::COMMANDS)
         .chain(tracking::COMMANDS)
+        .chain(transactions::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

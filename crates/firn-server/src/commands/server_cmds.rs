@@ -125,7 +125,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::Static(DB_OUT_OF_RANGE));
     }
     if first != second {
-        ctx.txn.swap_databases(first as u8, second as u8);
+        ctx.txn.swap_databases(first as u8, second as u8)?;
     }
     Ok(Reply::ok())
 }

@@ -1,0 +1,485 @@
+//! WATCH: which clients watch which keys, and marking them dirty when a
+//! batch that changes one of those keys is submitted.
+//!
+//! The registry maps `(logical db, key)` to the clients watching it. It is
+//! consulted by [`Inner::submit`] only while it holds at least one entry,
+//! so a server nobody WATCHes on pays one atomic load per batch. Marking is
+//! synchronous, at submit, while the writing command still holds its keys'
+//! locks: a write submitted before an EXEC takes its locks is always seen
+//! by that EXEC's check. Only real commits are submitted, so a pool run
+//! whose result is discarded never dirties anyone.
+//!
+//! Keys are watched precisely (not by lock stripe). As in Redis 7.0 a
+//! watch remembers whether its key was already expired when it was
+//! watched: deleting such a key (lazy or active expiry, FLUSHDB) is no
+//! logical change and does not dirty the watcher, and EXEC fails if a key
+//! that was live at WATCH time has expired since.
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::engine::{Engine, Inner};
+use crate::error::Result;
+use crate::keys;
+use crate::txn::Txn;
+use crate::writer::CommitBatch;
+use crate::Cf;
+
+const SHARDS: usize = 64;
+
+/// One client's watch state (one per connection).
+#[derive(Default)]
+pub struct Watcher {
+    /// A watched key changed (Redis's CLIENT_DIRTY_CAS).
+    dirty: AtomicBool,
+    /// The keys watched: `(logical db, key)`.
+    keys: Mutex<Vec<(u8, Bytes)>>,
+}
+
+impl Watcher {
+    /// Whether a watched key was touched since it was watched.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty.load(Ordering::Acquire)
+    }
+
+    /// Forgets that a watched key changed (UNWATCH, EXEC, DISCARD).
+    pub fn clear_dirty(&self) {
+        self.dirty.store(false, Ordering::Release);
+    }
+
+    /// How many keys are watched.
+    pub fn watched(&self) -> usize {
+        self.keys.lock().len()
+    }
+
+    fn mark(&self) {
+        self.dirty.store(true, Ordering::Release);
+    }
+}
+
+/// Whether a key is in a database, as a swap sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Absent,
+    Live,
+    /// Present but past its deadline (not yet deleted).
+    Expired,
+}
+
+/// A watched key of a swapped database, looked up in both databases
+/// before the swap: `here` in its own, `there` in the other.
+#[derive(Clone, Debug)]
+pub(crate) struct SwapCheck {
+    db: u8,
+    key: Bytes,
+    here: Presence,
+    there: Presence,
+}
+
+/// What WATCH saw of a key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WatchedState {
+    /// The key existed and was live.
+    pub exists: bool,
+    /// The key was physically present but already expired.
+    pub expired: bool,
+    /// The live key's deadline (0 = none).
+    pub expire_at_ms: u64,
+}
+
+struct Entry {
+    watcher: Arc<Watcher>,
+    state: WatchedState,
+}
+
+type Shard = HashMap<(u8, Bytes), Vec<Entry>>;
+
+pub(crate) struct WatchRegistry {
+    /// Entries over all shards: zero means nobody watches anything.
+    entries: AtomicUsize,
+    shards: Box<[Mutex<Shard>]>,
+}
+
+impl Default for WatchRegistry {
+    fn default() -> Self {
+        WatchRegistry {
+            entries: AtomicUsize::new(0),
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
+    }
+}
+
+impl WatchRegistry {
+    fn shard(&self, db: u8, key: &[u8]) -> &Mutex<Shard> {
+        &self.shards[keys::stripe_of_key(db, key) % SHARDS]
+    }
+
+    pub(crate) fn is_active(&self) -> bool {
+        self.entries.load(Ordering::Acquire) > 0
+    }
+
+    fn watch(
+        &self,
+        watcher: &Arc<Watcher>,
+        db: u8,
+        key: &[u8],
+        state: WatchedState,
+        refresh: bool,
+    ) {
+        let mut keys = watcher.keys.lock();
+        if keys.iter().any(|(d, k)| *d == db && k.as_ref() == key) {
+            if refresh {
+                let mut shard = self.shard(db, key).lock();
+                let found = shard.get_mut(&(db, Bytes::copy_from_slice(key)));
+                for entry in found.into_iter().flatten() {
+                    if Arc::ptr_eq(&entry.watcher, watcher) {
+                        entry.state = state;
+                    }
+                }
+            }
+            return;
+        }
+        let key = Bytes::copy_from_slice(key);
+        keys.push((db, key.clone()));
+        self.shard(db, &key)
+            .lock()
+            .entry((db, key))
+            .or_default()
+            .push(Entry {
+                watcher: watcher.clone(),
+                state,
+            });
+        self.entries.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn unwatch_all(&self, watcher: &Arc<Watcher>) {
+        let keys = std::mem::take(&mut *watcher.keys.lock());
+        for (db, key) in keys {
+            let mut shard = self.shard(db, &key).lock();
+            let slot = (db, key);
+            if let Some(list) = shard.get_mut(&slot) {
+                let before = list.len();
+                list.retain(|e| !Arc::ptr_eq(&e.watcher, watcher));
+                self.entries
+                    .fetch_sub(before - list.len(), Ordering::AcqRel);
+                if list.is_empty() {
+                    shard.remove(&slot);
+                }
+            }
+        }
+    }
+
+    fn state_of(&self, watcher: &Arc<Watcher>, db: u8, key: &Bytes) -> Option<WatchedState> {
+        let shard = self.shard(db, key).lock();
+        shard
+            .get(&(db, key.clone()))?
+            .iter()
+            .find(|e| Arc::ptr_eq(&e.watcher, watcher))
+            .map(|e| e.state)
+    }
+
+    /// A batch changed `key` of logical db `db`; `deleted` when its
+    /// meta record is gone afterwards.
+    fn touch_key(&self, db: u8, key: &[u8], deleted: bool) {
+        let mut shard = self.shard(db, key).lock();
+        let Some(list) = shard.get_mut(&(db, Bytes::copy_from_slice(key))) else {
+            return;
+        };
+        for entry in list.iter_mut() {
+            if entry.state.expired && deleted {
+                // An already expired key deleted: no logical change.
+                entry.state = WatchedState::default();
+                continue;
+            }
+            entry.watcher.mark();
+        }
+    }
+
+    /// FLUSHDB/FLUSHALL emptied logical db `db`: watchers of keys that
+    /// existed are dirty; already expired keys are now simply gone.
+    fn touch_flushed(&self, db: u8) {
+        self.each_in_db(db, |entry| {
+            if entry.state.expired {
+                entry.state = WatchedState::default();
+            } else if entry.state.exists {
+                entry.watcher.mark();
+            }
+        });
+    }
+
+    /// SWAPDB swapped logical dbs `a` and `b`: Redis 7.0's
+    /// touchAllWatchedKeysInDb for each side. A key watched after the swap
+    /// looked (it ran on the pool meanwhile) is dirty, to be safe.
+    fn touch_swapped(&self, a: u8, b: u8, checks: &[SwapCheck]) {
+        let found: HashMap<(u8, &[u8]), &SwapCheck> =
+            checks.iter().map(|c| ((c.db, c.key.as_ref()), c)).collect();
+        for db in [a, b] {
+            self.each_in_db_keyed(db, |key, entry| {
+                let Some(check) = found.get(&(db, key)) else {
+                    entry.watcher.mark();
+                    return;
+                };
+                let (here, there) = (check.here, check.there);
+                if here == Presence::Absent && there == Presence::Absent {
+                    return;
+                }
+                if entry.state.expired {
+                    if there == Presence::Absent {
+                        // Expired key now deleted: no logical change.
+                        entry.state = WatchedState::default();
+                        return;
+                    }
+                    if there == Presence::Expired {
+                        return;
+                    }
+                } else if here == Presence::Absent && there == Presence::Expired {
+                    // A missing key replaced with an expired one.
+                    entry.state = WatchedState {
+                        exists: false,
+                        expired: true,
+                        expire_at_ms: 0,
+                    };
+                    return;
+                }
+                entry.watcher.mark();
+            });
+        }
+    }
+
+    fn each_in_db(&self, db: u8, mut visit: impl FnMut(&mut Entry)) {
+        self.each_in_db_keyed(db, |_, entry| visit(entry));
+    }
+
+    fn each_in_db_keyed(&self, db: u8, mut visit: impl FnMut(&[u8], &mut Entry)) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            for ((entry_db, key), list) in shard.iter_mut() {
+                if *entry_db == db {
+                    for entry in list.iter_mut() {
+                        visit(key, entry);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The watched keys of logical dbs `dbs`.
+    fn keys_in(&self, dbs: &[u8]) -> Vec<(u8, Bytes)> {
+        let mut keys = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = shard.lock();
+            keys.extend(shard.keys().filter(|(db, _)| dbs.contains(db)).cloned());
+        }
+        keys
+    }
+
+    /// Marks the watchers of everything `batch` changes. Called at submit,
+    /// before the batch's swap (if any) changes the database map.
+    pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch) {
+        for &pdb in &batch.flushes {
+            self.touch_flushed(inner.logical(pdb));
+        }
+        if let Some((a, b)) = batch.swap {
+            self.touch_swapped(a, b, &batch.swap_checks);
+        }
+        // Per key: whether its meta record is deleted by the batch. Meta
+        // entries sort before member entries (by column family).
+        let mut changed: Vec<(u8, &[u8], bool)> = Vec::new();
+        for (raw, value) in &batch.writes {
+            let Some((&cf, raw)) = raw.split_first() else {
+                continue;
+            };
+            let found = if cf == Cf::Meta as u8 {
+                keys::parse_meta_key(raw).map(|(pdb, key)| (pdb, key, value.is_none()))
+            } else if cf == Cf::Data as u8 || cf == Cf::ZScore as u8 || cf == Cf::Stream as u8 {
+                keys::parse_member_key(raw).map(|(pdb, key, _)| (pdb, key, false))
+            } else {
+                None
+            };
+            if let Some((pdb, key, deleted)) = found {
+                if !changed.iter().any(|(p, k, _)| *p == pdb && *k == key) {
+                    changed.push((pdb, key, deleted));
+                }
+            }
+        }
+        for (pdb, key, deleted) in changed {
+            self.touch_key(inner.logical(pdb), key, deleted);
+        }
+    }
+}
+
+impl Engine {
+    /// WATCH: registers `watcher` on `key` of logical db `db` with what the
+    /// caller read of it (under the key's lock, or in a pool run that is
+    /// validated afterwards). Watching a key twice keeps the first
+    /// registration, as in Redis, unless `refresh` (a pool run, which may
+    /// be a re-run of the same WATCH after a discarded one).
+    pub fn watch_key(
+        &self,
+        watcher: &Arc<Watcher>,
+        db: u8,
+        key: &[u8],
+        state: WatchedState,
+        refresh: bool,
+    ) {
+        self.inner().watches.watch(watcher, db, key, state, refresh);
+    }
+
+    /// UNWATCH (and EXEC, DISCARD, disconnect): forgets every watched key.
+    pub fn unwatch_all(&self, watcher: &Arc<Watcher>) {
+        if watcher.watched() > 0 {
+            self.inner().watches.unwatch_all(watcher);
+        }
+    }
+
+    /// Whether an EXEC must fail: a watched key changed, or a key that was
+    /// live when watched has expired since (Redis 7.0's isWatchedKeyExpired).
+    /// Without a change the deadline seen at WATCH is still the key's.
+    pub fn watch_failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
+        if watcher.is_dirty() {
+            return true;
+        }
+        let keys = watcher.keys.lock().clone();
+        keys.iter().any(|(db, key)| {
+            self.inner()
+                .watches
+                .state_of(watcher, *db, key)
+                .is_some_and(|s| {
+                    !s.expired && s.exists && s.expire_at_ms != 0 && s.expire_at_ms <= now_ms
+                })
+        })
+    }
+}
+
+impl Txn<'_> {
+    /// For SWAPDB of logical dbs `a` and `b`: every watched key of either,
+    /// looked up in both (none when nobody watches).
+    pub(crate) fn check_swap_watches(&mut self, a: u8, b: u8) -> Result<Vec<SwapCheck>> {
+        if !self.inner.watches.is_active() {
+            return Ok(Vec::new());
+        }
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let now = self.now_ms();
+        let presence = |meta: Option<crate::meta::Meta>| match meta {
+            None => Presence::Absent,
+            Some(m) if m.is_expired(now) => Presence::Expired,
+            Some(_) => Presence::Live,
+        };
+        let mut checks = Vec::new();
+        for (db, key) in self.inner.watches.keys_in(&[a, b]) {
+            let (own, other) = if db == a { (pa, pb) } else { (pb, pa) };
+            let here = presence(self.raw_meta(own, &key)?);
+            let there = presence(self.raw_meta(other, &key)?);
+            checks.push(SwapCheck {
+                db,
+                key,
+                here,
+                there,
+            });
+        }
+        Ok(checks)
+    }
+
+    /// What WATCH records of `key`: read without deleting an expired key
+    /// (Redis's WATCH only asks whether the key is expired).
+    pub fn watch_probe(&mut self, db: u8, key: &[u8]) -> Result<WatchedState> {
+        let pdb = self.physical(db);
+        let now = self.now_ms();
+        Ok(match self.raw_meta(pdb, key)? {
+            None => WatchedState::default(),
+            Some(meta) if meta.is_expired(now) => WatchedState {
+                exists: false,
+                expired: true,
+                expire_at_ms: meta.expire_at_ms,
+            },
+            Some(meta) => WatchedState {
+                exists: true,
+                expired: false,
+                expire_at_ms: meta.expire_at_ms,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live() -> WatchedState {
+        WatchedState {
+            exists: true,
+            ..WatchedState::default()
+        }
+    }
+
+    #[test]
+    fn only_watchers_of_the_touched_key_are_dirty() {
+        let registry = WatchRegistry::default();
+        let (a, b) = (Arc::new(Watcher::default()), Arc::new(Watcher::default()));
+        assert!(!registry.is_active());
+        registry.watch(&a, 0, b"k", live(), false);
+        registry.watch(&b, 0, b"other", live(), false);
+        registry.watch(&b, 0, b"other", live(), false);
+        assert_eq!(b.watched(), 1);
+        registry.touch_key(0, b"k", false);
+        assert!(a.is_dirty() && !b.is_dirty());
+        registry.touch_key(1, b"other", false);
+        assert!(!b.is_dirty());
+        registry.unwatch_all(&a);
+        registry.unwatch_all(&b);
+        assert!(!registry.is_active());
+    }
+
+    #[test]
+    fn an_expired_key_deleted_is_no_change_but_a_new_value_is() {
+        let registry = WatchRegistry::default();
+        let w = Arc::new(Watcher::default());
+        let expired = WatchedState {
+            expired: true,
+            ..WatchedState::default()
+        };
+        registry.watch(&w, 0, b"k", expired, false);
+        registry.touch_key(0, b"k", true);
+        assert!(!w.is_dirty());
+        registry.touch_key(0, b"k", false);
+        assert!(w.is_dirty());
+    }
+
+    #[test]
+    fn a_swap_spares_keys_in_neither_database() {
+        let registry = WatchRegistry::default();
+        let (a, b, c) = (
+            Arc::new(Watcher::default()),
+            Arc::new(Watcher::default()),
+            Arc::new(Watcher::default()),
+        );
+        registry.watch(&a, 0, b"nowhere", WatchedState::default(), false);
+        registry.watch(&b, 1, b"there", WatchedState::default(), false);
+        registry.watch(&c, 0, b"unchecked", WatchedState::default(), false);
+        let check = |db, key: &'static [u8], here, there| SwapCheck {
+            db,
+            key: Bytes::from_static(key),
+            here,
+            there,
+        };
+        let checks = [
+            check(0, b"nowhere", Presence::Absent, Presence::Absent),
+            check(1, b"there", Presence::Absent, Presence::Live),
+        ];
+        registry.touch_swapped(0, 1, &checks);
+        assert!(!a.is_dirty() && b.is_dirty() && c.is_dirty());
+    }
+
+    #[test]
+    fn a_flush_dirties_watchers_of_keys_that_existed() {
+        let registry = WatchRegistry::default();
+        let (a, b) = (Arc::new(Watcher::default()), Arc::new(Watcher::default()));
+        registry.watch(&a, 0, b"present", live(), false);
+        registry.watch(&b, 0, b"absent", WatchedState::default(), false);
+        registry.touch_flushed(0);
+        assert!(a.is_dirty() && !b.is_dirty());
+    }
+}
