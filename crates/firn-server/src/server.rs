@@ -59,6 +59,8 @@ pub struct ClientInfo {
     pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// Waiting in a blocking command (CLIENT LIST flag `b`).
+    pub blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -84,6 +86,7 @@ impl ClientInfo {
             no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            blocked: AtomicBool::new(false),
         }
     }
 
@@ -481,6 +484,8 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
+    /// Clients blocked on keys and their wake-ups (blocking.rs).
+    pub blocking: Arc<crate::blocking::Blocking>,
 }
 
 impl Server {
