@@ -74,8 +74,6 @@ enum Outgoing {
 /// A blocking command that found nothing to serve (see [`Connection::block`]).
 struct BlockedCall {
     on: BlockOn,
-    /// The reply on timeout (the handler's).
-    timeout_reply: Reply,
     /// When it started: the timeout counts from here.
     started: Instant,
 }
@@ -654,11 +652,7 @@ impl Connection {
     /// have. Meanwhile the replies before it go out, and a client that
     /// closes, CLIENT KILL and shutdown end the wait and leave no waiter.
     async fn block(&mut self, args: &[Bytes], call: BlockedCall) -> Flow {
-        let BlockedCall {
-            on,
-            timeout_reply,
-            started,
-        } = call;
+        let BlockedCall { on, started } = call;
         let server = self.server.clone();
         let Ok(cmd) = server.registry.lookup(args) else {
             return Flow::Drop;
@@ -688,7 +682,9 @@ impl Connection {
                 self.awaiting.extend(executed.tickets);
                 executed.reply
             }
-            Waited::TimedOut | Waited::Unblocked(Unblocked::Timeout) => timeout_reply,
+            // Redis answers every timed-out list or sorted-set wait with a
+            // null array, BLMOVE's too (its immediate null is a null bulk).
+            Waited::TimedOut | Waited::Unblocked(Unblocked::Timeout) => Reply::NullArray,
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
@@ -910,11 +906,7 @@ async fn run_one(
         }
         // Counted and logged once it is served (Connection::block).
         Some(Deferred::Block(on)) if ran.is_some() => {
-            let call = BlockedCall {
-                on,
-                timeout_reply: reply,
-                started,
-            };
+            let call = BlockedCall { on, started };
             return (Some(Outgoing::Block(call)), flow, tickets);
         }
         Some(Deferred::Block(_)) => Some(reply),
@@ -1115,8 +1107,8 @@ async fn monitor_loop(
                         // Keyspace commands are refused above: no command a
                         // monitor may send streams its reply.
                         Some(Outgoing::Stream(_)) | None => {}
-                        Some(Outgoing::Block(call)) => {
-                            call.timeout_reply.encode(&mut out, session.protocol)
+                        Some(Outgoing::Block(_)) => {
+                            Reply::NullArray.encode(&mut out, session.protocol)
                         }
                     }
                     awaiting.extend(tickets);

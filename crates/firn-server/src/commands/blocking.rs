@@ -4,8 +4,9 @@
 //!
 //! A handler parses its arguments in Redis's order, then pops with the
 //! non-blocking commands' code (`lists.rs`, `zsets.rs`) when there is
-//! something to pop. Otherwise it replies what Redis replies on timeout and
-//! asks, through `Deferred::Block`, to wait for its keys: the connection
+//! something to pop. Otherwise it replies what Redis replies when the client
+//! may not block and asks, through `Deferred::Block`, to wait for its keys
+//! (a timeout then answers a null array, as in Redis): the connection
 //! waits without a thread or a lock (`blocking.rs`) and runs the command
 //! again when a key may have changed. Where a client may not block (inside
 //! MULTI/EXEC or a script) that reply is the answer, as in Redis.
@@ -55,8 +56,8 @@ pub(crate) fn timeout_arg(arg: &[u8]) -> CmdResult<u64> {
     u64::try_from(ms).map_err(|_| CmdError::Static(TIMEOUT_NEGATIVE))
 }
 
-/// Nothing to pop: wait for `keys`, replying `reply` if the wait times out
-/// or the client may not block.
+/// Nothing to pop: wait for `keys`; `reply` is the answer where the client
+/// may not block (MULTI/EXEC, scripts).
 fn block(ctx: &mut Ctx<'_>, keys: &[Bytes], timeout_ms: u64, reply: Reply) -> CmdResult {
     ctx.deferred = Some(Deferred::Block(BlockOn {
         keys: keys.to_vec(),

@@ -75,10 +75,10 @@ pub enum Deferred {
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
     /// Nothing to serve yet: the connection waits for the keys (blocking.rs)
-    /// and runs the command again when one may have changed. The handler's
-    /// reply is the one sent on timeout, and the whole reply where the
-    /// client may not block (inside MULTI/EXEC or a script, which must
-    /// ignore this variant, as Redis answers there at once).
+    /// and runs the command again when one may have changed (a timeout
+    /// answers a null array). The handler's reply is the whole answer where
+    /// the client may not block: inside MULTI/EXEC or a script, which must
+    /// ignore this variant, as Redis answers there at once.
     Block(crate::blocking::BlockOn),
 }
 
