@@ -387,3 +387,34 @@ fn client_unblock_answers_as_redis_does() {
         d.cmd(&["PING"]);
     }
 }
+
+#[test]
+fn a_key_that_becomes_another_type_does_not_serve_a_waiter() {
+    let mut d = Diff::new();
+    let other = d.open_client();
+    d.use_client(0);
+    send_both(&mut d, &["BLPOP", "k", "list", "0"]);
+    wait_blocked(&mut d, other, other, 1);
+    d.cmd(&["SET", "k", "string"]);
+    d.cmd(&["ZADD", "list", "1", "m"]);
+    d.cmd(&["DEL", "list"]);
+    d.cmd(&["RPUSH", "list", "v"]);
+    d.use_client(0);
+    read_both(&mut d);
+    d.use_client(other);
+    d.cmd(&["DEL", "k"]);
+    d.use_client(0);
+    send_both(&mut d, &["BZMPOP", "0", "2", "z", "y", "MAX"]);
+    wait_blocked(&mut d, other, other, 1);
+    d.cmd(&["RPUSH", "z", "not a zset"]);
+    d.cmd(&["ZADD", "y", "2", "m"]);
+    d.use_client(0);
+    read_both(&mut d);
+    send_both(&mut d, &["BLMOVE", "src", "dst", "LEFT", "LEFT", "0"]);
+    wait_blocked(&mut d, other, other, 1);
+    d.cmd(&["SET", "src", "x"]);
+    d.cmd(&["DEL", "src"]);
+    d.cmd(&["RPUSH", "src", "e"]);
+    d.use_client(0);
+    read_both(&mut d);
+}

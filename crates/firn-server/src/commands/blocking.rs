@@ -16,6 +16,9 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
+use firn_storage::ValueType;
+use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 
 use super::lists::{self, End};
 use super::zsets;
@@ -66,6 +69,33 @@ fn block(ctx: &mut Ctx<'_>, keys: &[Bytes], timeout_ms: u64, reply: Reply) -> Cm
     Ok(reply)
 }
 
+/// The keys a run may pop from. The first run looks at all of them, and
+/// one of another type is WRONGTYPE, as in Redis. A run again after a
+/// wake-up (its client is blocked) passes such keys over: Redis serves a
+/// blocked client only from a key of the type it waits for, and keeps it
+/// waiting when one of its keys becomes, say, a string.
+fn servable<'k>(
+    ctx: &mut Ctx<'_>,
+    keys: &'k [Bytes],
+    wanted: ValueType,
+) -> CmdResult<Cow<'k, [Bytes]>> {
+    if !ctx.client.blocked.load(Ordering::Acquire) {
+        return Ok(Cow::Borrowed(keys));
+    }
+    let db = ctx.db();
+    let mut kept = Vec::with_capacity(keys.len());
+    for key in keys {
+        if ctx
+            .txn
+            .meta(db, key)?
+            .is_none_or(|meta| meta.value_type == wanted)
+        {
+            kept.push(key.clone());
+        }
+    }
+    Ok(Cow::Owned(kept))
+}
+
 fn blpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     pop_first_list(ctx, args, End::Left)
 }
@@ -80,7 +110,7 @@ fn pop_first_list(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
     let last = args.len() - 1;
     let timeout_ms = timeout_arg(&args[last])?;
     let keys = &args[1..last];
-    for key in keys {
+    for key in servable(ctx, keys, ValueType::List)?.iter() {
         if let Some(element) = lists::pop_one(ctx, key, end)? {
             let command: &[u8] = if end.is_left() { b"LPOP" } else { b"RPOP" };
             ctx.replay_as(&[command, key]);
@@ -117,6 +147,9 @@ fn move_or_block(
     replay_name: &[u8],
 ) -> CmdResult {
     let (source, destination) = (&args[1], &args[2]);
+    if servable(ctx, std::slice::from_ref(source), ValueType::List)?.is_empty() {
+        return block(ctx, std::slice::from_ref(source), timeout_ms, Reply::Null);
+    }
     match lists::move_element(ctx, source, destination, from, to)? {
         Reply::Null => block(ctx, std::slice::from_ref(source), timeout_ms, Reply::Null),
         moved => {
@@ -142,7 +175,8 @@ fn blmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pop = lists::parse_multi_pop(args, 2)?;
     let timeout_ms = timeout_arg(&args[1])?;
     let keys = &args[pop.keys];
-    match lists::multi_pop(ctx, keys, pop.end, pop.count)? {
+    let from = servable(ctx, keys, ValueType::List)?;
+    match lists::multi_pop(ctx, &from, pop.end, pop.count)? {
         Reply::NullArray => block(ctx, keys, timeout_ms, Reply::NullArray),
         popped => Ok(popped),
     }
@@ -162,7 +196,7 @@ fn pop_first_zset(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
     let last = args.len() - 1;
     let timeout_ms = timeout_arg(&args[last])?;
     let keys = &args[1..last];
-    for key in keys {
+    for key in servable(ctx, keys, ValueType::ZSet)?.iter() {
         if let Some((member, score)) = zsets::pop_end(ctx, key, max)? {
             let command: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
             ctx.replay_as(&[command, key]);
@@ -181,7 +215,8 @@ fn bzmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pop = zsets::parse_multi_pop(args, 2)?;
     let timeout_ms = timeout_arg(&args[1])?;
     let keys = &args[pop.keys];
-    match zsets::multi_pop(ctx, keys, pop.max, pop.count)? {
+    let from = servable(ctx, keys, ValueType::ZSet)?;
+    match zsets::multi_pop(ctx, &from, pop.max, pop.count)? {
         Reply::NullArray => block(ctx, keys, timeout_ms, Reply::NullArray),
         popped => Ok(popped),
     }
