@@ -298,3 +298,31 @@ fn many_waiters_on_many_keys_are_all_served() {
     wait_blocked(&mut control, 0);
     assert_eq!(control.cmd(&["DBSIZE"]), R::Int(0));
 }
+
+#[test]
+fn huge_timeouts_wait_and_can_still_be_unblocked() {
+    let server = Server::firn();
+    let mut control = server.conn();
+    for (i, timeout) in ["9223372036854775.807", "1e15", "0.0001"]
+        .iter()
+        .enumerate()
+    {
+        let mut waiting = server.conn();
+        let id = waiting.cmd(&["CLIENT", "ID"]).as_int().expect("client id");
+        waiting.send(&[b"BZPOPMIN", b"z", timeout.as_bytes()]);
+        wait_blocked(&mut control, 1);
+        let timed = if i < 2 { 1 } else { 0 };
+        assert_eq!(
+            info_field(&mut control, "clients", "clients_in_timeout_table"),
+            timed,
+            "{timeout}"
+        );
+        assert_eq!(
+            control.cmd(&["CLIENT", "UNBLOCK", &id.to_string(), "TIMEOUT"]),
+            R::Int(1)
+        );
+        assert_eq!(waiting.read_reply().1, R::Array(None));
+        wait_blocked(&mut control, 0);
+    }
+    assert_eq!(control.cmd(&["PING"]), R::Simple("PONG".into()));
+}
