@@ -61,6 +61,10 @@ pub struct ClientInfo {
     pub kill: Notify,
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
     pub blocked: AtomicBool,
+    /// Pub/sub subscriptions and the mailbox of server-initiated messages.
+    pub pubsub: crate::pubsub::ClientSubs,
+    /// CLIENT TRACKING state.
+    pub tracking: crate::tracking::ClientTracking,
 }
 
 impl ClientInfo {
@@ -87,6 +91,8 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             blocked: AtomicBool::new(false),
+            pubsub: Default::default(),
+            tracking: Default::default(),
         }
     }
 
@@ -486,6 +492,8 @@ pub struct Server {
     pub access_times: AccessTimes,
     /// Clients blocked on keys and their wake-ups (blocking.rs).
     pub blocking: Arc<crate::blocking::Blocking>,
+    pub pubsub: crate::pubsub::PubSub,
+    pub tracking: crate::tracking::Tracking,
 }
 
 impl Server {

@@ -131,7 +131,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         block_cache_bytes: budget.block_cache_bytes as usize,
         hot_cache_bytes: budget.hot_cache_bytes,
         write_buffer_bytes: budget.memtable_bytes as usize,
-        sync: crate::config::sync_policy(config.appendfsync),
+        sync: config.appendfsync,
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
@@ -163,6 +163,8 @@ pub fn run(mut config: Config) -> Result<(), String> {
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
         blocking: Default::default(),
+        pubsub: Default::default(),
+        tracking: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;

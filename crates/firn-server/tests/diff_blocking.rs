@@ -418,3 +418,21 @@ fn a_key_that_becomes_another_type_does_not_serve_a_waiter() {
     d.use_client(0);
     read_both(&mut d);
 }
+
+#[test]
+fn a_subscribed_resp3_client_gets_messages_while_blocked() {
+    let mut d = Diff::new();
+    let other = d.open_client();
+    d.use_client(0);
+    resp3(&mut d);
+    d.cmd(&["SUBSCRIBE", "news"]);
+    send_both(&mut d, &["BLPOP", "q", "0"]);
+    wait_blocked(&mut d, other, other, 1);
+    d.cmd(&["PUBLISH", "news", "hello"]);
+    d.use_client(0);
+    read_both(&mut d);
+    d.use_client(other);
+    d.cmd(&["RPUSH", "q", "v"]);
+    d.use_client(0);
+    read_both(&mut d);
+}

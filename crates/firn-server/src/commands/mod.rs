@@ -22,10 +22,12 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
+pub mod pubsub;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod tracking;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -80,6 +82,9 @@ pub enum Deferred {
     /// the client may not block: inside MULTI/EXEC or a script, which must
     /// ignore this variant, as Redis answers there at once.
     Block(crate::blocking::BlockOn),
+    /// Send no reply: the command's output went to the client's mailbox
+    /// (pub/sub confirmations, one per channel).
+    Silent,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -227,6 +232,8 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
         .chain(blocking::COMMANDS)
+        .chain(pubsub::COMMANDS)
+        .chain(tracking::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

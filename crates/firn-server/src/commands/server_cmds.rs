@@ -248,9 +248,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.server
         .engine
         .set_force_cold_reads(updated.debug_cold_reads);
-    ctx.server
-        .engine
-        .set_sync_policy(crate::config::sync_policy(updated.appendfsync));
+    ctx.server.engine.set_sync_policy(updated.appendfsync);
     crate::config::MemoryBudget::of(updated.maxmemory).apply(&ctx.server.engine);
     *ctx.server.config.write() = updated;
     Ok(Reply::ok())
