@@ -92,6 +92,7 @@ COMMAND_GROUPS = [
         "georadiusbymember georadiusbymember_ro",
     ),
     ("sort", "sort sort_ro"),
+    ("blocking", "blpop brpop brpoplpush blmove blmpop bzpopmin bzpopmax bzmpop"),
     (
         "pubsub",
         "subscribe unsubscribe psubscribe punsubscribe ssubscribe sunsubscribe publish spublish "
@@ -258,6 +259,14 @@ SUMMARIES = {
     "rpoplpush": "Moves the last element of a list to the head of another (or the same) list.",
     "lmove": "Moves an element from one end of a list to one end of another (or the same) list.",
     "lmpop": "Pops elements from one end of the first non-empty list among several keys.",
+    "blpop": "Pops the first element of the first non-empty list among several keys, waiting for one if all are empty.",
+    "brpop": "Pops the last element of the first non-empty list among several keys, waiting for one if all are empty.",
+    "brpoplpush": "Moves the last element of a list to the head of another, waiting for one if the source is empty. Deprecated in favour of BLMOVE.",
+    "blmove": "Moves an element from one end of a list to one end of another, waiting for one if the source is empty.",
+    "blmpop": "Pops elements from one end of the first non-empty list among several keys, waiting for one if all are empty.",
+    "bzpopmin": "Pops the lowest-scored member of the first non-empty sorted set among several keys, waiting for one if all are empty.",
+    "bzpopmax": "Pops the highest-scored member of the first non-empty sorted set among several keys, waiting for one if all are empty.",
+    "bzmpop": "Pops the lowest or highest members of the first non-empty sorted set among several keys, waiting for one if all are empty.",
     # sets
     "sadd": "Adds members to a set, creating it if needed; returns how many are new.",
     "srem": "Removes members from a set; returns how many were present.",

@@ -14,6 +14,10 @@
 //! (the subscribers of bench/pubsub.sh); `ops` is then the bytes read.
 //! Each client is a thread with one blocking connection and one request in
 //! flight (pipeline depth 1 measures latency honestly); `load` pipelines.
+//! The blocking-command workloads (`--mode queue`, `--mode idle-blocked`)
+//! live in `blocking.rs`.
+
+mod blocking;
 
 use hdrhistogram::Histogram;
 use rand::Rng;
@@ -228,6 +232,17 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(result) = blocking::dispatch(&args) {
+        match result {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("firn-load: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {

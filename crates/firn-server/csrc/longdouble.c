@@ -1,8 +1,9 @@
-/* Long double arithmetic for INCRBYFLOAT. Redis parses, adds and prints
+/* Long double arithmetic for INCRBYFLOAT (and blocking timeouts). Redis parses, adds and prints
  * these values as C `long double` (80-bit x87 on x86-64); Rust has no such
  * type, so the exact same results need this small C shim. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,4 +54,21 @@ int firn_incrbyfloat(const char *value, size_t value_len, const char *incr, size
     }
     out[n] = '\0';
     return n;
+}
+
+/* A blocking command's timeout in milliseconds as Redis 7.0's
+ * getTimeoutFromObjectOrReply computes it: the argument as a long double,
+ * times 1000, cast to long long. The cast of a value out of range (inf,
+ * 1e400) is undefined in C; x86-64 yields LLONG_MIN, which Redis then
+ * reports as a negative timeout, so that is spelled out here.
+ * Returns 0 if the argument is not a float, 1 otherwise. */
+int firn_timeout_ms(const char *s, size_t len, long long *out) {
+    long double seconds, ms;
+    if (!parse_ld(s, len, &seconds)) return 0;
+    ms = seconds * 1000.0;
+    if (ms > -9223372036854775809.0L && ms < 9223372036854775808.0L)
+        *out = (long long)ms;
+    else
+        *out = LLONG_MIN;
+    return 1;
 }

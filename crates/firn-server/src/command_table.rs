@@ -13418,6 +13418,564 @@ pub static COMMANDS: &[CommandSpec] = &[
         ]),
         subcommands: &[],
     },
+    // blocking
+    CommandSpec {
+        name: "blpop",
+        arity: -3,
+        flags: &["write", "noscript", "blocking"],
+        first_key: 1,
+        last_key: -2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("blpop"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("noscript"), Simple("blocking")]),
+            Int(1),
+            Int(-2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-2)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the first element of the first non-empty list among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of provided keys.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.0.0"),
+                    Bulk("`timeout` is interpreted as a double instead of an integer."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "brpop",
+        arity: -3,
+        flags: &["write", "noscript", "blocking"],
+        first_key: 1,
+        last_key: -2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("brpop"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("noscript"), Simple("blocking")]),
+            Int(1),
+            Int(-2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-2)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the last element of the first non-empty list among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("2.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N) where N is the number of provided keys.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.0.0"),
+                    Bulk("`timeout` is interpreted as a double instead of an integer."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "brpoplpush",
+        arity: 4,
+        flags: &["write", "denyoom", "noscript", "blocking"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("brpoplpush"),
+            Int(4),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("noscript"), Simple("blocking")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Moves the last element of a list to the head of another, waiting for one if the source is empty. Deprecated in favour of BLMOVE.")),
+            ("since", Bulk("2.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1)")),
+            ("doc_flags", Set(&[Simple("deprecated")])),
+            ("deprecated_since", Bulk("6.2.0")),
+            ("replaced_by", Bulk("`BLMOVE` with the `RIGHT` and `LEFT` arguments")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.0.0"),
+                    Bulk("`timeout` is interpreted as a double instead of an integer."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "blmove",
+        arity: 6,
+        flags: &["write", "denyoom", "noscript", "blocking"],
+        first_key: 1,
+        last_key: 2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("blmove"),
+            Int(6),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("noscript"), Simple("blocking")]),
+            Int(1),
+            Int(2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Moves an element from one end of a list to one end of another, waiting for one if the source is empty.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("source")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("destination")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(1)),
+                ]),
+                Map(&[
+                    ("name", Bulk("wherefrom")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("whereto")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "blmpop",
+        arity: -5,
+        flags: &["write", "blocking", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("blmpop"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("blocking"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@write"), Simple("@list"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops elements from one end of the first non-empty list among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("list")),
+            ("complexity", Bulk("O(N+M) where N is the number of provided keys and M is the number of elements returned.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("where")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("left")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("LEFT")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("right")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("RIGHT")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "bzpopmin",
+        arity: -3,
+        flags: &["write", "noscript", "blocking", "fast"],
+        first_key: 1,
+        last_key: -2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("bzpopmin"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("noscript"), Simple("blocking"), Simple("fast")]),
+            Int(1),
+            Int(-2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-2)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the lowest-scored member of the first non-empty sorted set among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) with N being the number of elements in the sorted set.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.0.0"),
+                    Bulk("`timeout` is interpreted as a double instead of an integer."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "bzpopmax",
+        arity: -3,
+        flags: &["write", "noscript", "blocking", "fast"],
+        first_key: 1,
+        last_key: -2,
+        key_step: 1,
+        info: Array(&[
+            Bulk("bzpopmax"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("noscript"), Simple("blocking"), Simple("fast")]),
+            Int(1),
+            Int(-2),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@fast"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-2)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the highest-scored member of the first non-empty sorted set among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(log(N)) with N being the number of elements in the sorted set.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.0.0"),
+                    Bulk("`timeout` is interpreted as a double instead of an integer."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "bzmpop",
+        arity: -5,
+        flags: &["write", "blocking", "movablekeys"],
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("bzmpop"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("blocking"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@write"), Simple("@sortedset"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(2))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("keynum")),
+                        ("spec", Map(&[
+                            ("keynumidx", Int(0)),
+                            ("firstkey", Int(1)),
+                            ("keystep", Int(1)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Pops the lowest or highest members of the first non-empty sorted set among several keys, waiting for one if all are empty.")),
+            ("since", Bulk("7.0.0")),
+            ("group", Bulk("sorted-set")),
+            ("complexity", Bulk("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("timeout")), ("type", Bulk("double"))]),
+                Map(&[("name", Bulk("numkeys")), ("type", Bulk("integer"))]),
+                Map(&[
+                    ("name", Bulk("key")),
+                    ("type", Bulk("key")),
+                    ("key_spec_index", Int(0)),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("where")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("min")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MIN")),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("max")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MAX")),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
     // pubsub
     CommandSpec {
         name: "subscribe",
@@ -14378,180 +14936,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         arity: 1,
         flags: &["admin", "noscript", "no_async_loading"],
         key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "blmove",
-        arity: 6,
-        flags: &["write", "denyoom", "noscript", "blocking"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "blmpop",
-        arity: -5,
-        flags: &["write", "blocking", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "blpop",
-        arity: -3,
-        flags: &["write", "noscript", "blocking"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "brpop",
-        arity: -3,
-        flags: &["write", "noscript", "blocking"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "brpoplpush",
-        arity: 4,
-        flags: &["write", "denyoom", "noscript", "blocking"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "bzmpop",
-        arity: -5,
-        flags: &["write", "blocking", "movablekeys"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("keynum")),
-                    ("spec", Map(&[
-                        ("keynumidx", Int(0)),
-                        ("firstkey", Int(1)),
-                        ("keystep", Int(1)),
-                    ])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "bzpopmax",
-        arity: -3,
-        flags: &["write", "noscript", "blocking", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "bzpopmin",
-        arity: -3,
-        flags: &["write", "noscript", "blocking", "fast"],
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-2)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
     },
     KeySpecs {
         name: "cluster",

@@ -242,9 +242,13 @@ fn clients_section(server: &Server, out: &mut String) {
     line(out, "maxclients", server.config().maxclients);
     line(out, "client_recent_max_input_buffer", max_input_buffer);
     line(out, "client_recent_max_output_buffer", 0);
-    line(out, "blocked_clients", 0);
+    line(out, "blocked_clients", server.blocking.blocked_clients());
     line(out, "tracking_clients", server.tracking.clients_on());
-    line(out, "clients_in_timeout_table", 0);
+    line(
+        out,
+        "clients_in_timeout_table",
+        server.blocking.clients_with_timeout(),
+    );
 }
 
 fn persistence_section(server: &Server, out: &mut String) {

@@ -4,6 +4,7 @@
 
 mod allocator;
 pub mod args;
+pub mod blocking;
 pub mod coldpool;
 pub mod command_table;
 pub mod commands;

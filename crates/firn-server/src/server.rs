@@ -61,6 +61,8 @@ pub struct ClientInfo {
     pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// Waiting in a blocking command (CLIENT LIST flag `b`).
+    pub blocked: AtomicBool,
     /// Pub/sub subscriptions and the mailbox of server-initiated messages.
     pub pubsub: crate::pubsub::ClientSubs,
     /// CLIENT TRACKING state.
@@ -92,6 +94,7 @@ impl ClientInfo {
             no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            blocked: AtomicBool::new(false),
             pubsub: Default::default(),
             tracking: Default::default(),
             tx: Default::default(),
@@ -492,6 +495,8 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
+    /// Clients blocked on keys and their wake-ups (blocking.rs).
+    pub blocking: Arc<crate::blocking::Blocking>,
     pub pubsub: crate::pubsub::PubSub,
     pub tracking: crate::tracking::Tracking,
 }

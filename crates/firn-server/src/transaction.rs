@@ -348,6 +348,9 @@ async fn run_deferred(server: &Arc<Server>, deferred: Deferred, reply: Reply) ->
         // (P|S)SUBSCRIBE's confirmations went to the mailbox, which is
         // delivered before EXEC's reply; the slot holds the handler's reply.
         Deferred::Silent => (reply, false),
+        // A blocking command inside MULTI does not block: the handler's
+        // reply is already its immediate answer (Redis's deny-blocking).
+        Deferred::Block(_) => (reply, false),
     }
 }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
+use crate::blocking::Unblocked;
 use crate::errors::{
     subcommand_syntax, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER,
     SYNTAX, WRONGPASS,
@@ -30,6 +31,7 @@ pub const COMMANDS: &[Def] = &[
     def("client|list", client_list),
     def("client|info", client_info),
     def("client|kill", client_kill),
+    def("client|unblock", client_unblock),
     def("client|setinfo", client_setinfo),
     def("client|reply", client_reply),
     def("client|pause", client_pause),
@@ -239,6 +241,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let name = client.name.lock().clone().unwrap_or_default();
     let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
     let qbuf = client.query_buffer.load(Ordering::Relaxed);
+    // Redis's letters in its order; "N" for none.
     let mut flags = String::new();
     if client.monitor.load(Ordering::Relaxed) {
         flags.push('O');
@@ -248,6 +251,9 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     }
     if client.tx.multi() >= 0 {
         flags.push('x');
+    }
+    if client.blocked.load(Ordering::Relaxed) {
+        flags.push('b');
     }
     let tracking = &client.tracking;
     let redirect = if tracking.is_on() {
@@ -498,6 +504,25 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     Ok(Reply::Integer(killed))
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends a blocking command's wait (1),
+/// or 0 when that client is not blocked.
+fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let how = match args.len() {
+        3 => Unblocked::Timeout,
+        4 if is(&args[3], "timeout") => Unblocked::Timeout,
+        4 if is(&args[3], "error") => Unblocked::Error,
+        4 => {
+            return Err(CmdError::Static(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+        _ => return Err(subcommand_syntax("client", &args[1])),
+    };
+    let id = parse_i64(&args[2]).ok_or(CmdError::Static(NOT_INTEGER))?;
+    let done = u64::try_from(id).is_ok_and(|id| ctx.server.blocking.unblock(id, how));
+    Ok(Reply::Integer(i64::from(done)))
 }
 
 fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

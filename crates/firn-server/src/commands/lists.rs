@@ -1,6 +1,8 @@
 //! Lists: pushes and pops at either end, indexes and ranges, LINSERT, LREM,
 //! LTRIM, LPOS, LMOVE/RPOPLPUSH and LMPOP, with Redis 7.0's replies and
-//! error texts (t_list.c). The blocking variants belong elsewhere.
+//! error texts (t_list.c). The blocking variants (`blocking.rs`) call the
+//! pops shared here: [`pop_one`], [`move_element`], [`parse_multi_pop`] and
+//! [`multi_pop`].
 //!
 //! Encoding (firn-storage `list.rs`): one entry per element under its
 //! position, with the head and tail positions in the meta record, so both
@@ -48,14 +50,14 @@ const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 
 /// Which end of a list a command works on.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     Left,
     Right,
 }
 
 impl End {
     /// LEFT/RIGHT, case-insensitive; anything else is a syntax error.
-    fn parse(arg: &[u8]) -> CmdResult<End> {
+    pub(crate) fn parse(arg: &[u8]) -> CmdResult<End> {
         if is(arg, "left") {
             Ok(End::Left)
         } else if is(arg, "right") {
@@ -65,7 +67,7 @@ impl End {
         }
     }
 
-    fn is_left(self) -> bool {
+    pub(crate) fn is_left(self) -> bool {
         self == End::Left
     }
 }
@@ -200,8 +202,7 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
         });
     };
     let Some(count) = count else {
-        let value = ctx.txn.list_pop(db, key, &mut list, end.is_left())?;
-        ctx.txn.save_list(db, key, &mut list)?;
+        let value = pop_from(ctx, key, &mut list, end)?;
         return Ok(value.map_or(Reply::Null, Reply::Bulk));
     };
     if count == 0 {
@@ -213,6 +214,23 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
         .list_pop_many(db, key, &mut list, end.is_left(), count)?;
     ctx.txn.save_list(db, key, &mut list)?;
     Ok(Reply::Array(popped.into_iter().map(Reply::Bulk).collect()))
+}
+
+/// Pops one element from `list`, the list at `key`.
+fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], list: &mut List, end: End) -> CmdResult<Option<Bytes>> {
+    let db = ctx.db();
+    let value = ctx.txn.list_pop(db, key, list, end.is_left())?;
+    ctx.txn.save_list(db, key, list)?;
+    Ok(value)
+}
+
+/// `[LR]POP key`: the element, or `None` for a missing key (BLPOP/BRPOP).
+pub(crate) fn pop_one(ctx: &mut Ctx<'_>, key: &[u8], end: End) -> CmdResult<Option<Bytes>> {
+    let db = ctx.db();
+    match ctx.txn.list(db, key)? {
+        Some(mut list) => pop_from(ctx, key, &mut list, end),
+        None => Ok(None),
+    }
 }
 
 fn llen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -475,7 +493,7 @@ fn lmove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// Pops from one end of `source` and pushes to one end of `destination`
 /// (the same list rotates); null when `source` is missing.
-fn move_element(
+pub(crate) fn move_element(
     ctx: &mut Ctx<'_>,
     source: &Bytes,
     destination: &Bytes,
@@ -508,16 +526,23 @@ fn move_element(
     Ok(Reply::Bulk(value))
 }
 
-/// LMPOP numkeys key... LEFT|RIGHT [COUNT count]: pops from the first
-/// non-empty list and replies `[key, [elements]]`, or a null array.
-fn lmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let db = ctx.db();
-    let numkeys = match parse_i64(&args[1]) {
+/// The arguments of LMPOP/BLMPOP: which keys, which end, how many.
+pub(crate) struct MultiPop {
+    /// Indexes of the keys in the arguments.
+    pub keys: std::ops::Range<usize>,
+    pub end: End,
+    pub count: u64,
+}
+
+/// Parses `numkeys key... LEFT|RIGHT [COUNT count]` from `numkeys_at`
+/// (LMPOP: 1, BLMPOP: 2), with Redis's errors in its order.
+pub(crate) fn parse_multi_pop(args: &[Bytes], numkeys_at: usize) -> CmdResult<MultiPop> {
+    let numkeys = match args.get(numkeys_at).and_then(|arg| parse_i64(arg)) {
         Some(n) if n >= 1 => n as u64,
         _ => return Err(CmdError::Static("ERR numkeys should be greater than 0")),
     };
     let where_at = numkeys
-        .checked_add(2)
+        .checked_add(numkeys_at as u64 + 1)
         .filter(|&at| at < args.len() as u64)
         .ok_or(CmdError::Static(SYNTAX))? as usize;
     let end = End::parse(&args[where_at])?;
@@ -535,8 +560,25 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         i += 2;
     }
-    let count = count.unwrap_or(1);
-    for key in &args[2..where_at] {
+    Ok(MultiPop {
+        keys: numkeys_at + 1..where_at,
+        end,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// LMPOP numkeys key... LEFT|RIGHT [COUNT count]: pops from the first
+/// non-empty list and replies `[key, [elements]]`, or a null array.
+fn lmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let pop = parse_multi_pop(args, 1)?;
+    multi_pop(ctx, &args[pop.keys.clone()], pop.end, pop.count)
+}
+
+/// Pops up to `count` elements from the first non-empty list of `keys`:
+/// `[key, [elements]]`, or a null array when all are missing.
+pub(crate) fn multi_pop(ctx: &mut Ctx<'_>, keys: &[Bytes], end: End, count: u64) -> CmdResult {
+    let db = ctx.db();
+    for key in keys {
         let Some(mut list) = ctx.txn.list(db, key)? else {
             continue;
         };

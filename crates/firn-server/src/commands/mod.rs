@@ -14,6 +14,7 @@ use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdErro
 use crate::server::{ClientInfo, Server, Session};
 
 pub mod bitmaps;
+pub mod blocking;
 pub mod collection;
 pub mod connection;
 pub mod geo;
@@ -76,6 +77,12 @@ pub enum Deferred {
     /// Produce the reply on a background thread and write it in parts as
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
+    /// Nothing to serve yet: the connection waits for the keys (blocking.rs)
+    /// and runs the command again when one may have changed (a timeout
+    /// answers a null array). The handler's reply is the whole answer where
+    /// the client may not block: inside MULTI/EXEC or a script, which must
+    /// ignore this variant, as Redis answers there at once.
+    Block(crate::blocking::BlockOn),
     /// Send no reply: the command's output went to the client's mailbox
     /// (pub/sub confirmations, one per channel).
     Silent,
@@ -225,6 +232,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(blocking::COMMANDS)
         .chain(pubsub::COMMANDS)
         .chain(tracking::COMMANDS)
         .chain(transactions::COMMANDS)

@@ -1,5 +1,6 @@
 //! Sorted sets: the whole Redis 7.0 Z* group (the blocking BZ* variants
-//! excepted), ZSCAN, and the sorted-set side of DUMP/RESTORE.
+//! live in `blocking.rs` and call [`pop_end`], [`parse_multi_pop`] and
+//! [`multi_pop`]), ZSCAN, and the sorted-set side of DUMP/RESTORE.
 //!
 //! Storage (firn-storage zset.rs) keeps each member's score in `data` and a
 //! by-score index in `zscore`, so every range here is a walk of the index
@@ -922,14 +923,38 @@ fn pop(
     Ok(items)
 }
 
+/// `ZPOPMIN/ZPOPMAX key`: the member and its score, or `None` for a
+/// missing key (BZPOPMIN/BZPOPMAX).
+pub(crate) fn pop_end(ctx: &mut Ctx<'_>, key: &[u8], max: bool) -> CmdResult<Option<(Bytes, f64)>> {
+    let Some(coll) = zset_of(ctx, key)? else {
+        return Ok(None);
+    };
+    Ok(pop(ctx, key, coll, 1, max)?.into_iter().next())
+}
+
+/// The arguments of ZMPOP/BZMPOP: which keys, which end, how many.
+pub(crate) struct MultiPop {
+    /// Indexes of the keys in the arguments.
+    pub keys: std::ops::Range<usize>,
+    pub max: bool,
+    pub count: u64,
+}
+
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
 fn zmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let pop = parse_multi_pop(args, 1)?;
+    multi_pop(ctx, &args[pop.keys.clone()], pop.max, pop.count)
+}
+
+/// Parses `numkeys key... MIN|MAX [COUNT count]` from `numkeys_at` (ZMPOP:
+/// 1, BZMPOP: 2), with Redis's errors in its order.
+pub(crate) fn parse_multi_pop(args: &[Bytes], numkeys_at: usize) -> CmdResult<MultiPop> {
     const NUMKEYS: &str = "ERR numkeys should be greater than 0";
-    let numkeys = match parse_i64(&args[1]) {
+    let numkeys = match args.get(numkeys_at).and_then(|arg| parse_i64(arg)) {
         Some(n) if n >= 1 => n as usize,
         _ => return Err(CmdError::Static(NUMKEYS)),
     };
-    let where_at = numkeys.saturating_add(2);
+    let where_at = numkeys.saturating_add(numkeys_at + 1);
     let Some(which) = args.get(where_at) else {
         return Err(CmdError::Static(SYNTAX));
     };
@@ -952,8 +977,17 @@ fn zmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::Static(SYNTAX));
         }
     }
-    let count = count.unwrap_or(1);
-    for key in &args[2..where_at] {
+    Ok(MultiPop {
+        keys: numkeys_at + 1..where_at,
+        max,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// Pops up to `count` members from the first non-empty sorted set of
+/// `keys`: `[key, [[member, score]...]]`, or a null array.
+pub(crate) fn multi_pop(ctx: &mut Ctx<'_>, keys: &[Bytes], max: bool, count: u64) -> CmdResult {
+    for key in keys {
         let Some(coll) = zset_of(ctx, key)? else {
             continue;
         };
