@@ -19,6 +19,7 @@ pub mod info;
 mod info_memory;
 pub mod keyspecs;
 pub mod rdb;
+pub mod scripting;
 pub mod server;
 mod startup;
 pub mod stream_reply;

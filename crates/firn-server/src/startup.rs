@@ -162,6 +162,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
+        scripting: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;

@@ -33,7 +33,7 @@ use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
-use crate::locks::{normalise, KeyGuard, KeyLocks};
+use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
 use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
 use crate::ticket::Ticket;
@@ -492,6 +492,47 @@ impl Engine {
                 return guard;
             }
         }
+    }
+
+    /// Locks the keys of a script's declared KEYS from a thread outside the
+    /// runtime (the script thread), in a guard that may grow; see
+    /// [`Engine::try_lock_more`]. Waits while contended: callers hold key
+    /// locks only across CPU work, so the wait is short. Never call it on
+    /// a network thread.
+    pub fn lock_keys_growing(&self, keys: &[(u8, &[u8])]) -> GrowingGuard<'_> {
+        loop {
+            let epoch = self.inner.locks.epoch();
+            let stripes = self.stripes_of(keys);
+            let guard = self.inner.locks.lock_growing_blocking(&stripes);
+            if self.inner.locks.epoch() == epoch || self.stripes_of(keys) == stripes {
+                return guard;
+            }
+        }
+    }
+
+    /// Every key lock, from a thread outside the runtime.
+    pub fn lock_all_growing(&self) -> GrowingGuard<'_> {
+        self.inner.locks.lock_all_blocking()
+    }
+
+    /// Adds the locks of `keys` to `guard` without waiting. False when one
+    /// is taken, or when a SWAPDB moved keys since `epoch` (from
+    /// [`Engine::lock_epoch`]): the caller starts again with every lock.
+    pub fn try_lock_more(
+        &self,
+        guard: &mut GrowingGuard<'_>,
+        keys: &[(u8, &[u8])],
+        epoch: u64,
+    ) -> bool {
+        if guard.holds_all() {
+            return true;
+        }
+        guard.try_add(&self.stripes_of(keys)) && self.inner.locks.epoch() == epoch
+    }
+
+    /// The lock epoch (bumped by flushes and swaps).
+    pub fn lock_epoch(&self) -> u64 {
+        self.inner.locks.epoch()
     }
 
     /// Every key lock: the caller runs alone among keyed commands.

@@ -176,6 +176,12 @@ impl<'e> Txn<'e> {
         self.st.effects.commands = commands;
     }
 
+    /// Takes the replay form set so far (a script records each command's
+    /// own before running the next one over the same transaction).
+    pub fn take_replay(&mut self) -> Vec<Vec<Bytes>> {
+        std::mem::take(&mut self.st.effects.commands)
+    }
+
     /// Whether a handler already set the replay form.
     pub fn has_replay(&self) -> bool {
         !self.st.effects.commands.is_empty()
