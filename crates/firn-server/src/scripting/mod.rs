@@ -92,6 +92,10 @@ pub struct Shared {
     pub scripts: RwLock<HashMap<String, usize>>,
     /// Bytes of the cached scripts' bodies.
     pub scripts_bytes: AtomicU64,
+    /// Loaded libraries, their functions, and their code's bytes.
+    pub libraries_count: AtomicU64,
+    pub functions_count: AtomicU64,
+    pub functions_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -228,6 +232,42 @@ impl Scripting {
 
     pub fn cached_scripts(&self) -> usize {
         self.shared.scripts.read().len()
+    }
+}
+
+/// What INFO memory reports of scripting (Redis 7.0's fields).
+pub struct MemoryReport {
+    /// The Lua VM (EVAL scripts and functions share it in Firn).
+    pub vm_eval_bytes: u64,
+    pub vm_functions_bytes: u64,
+    pub vm_total_bytes: u64,
+    /// Bodies of the cached EVAL scripts.
+    pub scripts_eval_bytes: u64,
+    pub cached_scripts: u64,
+    /// Code of the loaded libraries.
+    pub functions_bytes: u64,
+    pub functions: u64,
+    pub libraries: u64,
+}
+
+impl MemoryReport {
+    pub fn scripts_bytes(&self) -> u64 {
+        self.scripts_eval_bytes + self.functions_bytes
+    }
+}
+
+pub fn memory(server: &Server) -> MemoryReport {
+    let shared = &server.scripting.shared;
+    let vm = shared.lua_memory.load(Ordering::Relaxed);
+    MemoryReport {
+        vm_eval_bytes: vm,
+        vm_functions_bytes: 0,
+        vm_total_bytes: vm,
+        scripts_eval_bytes: shared.scripts_bytes.load(Ordering::Relaxed),
+        cached_scripts: shared.scripts.read().len() as u64,
+        functions_bytes: shared.functions_bytes.load(Ordering::Relaxed),
+        functions: shared.functions_count.load(Ordering::Relaxed),
+        libraries: shared.libraries_count.load(Ordering::Relaxed),
     }
 }
 

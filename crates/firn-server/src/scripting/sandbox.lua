@@ -10,7 +10,9 @@
 --
 -- Arguments: the debug library (kept as an upvalue only), and a function
 -- that turns a non-table error into its text.
-local dbg, errtext = ...
+-- The texts of the errors that end a run (SCRIPT KILL, an abandoned run)
+-- follow: `pcall` and `xpcall` never stop those.
+local dbg, errtext, killed_text, abandoned_text = ...
 local G = _G
 local rawset_, rawget_, setmetatable_, next_, pairs_ = rawset, rawget, setmetatable, next, pairs
 local setfenv_, loadstring_, type_, error_, tostring_ = setfenv, loadstring, type, error, tostring
@@ -144,12 +146,26 @@ end
 
 -- Redis 7.0's own pcall: an error table caught becomes its `err` text
 -- (and a server function's error its text).
-local pcall_ = pcall
+local pcall_, xpcall_ = pcall, xpcall
+
+local function fatal(e)
+  local text = e
+  if type_(e) == 'table' then
+    text = rawget_(e, 'err')
+  elseif type_(e) == 'userdata' then
+    text = errtext(e, true)
+  end
+  return text == killed_text or text == abandoned_text
+end
+
 local function caught(ok, ...)
   if ok then
     return true, ...
   end
   local e = ...
+  if fatal(e) then
+    error_(e, 0)
+  end
   if type_(e) == 'table' then
     local text = e.err
     if type_(text) == 'string' then
@@ -160,6 +176,22 @@ local function caught(ok, ...)
   end
   return false, e
 end
+G.xpcall = function(f, handler)
+  local function guarded(e)
+    if fatal(e) then
+      return e
+    end
+    return handler(e)
+  end
+  local function rethrow(ok, ...)
+    if not ok and fatal((...)) then
+      error_((...), 0)
+    end
+    return ok, ...
+  end
+  return rethrow(xpcall_(f, guarded))
+end
+
 G.pcall = function(...)
   if select('#', ...) == 0 then
     return false, 'attempt to call a boolean value'
@@ -176,6 +208,12 @@ end
 rawset_(G, '_G', proxy_G)
 
 -- The runner: calls a script's function under the error handler.
-return proxy_G, function(f)
-  return xpcall(f, G.__redis__err__handler)
+return proxy_G, function(f, keys, args)
+  local handler = G.__redis__err__handler
+  if keys == nil then
+    return xpcall_(f, handler)
+  end
+  return xpcall_(function()
+    return f(keys, args)
+  end, handler)
 end

@@ -230,7 +230,7 @@ impl Vm {
         let (env, runner): (Table, Function) = lua
             .load(include_str!("sandbox.lua"))
             .set_name("=firn")
-            .call((debug, errtext))?;
+            .call((debug, errtext, KILLED, ABANDONED))?;
         let names: Vec<Value> = globals
             .clone()
             .pairs::<Value, Value>()
