@@ -53,6 +53,8 @@ fn a_busy_script_gets_busy_replies_and_script_kill_ends_it() {
     wait_busy(&mut other);
     assert_eq!(other.cmd(&["GET", "x"]).error_text(), Some(BUSY));
     assert_eq!(other.cmd(&["SET", "x", "1"]).error_text(), Some(BUSY));
+    // FUNCTION KILL does not end a script.
+    assert_eq!(other.cmd(&["FUNCTION", "KILL"]).error_text(), Some(BUSY));
     assert_eq!(other.cmd(&["SCRIPT", "KILL"]), R::Simple("OK".into()));
     let (_, reply) = runner.read_reply();
     let text = reply.error_text().unwrap_or_default().to_string();
@@ -313,4 +315,84 @@ fn info_reports_scripts_and_lua_memory() {
         other => panic!("INFO: {}", other.render()),
     };
     assert!(text.contains("number_of_cached_scripts:0\r\n"), "{text}");
+}
+
+const LIBRARY: &str = "#!lua name=counters\n\
+redis.register_function('bump', function(keys) return redis.call('incr', keys[1]) end)";
+
+#[test]
+fn functions_survive_restart_and_kill9() {
+    let mut server = Server::firn();
+    let mut c = server.conn();
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", LIBRARY]), R::bulk(b"counters"));
+    assert_eq!(c.cmd(&["FCALL", "bump", "1", "n"]), R::Int(1));
+    server.restart();
+    let mut c = server.conn();
+    assert_eq!(c.cmd(&["FCALL", "bump", "1", "n"]), R::Int(2));
+    c.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=other\nredis.register_function('two', function() return 2 end)",
+    ]);
+    server.kill9_restart();
+    let mut c = server.conn();
+    assert_eq!(c.cmd(&["FCALL", "bump", "1", "n"]), R::Int(3));
+    assert_eq!(c.cmd(&["FCALL", "two", "0"]), R::Int(2));
+    assert_eq!(
+        c.cmd(&["FUNCTION", "DELETE", "other"]),
+        R::Simple("OK".into())
+    );
+    server.kill9_restart();
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd(&["FCALL", "two", "0"]).error_text(),
+        Some("ERR Function not found")
+    );
+    assert_eq!(c.cmd(&["FCALL", "bump", "1", "n"]), R::Int(4));
+    // SCRIPT FLUSH resets the VM but keeps the libraries.
+    c.cmd(&["SCRIPT", "FLUSH"]);
+    assert_eq!(c.cmd(&["FCALL", "bump", "1", "n"]), R::Int(5));
+    c.cmd(&["FUNCTION", "FLUSH"]);
+    server.restart();
+    let mut c = server.conn();
+    assert_eq!(c.cmd(&["FUNCTION", "LIST"]), R::Array(Some(vec![])));
+}
+
+#[test]
+fn a_busy_function_gets_function_kill() {
+    let server = Server::firn_with(&["--busy-reply-threshold", "100"]);
+    let mut runner = server.conn();
+    let mut other = server.conn();
+    other.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=spin\nredis.register_function('spin', function() while true do end end)",
+    ]);
+    send(&mut runner, &["FCALL", "spin", "0"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match other.cmd(&["PING"]) {
+            R::Error(text) if text.starts_with("BUSY") => {
+                assert_eq!(
+                    text,
+                    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                );
+                break;
+            }
+            _ => {
+                assert!(Instant::now() < deadline, "never busy");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    let stats = other.cmd(&["FUNCTION", "STATS"]);
+    assert!(stats.render().contains("spin"), "{}", stats.render());
+    assert!(other
+        .cmd(&["SCRIPT", "KILL"])
+        .error_text()
+        .is_some_and(|t| t.starts_with("BUSY")));
+    assert_eq!(other.cmd(&["FUNCTION", "KILL"]), R::Simple("OK".into()));
+    let (_, reply) = runner.read_reply();
+    assert!(reply.is_error(), "{}", reply.render());
+    assert_eq!(other.cmd(&["PING"]), R::Simple("PONG".into()));
 }

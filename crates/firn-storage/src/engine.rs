@@ -43,6 +43,15 @@ use crate::Cf;
 
 pub(crate) const VERSION_KEY: &[u8] = b"version";
 const DB_MAP_KEY: &[u8] = b"dbmap";
+/// Prefix of the server's own records in the System CF (function
+/// libraries: see `Txn::put_server_record`).
+const SERVER_RECORD_PREFIX: &[u8] = b"srv:";
+
+pub(crate) fn server_record_key(key: &[u8]) -> Vec<u8> {
+    let mut out = SERVER_RECORD_PREFIX.to_vec();
+    out.extend_from_slice(key);
+    out
+}
 pub const MAX_DATABASES: usize = 256;
 
 /// The hot tier's share for meta records; the rest (a quarter) holds
@@ -528,6 +537,28 @@ impl Engine {
             return true;
         }
         guard.try_add(&self.stripes_of(keys)) && self.inner.locks.epoch() == epoch
+    }
+
+    /// The server's own records whose keys start with `prefix`, as
+    /// committed to RocksDB (read at start-up; blocking).
+    pub fn server_records(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let Some(system) = self.inner.db.cf_handle(Cf::System.name()) else {
+            return Ok(Vec::new());
+        };
+        let start = server_record_key(prefix);
+        let mut out = Vec::new();
+        let iter = self.inner.db.iterator_cf(
+            system,
+            rocksdb::IteratorMode::From(&start, rocksdb::Direction::Forward),
+        );
+        for item in iter {
+            let (key, value) = item?;
+            if !key.starts_with(&start) {
+                break;
+            }
+            out.push((key[SERVER_RECORD_PREFIX.len()..].to_vec(), value.to_vec()));
+        }
+        Ok(out)
     }
 
     /// The lock epoch (bumped by flushes and swaps).

@@ -16,6 +16,7 @@ use crate::server::{ClientInfo, Server, Session};
 pub mod bitmaps;
 pub mod collection;
 pub mod connection;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
@@ -224,6 +225,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
         .chain(scripting::COMMANDS)
+        .chain(functions::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

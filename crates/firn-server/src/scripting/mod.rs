@@ -18,6 +18,7 @@
 //! before running a command (`connection.rs`).
 
 mod convert;
+mod functions;
 mod run;
 pub mod sha1;
 mod vm;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 
 use crate::server::{ClientInfo, Server, Session};
 
-pub use run::{EvalRequest, RunMode};
+pub use run::{EvalRequest, FcallRequest, RunMode, RunRequest};
 pub use vm::ScriptFlags;
 
 /// What kind of script runs (SCRIPT KILL and FUNCTION KILL each end only
@@ -92,6 +93,10 @@ pub struct Shared {
     pub scripts: RwLock<HashMap<String, usize>>,
     /// Bytes of the cached scripts' bodies.
     pub scripts_bytes: AtomicU64,
+    /// While a library loads: when its code must have finished (ms).
+    load_deadline_ms: AtomicU64,
+    /// The function running (FUNCTION STATS): its name and command line.
+    pub running_function: parking_lot::Mutex<Option<(String, Vec<Bytes>)>>,
     /// Loaded libraries, their functions, and their code's bytes.
     pub libraries_count: AtomicU64,
     pub functions_count: AtomicU64,
@@ -109,7 +114,24 @@ impl Shared {
         self.running.store(kind, Ordering::Release);
     }
 
+    fn start_load(&self, timeout_ms: u64) {
+        self.load_deadline_ms
+            .store(firn_storage::now_ms() + timeout_ms, Ordering::Release);
+    }
+
+    fn load_timed_out(&self) -> bool {
+        let deadline = self.load_deadline_ms.load(Ordering::Acquire);
+        deadline != 0 && firn_storage::now_ms() > deadline
+    }
+
+    /// When the running script started (ms).
+    pub fn started_ms(&self) -> u64 {
+        self.started_ms.load(Ordering::Acquire)
+    }
+
     fn finish(&self) {
+        self.load_deadline_ms.store(0, Ordering::Release);
+        *self.running_function.lock() = None;
         self.running.store(KIND_NONE, Ordering::Release);
         self.busy.store(KIND_NONE, Ordering::Release);
         self.kill.store(false, Ordering::Release);
@@ -190,20 +212,24 @@ impl Scripting {
         Scripting { shared, jobs }
     }
 
-    /// Runs `job` on the script thread with its VM (created if needed)
-    /// and awaits its result.
-    async fn on_thread<R: Send + 'static>(
+    /// Queues `job` for the script thread with its VM (created, with the
+    /// stored libraries, if needed); its result comes on the receiver.
+    fn submit<R: Send + 'static>(
         &self,
         server: &Arc<Server>,
         job: impl FnOnce(&mut vm::Vm) -> R + Send + 'static,
-    ) -> Result<R, Reply> {
+    ) -> Option<tokio::sync::oneshot::Receiver<R>> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let shared = self.shared.clone();
         let limit = lua_memory_limit(server.config().maxmemory);
+        let job_server = server.clone();
         let boxed: Job = Box::new(move |slot: &mut Option<vm::Vm>| {
             if slot.is_none() {
                 match vm::Vm::new(shared.clone(), limit) {
-                    Ok(created) => *slot = Some(created),
+                    Ok(mut created) => {
+                        functions::restore_stored(&mut created, &job_server);
+                        *slot = Some(created)
+                    }
                     Err(e) => {
                         tracing::error!("cannot create the Lua VM: {e}");
                         return;
@@ -218,9 +244,18 @@ impl Scripting {
                 let _ = tx.send(result);
             }
         });
-        if self.jobs.send(boxed).is_err() {
+        self.jobs.send(boxed).ok().map(|_| rx)
+    }
+
+    /// Runs `job` on the script thread and awaits its result.
+    async fn on_thread<R: Send + 'static>(
+        &self,
+        server: &Arc<Server>,
+        job: impl FnOnce(&mut vm::Vm) -> R + Send + 'static,
+    ) -> Result<R, Reply> {
+        let Some(rx) = self.submit(server, job) else {
             return Err(Reply::error("ERR the script engine is not running"));
-        }
+        };
         rx.await
             .map_err(|_| Reply::error("ERR the script engine failed to run the script"))
     }
@@ -232,6 +267,12 @@ impl Scripting {
 
     pub fn cached_scripts(&self) -> usize {
         self.shared.scripts.read().len()
+    }
+
+    /// Creates the VM now (loading the stored libraries), so that INFO and
+    /// FUNCTION STATS count them before any script runs.
+    pub fn start(&self, server: &Arc<Server>) {
+        let _ = self.submit(server, |_vm| ());
     }
 }
 
@@ -274,6 +315,19 @@ pub fn memory(server: &Server) -> MemoryReport {
 /// A request that runs on the script thread, from a command handler.
 pub enum Request {
     Eval(EvalRequest),
+    Fcall(FcallRequest),
+    /// FUNCTION LOAD [REPLACE] code.
+    FunctionLoad {
+        code: Bytes,
+        replace: bool,
+    },
+    FunctionDelete(Bytes),
+    FunctionFlush,
+    /// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
+    FunctionList {
+        pattern: Option<Bytes>,
+        with_code: bool,
+    },
     /// SCRIPT LOAD: compile and cache, reply the sha.
     Load(Bytes),
     /// SCRIPT FLUSH: forget every script and start a fresh VM.
@@ -288,7 +342,47 @@ pub async fn dispatch(
     request: Request,
 ) -> (Reply, Vec<Ticket>) {
     match request {
-        Request::Eval(eval) => run::run_eval(server, client, session, eval).await,
+        Request::Eval(eval) => {
+            run::run_rounds(server, client, session, RunRequest::Eval(eval)).await
+        }
+        Request::Fcall(fcall) => {
+            run::run_rounds(server, client, session, RunRequest::Fcall(fcall)).await
+        }
+        Request::FunctionLoad { code, replace } => {
+            let job_server = server.clone();
+            let done = server
+                .scripting
+                .on_thread(server, move |vm| {
+                    functions::load(vm, &job_server, &code, replace, true)
+                })
+                .await;
+            done.unwrap_or_else(|e| (e, Vec::new()))
+        }
+        Request::FunctionDelete(name) => {
+            let job_server = server.clone();
+            let done = server
+                .scripting
+                .on_thread(server, move |vm| functions::delete(vm, &job_server, &name))
+                .await;
+            done.unwrap_or_else(|e| (e, Vec::new()))
+        }
+        Request::FunctionFlush => {
+            let job_server = server.clone();
+            let done = server
+                .scripting
+                .on_thread(server, move |vm| functions::flush(vm, &job_server))
+                .await;
+            done.unwrap_or_else(|e| (e, Vec::new()))
+        }
+        Request::FunctionList { pattern, with_code } => {
+            let reply = server
+                .scripting
+                .on_thread(server, move |vm| {
+                    functions::list(vm, pattern.as_deref(), with_code)
+                })
+                .await;
+            (reply.unwrap_or_else(|e| e), Vec::new())
+        }
         Request::Load(body) => {
             let job_server = server.clone();
             let reply = server
@@ -304,16 +398,19 @@ pub async fn dispatch(
         }
         Request::Flush => {
             let shared = server.scripting.shared.clone();
+            let job_server = server.clone();
             let reply = server
                 .scripting
                 .on_thread(server, move |vm| {
                     shared.scripts.write().clear();
                     shared.scripts_bytes.store(0, Ordering::Relaxed);
                     vm.scripts.clear();
-                    // A fresh VM, as Redis's SCRIPT FLUSH does.
+                    // A fresh VM, as Redis's SCRIPT FLUSH does; the
+                    // libraries are loaded into it again.
                     let limit = vm.memory_limit();
                     match vm::Vm::new(shared.clone(), limit) {
-                        Ok(fresh) => {
+                        Ok(mut fresh) => {
+                            functions::restore_stored(&mut fresh, &job_server);
                             *vm = fresh;
                             Reply::ok()
                         }

@@ -53,6 +53,24 @@ pub struct EvalRequest {
     pub read_only: bool,
 }
 
+/// An FCALL/FCALL_RO call, parsed by its handler.
+#[derive(Clone)]
+pub struct FcallRequest {
+    pub name: String,
+    pub keys: Vec<Bytes>,
+    pub argv: Vec<Bytes>,
+    pub read_only: bool,
+    /// The command line (FUNCTION STATS shows it).
+    pub command: Vec<Bytes>,
+}
+
+/// What a run runs.
+#[derive(Clone)]
+pub enum RunRequest {
+    Eval(EvalRequest),
+    Fcall(FcallRequest),
+}
+
 /// How a run takes its locks and reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunMode {
@@ -151,12 +169,12 @@ fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Res
     Ok(())
 }
 
-/// EVAL and friends for a client: runs until a run is done.
-pub async fn run_eval(
+/// EVAL, FCALL and friends for a client: runs until a run is done.
+pub async fn run_rounds(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
     session: &Session,
-    request: EvalRequest,
+    request: RunRequest,
 ) -> (Reply, Vec<Ticket>) {
     let mut mode = RunMode {
         all_locks: false,
@@ -170,15 +188,13 @@ pub async fn run_eval(
         let job_request = request.clone();
         let outcome = server
             .scripting
-            .on_thread(server, move |vm| {
-                eval_on_thread(
-                    vm,
-                    &job_server,
-                    &job_client,
-                    &job_session,
-                    &job_request,
-                    mode,
-                )
+            .on_thread(server, move |vm| match &job_request {
+                RunRequest::Eval(eval) => {
+                    eval_on_thread(vm, &job_server, &job_client, &job_session, eval, mode)
+                }
+                RunRequest::Fcall(fcall) => {
+                    fcall_on_thread(vm, &job_server, &job_client, &job_session, fcall, mode)
+                }
             })
             .await;
         match outcome {
@@ -288,6 +304,70 @@ fn eval_on_thread(
             kind: KIND_EVAL,
             keys: &request.keys,
             args: None,
+            shown: None,
+        },
+        read_only,
+        mode,
+    )
+}
+
+fn fcall_on_thread(
+    vm: &mut Vm,
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    request: &FcallRequest,
+    mode: RunMode,
+) -> Outcome {
+    let shared = server.scripting.shared.clone();
+    let found = vm
+        .libraries
+        .index
+        .get(&request.name.to_ascii_lowercase())
+        .and_then(|library| vm.libraries.by_name.get(library))
+        .and_then(|library| {
+            library
+                .functions
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(&request.name))
+        });
+    let Some((name, function)) = found else {
+        return Outcome::Done(Reply::error("ERR Function not found"), Vec::new());
+    };
+    let name = name.clone();
+    let flags = function.flags;
+    let func = function.func.clone();
+    if !flags.no_writes {
+        if request.read_only {
+            return Outcome::Done(
+                Reply::error("ERR Can not execute a script with write flag using *_ro command."),
+                Vec::new(),
+            );
+        }
+        if let Some(why) = server.engine.write_error() {
+            return Outcome::Done(
+                Reply::error(format!(
+                    "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
+                )),
+                Vec::new(),
+            );
+        }
+    }
+    let read_only = request.read_only || flags.no_writes;
+    let shown = Some((name.clone(), request.command.clone()));
+    run_function(
+        vm,
+        &shared,
+        server,
+        client,
+        session,
+        Target {
+            func,
+            name: &name,
+            kind: super::KIND_FUNCTION,
+            keys: &request.keys,
+            args: Some(&request.argv),
+            shown,
         },
         read_only,
         mode,
@@ -311,6 +391,8 @@ struct Target<'r> {
     keys: &'r [Bytes],
     /// A function's (KEYS, ARGV) arguments; scripts read globals instead.
     args: Option<&'r [Bytes]>,
+    /// What FUNCTION STATS shows while it runs: name and command line.
+    shown: Option<(String, Vec<Bytes>)>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -360,6 +442,7 @@ fn run_function(
     *vm.settings.server.borrow_mut() = Some(server.clone());
     let threshold_ms = server.config().busy_reply_threshold_ms;
     shared.start(target.kind, threshold_ms);
+    *shared.running_function.lock() = target.shown.clone();
 
     let settings = vm.settings.clone();
     let result: mlua::Result<Result<Reply, Reply>> = vm.lua.scope(|scope| {

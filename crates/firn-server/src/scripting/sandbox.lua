@@ -33,11 +33,10 @@ end
 
 local proxy_G = readonly(G)
 
-setmetatable_(G, {
-  __index = function(_, n)
-    error_("Script attempted to access nonexistent global variable '" .. tostring_(n) .. "'", 2)
-  end,
-})
+local function missing_global(_, n)
+  error_("Script attempted to access nonexistent global variable '" .. tostring_(n) .. "'", 2)
+end
+setmetatable_(G, { __index = missing_global })
 
 G.rawset = function(t, k, v)
   if real_of[t] then
@@ -208,7 +207,7 @@ end
 rawset_(G, '_G', proxy_G)
 
 -- The runner: calls a script's function under the error handler.
-return proxy_G, function(f, keys, args)
+return proxy_G, readonly_error, missing_global, function(f, keys, args)
   local handler = G.__redis__err__handler
   if keys == nil then
     return xpcall_(f, handler)

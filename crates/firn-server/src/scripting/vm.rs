@@ -131,6 +131,13 @@ pub struct Vm {
     pub runner: Function,
     pub settings: Rc<RunSettings>,
     pub scripts: HashMap<String, Script>,
+    pub libraries: super::functions::Libraries,
+    /// The `__newindex` of read-only tables.
+    pub readonly_error: Function,
+    /// The `__index` that fails on an undeclared global.
+    pub missing_global: Function,
+    /// The `redis` table itself (scripts see a read-only proxy).
+    pub redis_real: Table,
     memory_limit_bytes: usize,
 }
 
@@ -227,10 +234,11 @@ impl Vm {
         let errtext = lua.create_function(|lua, (value, raw): (Value, Option<bool>)| {
             error_value_text(lua, value, raw.unwrap_or(false))
         })?;
-        let (env, runner): (Table, Function) = lua
-            .load(include_str!("sandbox.lua"))
-            .set_name("=firn")
-            .call((debug, errtext, KILLED, ABANDONED))?;
+        let redis_real: Table = globals.raw_get("redis")?;
+        let (env, readonly_error, missing_global, runner): (Table, Function, Function, Function) =
+            lua.load(include_str!("sandbox.lua"))
+                .set_name("=firn")
+                .call((debug, errtext, KILLED, ABANDONED))?;
         let names: Vec<Value> = globals
             .clone()
             .pairs::<Value, Value>()
@@ -257,6 +265,9 @@ impl Vm {
                 if shared.abandon.load(Ordering::Acquire) {
                     return Err(raise(ABANDONED));
                 }
+                if shared.load_timed_out() {
+                    return Err(raise("ERR FUNCTION LOAD timeout"));
+                }
                 shared.note_elapsed();
                 Ok(VmState::Continue)
             },
@@ -267,6 +278,10 @@ impl Vm {
             runner,
             settings,
             scripts: HashMap::new(),
+            libraries: Default::default(),
+            readonly_error,
+            missing_global,
+            redis_real,
             memory_limit_bytes,
         })
     }
