@@ -235,7 +235,7 @@ fn enum_option(
     let options = options.unwrap_or(&["off", "on"]);
     if !args.is_none_or_nil(narg) {
         if let Some(Value::Boolean(b)) = args.get(narg) {
-            *setting = i32::from(*b);
+            *setting = i32::from(b);
         } else {
             let name = args.check_c_string(narg)?;
             let Some(index) = options.iter().position(|o| o.as_bytes() == name) else {
@@ -262,7 +262,7 @@ fn encode(lua: &Lua, args: Args, config: Config) -> LibResult<Ret> {
     if args.count() != 1 {
         return Err(Fail::arg(1, "expected 1 argument"));
     }
-    let value = args.get(1).cloned().unwrap_or(Value::Nil);
+    let value = args.get(1).unwrap_or(Value::Nil);
     let mut encoder = Encoder {
         config,
         out: Vec::new(),

@@ -52,7 +52,7 @@ fn pack(lua: &Lua, args: Args) -> LibResult<Ret> {
     let mut out = Vec::new();
     for narg in 1..=count {
         if let Some(value) = args.get(narg) {
-            encode_value(value, 0, &mut out)?;
+            encode_value(&value, 0, &mut out)?;
         }
     }
     Ret::one(Value::String(lua.create_string(out)?))

@@ -101,6 +101,11 @@ const STATUS_ERROR: i32 = 2;
 const STATUS_ARG_ERROR: i32 = 3;
 const STATUS_RAW_ERROR: i32 = 4;
 
+/// More arguments than this are passed in a table.
+const DIRECT_ARGS: c_int = 32;
+/// In place of the -0.0 mask: the arguments come as (table, count).
+const PACKED_ARGS_MARK: f64 = -1.0;
+
 /// Arguments of -0.0 beyond this position lose their sign (none of the
 /// libraries reads that many numeric arguments where the sign matters).
 const NEGATIVE_ZERO_MASK_ARGS: usize = 52;
@@ -108,6 +113,22 @@ const NEGATIVE_ZERO_MASK_ARGS: usize = 52;
 /// The C function every library function is.
 unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     let nargs = ffi::lua_gettop(state);
+    if nargs > DIRECT_ARGS {
+        // Many arguments travel in a table: mlua would hold a handle for
+        // each (see `next_function`).
+        ffi::lua_createtable(state, nargs, 0);
+        ffi::lua_insert(state, 1);
+        for index in (1..=nargs).rev() {
+            ffi::lua_rawseti(state, 1, index.into());
+        }
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(state, 1);
+        ffi::lua_pushnumber(state, PACKED_ARGS_MARK);
+        ffi::lua_insert(state, 2);
+        ffi::lua_pushnumber(state, f64::from(nargs));
+        ffi::lua_call(state, 3, ffi::LUA_MULTRET);
+        return finish(state);
+    }
     let mut negative_zeros: u64 = 0;
     for index in 1..=nargs.min(NEGATIVE_ZERO_MASK_ARGS as c_int) {
         if ffi::lua_type(state, index) == ffi::LUA_TNUMBER {
@@ -122,6 +143,12 @@ unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     ffi::lua_pushnumber(state, negative_zeros as f64);
     ffi::lua_insert(state, 2);
     ffi::lua_call(state, nargs + 1, ffi::LUA_MULTRET);
+    finish(state)
+}
+
+/// The trampoline's second half: the implementation's status and results
+/// are on the stack.
+unsafe fn finish(state: *mut ffi::lua_State) -> c_int {
     let nresults = ffi::lua_gettop(state);
     match ffi::lua_tonumber(state, 1) as i32 {
         STATUS_VALUES => {
@@ -165,19 +192,24 @@ where
 {
     let inner = lua.create_function(move |lua, mut values: MultiValue| {
         let negative_zeros = match values.pop_front() {
-            Some(Value::Integer(mask)) => mask as u64,
-            Some(Value::Number(mask)) => mask as u64,
-            _ => 0,
+            Some(Value::Integer(mask)) => mask as f64,
+            Some(Value::Number(mask)) => mask,
+            _ => 0.0,
         };
-        if negative_zeros != 0 {
-            for (index, value) in values.iter_mut().enumerate().take(NEGATIVE_ZERO_MASK_ARGS) {
-                if negative_zeros & (1 << index) != 0 {
-                    *value = Value::Number(-0.0);
+        let args = if negative_zeros == PACKED_ARGS_MARK {
+            let (table, count) = match (values.pop_front(), values.pop_front()) {
+                (Some(Value::Table(table)), Some(count)) => {
+                    (table, to_number(&count).unwrap_or(0.0))
                 }
-            }
-        }
+                _ => return Err(mlua::Error::runtime("bad library call")),
+            };
+            Args::Packed(table, count as usize)
+        } else {
+            fix_negative_zeros(&mut values, negative_zeros as u64);
+            Args::Direct(values)
+        };
         let status = |code: i32| Value::Integer(code.into());
-        let reply = match implementation(lua, Args(values)) {
+        let reply = match implementation(lua, args) {
             Ok(Ret::Values(mut results)) => {
                 results.push_front(status(STATUS_VALUES));
                 results
@@ -297,23 +329,56 @@ impl LuaStack {
     }
 }
 
+fn fix_negative_zeros(values: &mut MultiValue, negative_zeros: u64) {
+    if negative_zeros == 0 {
+        return;
+    }
+    for (index, value) in values.iter_mut().enumerate().take(NEGATIVE_ZERO_MASK_ARGS) {
+        if negative_zeros & (1 << index) != 0 {
+            *value = Value::Number(-0.0);
+        }
+    }
+}
+
 /// A library function's arguments, with the C API's conversions.
-pub(crate) struct Args(MultiValue);
+pub(crate) enum Args {
+    Direct(MultiValue),
+    /// Many arguments, in a table (see `DIRECT_ARGS`).
+    Packed(Table, usize),
+}
 
 impl Args {
-    pub(crate) fn count(&self) -> usize {
-        self.0.len()
+    /// The arguments with a nil pushed after them.
+    pub(crate) fn with_nil_pushed(self) -> Args {
+        match self {
+            Args::Direct(mut values) => {
+                values.push_back(Value::Nil);
+                Args::Direct(values)
+            }
+            // A nil at the end of a table is not there: the count says it.
+            Args::Packed(table, count) => Args::Packed(table, count + 1),
+        }
     }
 
-    /// The arguments with a nil pushed after them.
-    pub(crate) fn with_nil_pushed(mut self) -> Args {
-        self.0.push_back(Value::Nil);
-        self
+    pub(crate) fn count(&self) -> usize {
+        match self {
+            Args::Direct(values) => values.len(),
+            Args::Packed(_, count) => *count,
+        }
     }
 
     /// Argument `narg` (1-based); `None` when absent ("no value").
-    pub(crate) fn get(&self, narg: usize) -> Option<&Value> {
-        narg.checked_sub(1).and_then(|index| self.0.get(index))
+    pub(crate) fn get(&self, narg: usize) -> Option<Value> {
+        if narg == 0 || narg > self.count() {
+            return None;
+        }
+        match self {
+            Args::Direct(values) => values.get(narg - 1).cloned(),
+            Args::Packed(table, _) => {
+                let value = table.raw_get::<Value>(narg).unwrap_or(Value::Nil);
+                exact_value(table, &Value::Integer(narg as i64), value).ok()
+            }
+        }
     }
 
     pub(crate) fn is_none_or_nil(&self, narg: usize) -> bool {
@@ -322,13 +387,13 @@ impl Args {
 
     /// `luaL_typename`.
     pub(crate) fn type_name(&self, narg: usize) -> &'static str {
-        self.get(narg).map_or("no value", type_name)
+        self.get(narg).as_ref().map_or("no value", type_name)
     }
 
     /// `lua_tonumber` when the value is a number or a string convertible to
     /// one (`lua_isnumber`), else `None`.
     pub(crate) fn to_number(&self, narg: usize) -> Option<f64> {
-        self.get(narg).and_then(to_number)
+        self.get(narg).as_ref().and_then(to_number)
     }
 
     /// `luaL_typerror(L, narg, expected)`.
@@ -363,8 +428,8 @@ impl Args {
     pub(crate) fn check_bytes(&self, narg: usize) -> LibResult<Vec<u8>> {
         match self.get(narg) {
             Some(Value::String(text)) => Ok(text.as_bytes().to_vec()),
-            Some(Value::Integer(n)) => Ok(number_text(*n as f64).into_bytes()),
-            Some(Value::Number(n)) => Ok(number_text(*n).into_bytes()),
+            Some(Value::Integer(n)) => Ok(number_text(n as f64).into_bytes()),
+            Some(Value::Number(n)) => Ok(number_text(n).into_bytes()),
             _ => Err(self.type_error(narg, "string")),
         }
     }

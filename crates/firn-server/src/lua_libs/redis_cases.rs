@@ -138,6 +138,18 @@ pub(crate) const BIT: &[(&str, &str)] = &[
         r##"select(2, pcall(bit.bor, 1, 'q'))"##,
         r##"true | "bad argument #2 to '?' (number expected, got string)""##,
     ),
+    (
+        r##"bit.band(unpack((function() local t = {} for i = 1, 40 do t[i] = 0xff + i * 256 end return t end)()))"##,
+        r##"true | 255"##,
+    ),
+    (
+        r##"bit.bor(unpack((function() local t = {} for i = 1, 40 do t[i] = i end t[33] = 'z' return t end)()))"##,
+        r##"false | "user_script:1: bad argument #33 to 'bor' (number expected, got string)""##,
+    ),
+    (
+        r##"bit.bxor(unpack((function() local t = {} for i = 1, 3000 do t[i] = i end return t end)()))"##,
+        r##"true | 3000"##,
+    ),
 ];
 
 pub(crate) const STRUCT: &[(&str, &str)] = &[
@@ -466,6 +478,30 @@ pub(crate) const STRUCT: &[(&str, &str)] = &[
         r##"false | "user_script:1: bad argument #1 to 'size' (string expected, got no value)""##,
     ),
     (r##"struct.size(12)"##, r##"true | 0"##),
+    (
+        r##"struct.pack(string.rep('b', 40), unpack((function() local t = {} for i = 1, 40 do t[i] = i end return t end)()))"##,
+        r##"true | "\1\2\3\4\5\6\7\8\9\\10\11\12\r\14\15\16\17\18\19\20\21\22\23\24\25\26\27\28\29\30\31 !\"#$%&'(""##,
+    ),
+    (
+        r##"struct.pack(string.rep('b', 41), unpack((function() local t = {} for i = 1, 40 do t[i] = i end return t end)()))"##,
+        r##"false | "user_script:1: bad argument #42 to 'pack' (number expected, got nil)""##,
+    ),
+    (
+        r##"struct.pack(string.rep('b', 42), unpack((function() local t = {} for i = 1, 40 do t[i] = i end return t end)()))"##,
+        r##"false | "user_script:1: bad argument #42 to 'pack' (number expected, got nil)""##,
+    ),
+    (
+        r##"struct.pack(string.rep('d', 40), unpack((function() local t = {} for i = 1, 40 do t[i] = -0.0 end return t end)()))"##,
+        r##"true | "\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128\000\000\000\000\000\000\000\128""##,
+    ),
+    (
+        r##"struct.pack(string.rep('s', 40), unpack((function() local t = {} for i = 1, 40 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"true | "v1\000v2\000v3\000v4\000v5\000v6\000v7\000v8\000v9\000v10\000v11\000v12\000v13\000v14\000v15\000v16\000v17\000v18\000v19\000v20\000v21\000v22\000v23\000v24\000v25\000v26\000v27\000v28\000v29\000v30\000v31\000v32\000v33\000v34\000v35\000v36\000v37\000v38\000v39\000v40\000""##,
+    ),
+    (
+        r##"#struct.pack(string.rep('c0', 6000), unpack((function() local t = {} for i = 1, 6000 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"true | 28893"##,
+    ),
 ];
 
 pub(crate) const CMSGPACK: &[(&str, &str)] = &[
@@ -815,6 +851,46 @@ pub(crate) const CMSGPACK: &[(&str, &str)] = &[
     ),
     (r##"cmsgpack._NAME"##, r##"true | "cmsgpack""##),
     (r##"cmsgpack._VERSION"##, r##"true | "lua-cmsgpack 0.4.0""##),
+    (
+        r##"cmsgpack.pack(unpack((function() local t = {} for i = 1, 40 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"true | "\162v1\162v2\162v3\162v4\162v5\162v6\162v7\162v8\162v9\163v10\163v11\163v12\163v13\163v14\163v15\163v16\163v17\163v18\163v19\163v20\163v21\163v22\163v23\163v24\163v25\163v26\163v27\163v28\163v29\163v30\163v31\163v32\163v33\163v34\163v35\163v36\163v37\163v38\163v39\163v40""##,
+    ),
+    (
+        r##"cmsgpack.pack(-0.0, 1, unpack((function() local t = {} for i = 1, 40 do t[i] = -0.0 end return t end)()))"##,
+        r##"true | "\000\1\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000""##,
+    ),
+    (
+        r##"#cmsgpack.pack(unpack((function() local t = {} for i = 1, 4000 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"true | 22893"##,
+    ),
+    (
+        r##"cmsgpack.pack(unpack((function() local t = {} for i = 1, 4001 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"false | "user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)""##,
+    ),
+    (
+        r##"cmsgpack.pack(unpack((function() local t = {} for i = 1, 7000 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"false | "user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)""##,
+    ),
+    (
+        r##"#cmsgpack.pack((function() local t = {} for i = 1, 9000 do t['k' .. i] = 'v' .. i end return t end)())"##,
+        r##"true | 105789"##,
+    ),
+    (
+        r##"#cmsgpack.pack((function() local t = {} for i = 1, 9000 do t[i] = 'v' .. i end return t end)())"##,
+        r##"true | 52896"##,
+    ),
+    (
+        r##"select('#', cmsgpack.unpack(cmsgpack.pack(unpack((function() local t = {} for i = 1, 3000 do t[i] = 'v' .. i end return t end)()))))"##,
+        r##"true | 3000"##,
+    ),
+    (
+        r##"(function() local r = {cmsgpack.unpack(cmsgpack.pack(unpack((function() local t = {} for i = 1, 3000 do t[i] = 'v' .. i end return t end)())))} return r[2999] end)()"##,
+        r##"true | "v2999""##,
+    ),
+    (
+        r##"#cmsgpack.unpack(cmsgpack.pack((function() local t = {} for i = 1, 9000 do t[i] = 'v' .. i end return t end)()))"##,
+        r##"true | 9000"##,
+    ),
 ];
 
 pub(crate) const CJSON: &[(&str, &str)] = &[
@@ -1515,5 +1591,21 @@ pub(crate) const CJSON: &[(&str, &str)] = &[
     (
         r##"pcall(cjson.decode, '[')"##,
         r##"true | false | "Expected value but found T_END at character 2""##,
+    ),
+    (
+        r##"#cjson.encode((function() local t = {} for i = 1, 9000 do t['k' .. i] = 'v' .. i end return t end)())"##,
+        r##"true | 141787"##,
+    ),
+    (
+        r##"#cjson.encode((function() local t = {} for i = 1, 9000 do t[i] = 'v' .. i end return t end)())"##,
+        r##"true | 70894"##,
+    ),
+    (
+        r##"#cjson.decode(cjson.encode((function() local t = {} for i = 1, 9000 do t['k' .. i] = 'v' .. i end return t end)()))"##,
+        r##"true | 0"##,
+    ),
+    (
+        r##"cjson.decode(cjson.encode((function() local t = {} for i = 1, 9000 do t['k' .. i] = 'v' .. i end return t end)())).k8999"##,
+        r##"true | "v8999""##,
     ),
 ];
