@@ -12,6 +12,7 @@ pub mod connection;
 pub mod cursors;
 pub mod errors;
 pub mod exec;
+pub mod function_payload;
 pub mod geohash;
 pub mod glob;
 pub mod hll;
