@@ -603,9 +603,7 @@ pub(crate) fn read_string_at(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, Rd
 /// FUNCTION RESTORE.
 pub(crate) fn read_length_at(data: &[u8], pos: &mut usize) -> Result<u64, RdbError> {
     let mut reader = Reader { data, pos: *pos };
-    let length = reader
-        .length()?
-        .unwrap_or_else(|special| u64::from(special));
+    let length = reader.length()?.unwrap_or_else(u64::from);
     *pos = reader.pos;
     Ok(length)
 }
