@@ -167,3 +167,24 @@ fn libraries_with_keys_argv_and_calls() {
         "8",
     ]);
 }
+
+/// The library tables as scripts see them: their fields, read-only.
+#[test]
+fn library_tables() {
+    let mut d = Diff::new();
+    for library in ["cjson", "cmsgpack", "struct", "bit"] {
+        let list = format!(
+            "local t = {{}} for k, v in pairs({library}) do \
+             t[#t + 1] = k .. '=' .. type(v) end table.sort(t) return t"
+        );
+        d.cmd(&["EVAL", list.as_str(), "0"]);
+        let write = format!("{library}.extra = 1 return 1");
+        d.cmd(&["EVAL", write.as_str(), "0"]);
+        let replace = format!("{library}.pack = nil return 1");
+        d.cmd(&["EVAL", replace.as_str(), "0"]);
+    }
+    d.cmd(&["EVAL", "return tostring(cjson.null)", "0"]);
+    d.cmd(&["EVAL", "return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION, cjson._NAME, cjson._VERSION}", "0"]);
+    d.cmd(&["EVAL", "local c = cjson.new() c.encode_max_depth(3) return {c.encode_max_depth(), cjson.encode_max_depth()}", "0"]);
+    d.cmd(&["EVAL", "local c = cjson.new() c.foo = 1 return c.foo", "0"]);
+}
