@@ -158,3 +158,87 @@ fn function_list_delete_flush_stats() {
     d.cmd(&["FUNCTION", "LIST"]);
     d.cmd(&["FUNCTION", "STATS"]);
 }
+
+#[test]
+fn function_dump_and_restore() {
+    let mut d = Diff::new();
+    d.cmd(&["FUNCTION", "DUMP"]);
+    let long_body = format!(
+        "#!lua name=big\nlocal filler = '{}'\nredis.register_function('big', function() return #filler end)",
+        "abc".repeat(300)
+    );
+    d.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)",
+    ]);
+    d.cmd(&["FUNCTION", "LOAD", long_body.as_str()]);
+    d.cmd(&["FUNCTION", "FLUSH"]);
+    d.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)",
+    ]);
+    let one = d.cmd(&["FUNCTION", "DUMP"]);
+    let payload = one.as_bytes().expect("a payload").to_vec();
+    d.cmd(&[b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload.clone()]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"APPEND".to_vec(),
+    ]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"REPLACE".to_vec(),
+    ]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"FLUSH".to_vec(),
+    ]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"FOO".to_vec(),
+    ]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"FLUSH".to_vec(),
+        b"x".to_vec(),
+    ]);
+    d.cmd(&["FUNCTION", "RESTORE", "garbage"]);
+    d.cmd(&["FUNCTION", "RESTORE"]);
+    d.cmd(&["FUNCTION", "FLUSH"]);
+    d.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=other\nredis.register_function('f1', function() return 2 end)",
+    ]);
+    d.cmd(&[b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload.clone()]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"REPLACE".to_vec(),
+    ]);
+    d.cmd(&["FCALL", "f1", "0"]);
+    d.cmd(&[
+        b"FUNCTION".to_vec(),
+        b"RESTORE".to_vec(),
+        payload.clone(),
+        b"FLUSH".to_vec(),
+    ]);
+    d.cmd(&["FCALL", "f1", "0"]);
+    d.cmd(&["FUNCTION", "LIST", "WITHCODE"]);
+    d.cmd(&["FUNCTION", "FLUSH"]);
+    d.cmd(&["FUNCTION", "LOAD", long_body.as_str()]);
+    d.cmd(&["FUNCTION", "DUMP"]);
+    d.cmd(&["FCALL", "big", "0"]);
+}

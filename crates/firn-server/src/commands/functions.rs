@@ -12,7 +12,7 @@ use super::scripting::{kill_running, split_keys};
 use super::{def, def_keys, Ctx, Def, Deferred};
 use crate::args::is;
 use crate::errors::{CmdError, CmdResult};
-use crate::scripting::{FcallRequest, Request, BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
+use crate::scripting::{FcallRequest, Request, RestorePolicy, BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 
 pub static COMMANDS: &[Def] = &[
     def_keys("fcall", fcall, no_keys),
@@ -24,7 +24,35 @@ pub static COMMANDS: &[Def] = &[
     def("function|stats", function_stats),
     def("function|kill", function_kill),
     def("function|help", function_help),
+    def("function|dump", function_dump),
+    def("function|restore", function_restore),
 ];
+
+fn function_dump(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.deferred = Some(Deferred::Script(Request::FunctionDump));
+    Ok(Reply::Null)
+}
+
+fn function_restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(crate::errors::subcommand_syntax("function", &args[1]));
+    }
+    let policy =
+        match args.get(3) {
+            None => RestorePolicy::Append,
+            Some(word) if is(word, "append") => RestorePolicy::Append,
+            Some(word) if is(word, "replace") => RestorePolicy::Replace,
+            Some(word) if is(word, "flush") => RestorePolicy::Flush,
+            Some(_) => return Err(CmdError::Static(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            )),
+        };
+    ctx.deferred = Some(Deferred::Script(Request::FunctionRestore {
+        payload: args[2].clone(),
+        policy,
+    }));
+    Ok(Reply::Null)
+}
 
 /// Functions take their locks on the script thread.
 fn no_keys(_args: &[Bytes], _db: u8) -> Vec<(u8, Bytes)> {

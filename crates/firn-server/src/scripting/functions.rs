@@ -512,3 +512,124 @@ pub fn list(vm: &Vm, pattern: Option<&[u8]>, with_code: bool) -> Reply {
     }
     Reply::Array(out)
 }
+
+/// FUNCTION DUMP: every library's code, in Redis's payload format.
+pub fn dump(vm: &Vm) -> Reply {
+    let codes: Vec<Bytes> = vm
+        .libraries
+        .by_name
+        .values()
+        .map(|l| l.code.clone())
+        .collect();
+    Reply::Bulk(crate::function_payload::encode(&codes).into())
+}
+
+/// How FUNCTION RESTORE treats the libraries already loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestorePolicy {
+    Append,
+    Replace,
+    Flush,
+}
+
+impl RestorePolicy {
+    fn word(self) -> &'static [u8] {
+        match self {
+            RestorePolicy::Append => b"APPEND",
+            RestorePolicy::Replace => b"REPLACE",
+            RestorePolicy::Flush => b"FLUSH",
+        }
+    }
+}
+
+/// FUNCTION RESTORE: loads the payload's libraries aside, then joins them
+/// to the loaded ones under `policy`; any error leaves everything as it
+/// was.
+pub fn restore(
+    vm: &mut Vm,
+    server: &Arc<Server>,
+    payload: &Bytes,
+    policy: RestorePolicy,
+) -> (Reply, Vec<Ticket>) {
+    let codes = match crate::function_payload::decode(payload) {
+        Ok(codes) => codes,
+        Err(e) => return (Reply::error(e.reply_text()), Vec::new()),
+    };
+    let old = std::mem::take(&mut vm.libraries);
+    for code in &codes {
+        let (reply, _) = load(vm, server, code, false, false);
+        if let Reply::Error(_) = reply {
+            vm.libraries = old;
+            vm.libraries.publish(&server.scripting.shared);
+            return (reply, Vec::new());
+        }
+    }
+    let incoming = std::mem::replace(&mut vm.libraries, old);
+    let mut removed: Vec<String> = Vec::new();
+    if policy == RestorePolicy::Flush {
+        removed = vm.libraries.by_name.keys().cloned().collect();
+    } else {
+        for name in incoming.by_name.keys() {
+            if vm.libraries.by_name.contains_key(name) {
+                if policy == RestorePolicy::Append {
+                    vm.libraries.publish(&server.scripting.shared);
+                    return (
+                        Reply::error(format!("ERR Library {name} already exists")),
+                        Vec::new(),
+                    );
+                }
+                removed.push(name.clone());
+            }
+        }
+        for (function, library) in &incoming.index {
+            if let Some(owner) = vm.libraries.index.get(function) {
+                if !removed.contains(owner) {
+                    let shown = incoming
+                        .by_name
+                        .get(library)
+                        .and_then(|l| {
+                            l.functions
+                                .keys()
+                                .find(|f| f.eq_ignore_ascii_case(function))
+                        })
+                        .cloned()
+                        .unwrap_or_else(|| function.clone());
+                    vm.libraries.publish(&server.scripting.shared);
+                    return (
+                        Reply::error(format!("ERR Function {shown} already exists")),
+                        Vec::new(),
+                    );
+                }
+            }
+        }
+    }
+    let mut txn = server.engine.txn(ReadMode::MemoryOnly);
+    for name in &removed {
+        remove_library(&mut vm.libraries, name);
+        let mut key = LIBRARY_RECORD.to_vec();
+        key.extend_from_slice(name.as_bytes());
+        txn.delete_server_record(&key);
+    }
+    for (name, library) in incoming.by_name {
+        let mut key = LIBRARY_RECORD.to_vec();
+        key.extend_from_slice(name.as_bytes());
+        txn.put_server_record(&key, library.code.clone());
+        for function in library.functions.keys() {
+            vm.libraries
+                .index
+                .insert(function.to_ascii_lowercase(), name.clone());
+        }
+        vm.libraries.by_name.insert(name, library);
+    }
+    vm.libraries.publish(&server.scripting.shared);
+    txn.set_replay(vec![vec![
+        Bytes::from_static(b"FUNCTION"),
+        Bytes::from_static(b"RESTORE"),
+        payload.clone(),
+        Bytes::from_static(policy.word()),
+    ]]);
+    match txn.commit() {
+        Ok(tickets) => (Reply::ok(), tickets),
+        Err(e) => (crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
+    }
+}

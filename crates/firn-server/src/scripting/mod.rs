@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use crate::server::{ClientInfo, Server, Session};
 
+pub use functions::RestorePolicy;
 pub use run::{EvalRequest, FcallRequest, RunMode, RunRequest};
 pub use vm::ScriptFlags;
 
@@ -180,10 +181,10 @@ pub fn busy_error(busy: u8, flags: &[&str]) -> Option<&'static str> {
     })
 }
 
-/// The extra libraries Redis loads into its VM (cjson, cmsgpack, struct,
-/// bit) are registered here once `lua_libs` provides them.
-fn register_libraries(_lua: &mlua::Lua) -> mlua::Result<()> {
-    Ok(())
+/// The extra libraries Redis loads into its VM: cjson, cmsgpack, struct
+/// and bit (`lua_libs`).
+fn register_libraries(lua: &mlua::Lua) -> mlua::Result<()> {
+    crate::lua_libs::register(lua)
 }
 
 impl Scripting {
@@ -323,6 +324,11 @@ pub enum Request {
     },
     FunctionDelete(Bytes),
     FunctionFlush,
+    FunctionDump,
+    FunctionRestore {
+        payload: Bytes,
+        policy: RestorePolicy,
+    },
     /// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
     FunctionList {
         pattern: Option<Bytes>,
@@ -363,6 +369,23 @@ pub async fn dispatch(
             let done = server
                 .scripting
                 .on_thread(server, move |vm| functions::delete(vm, &job_server, &name))
+                .await;
+            done.unwrap_or_else(|e| (e, Vec::new()))
+        }
+        Request::FunctionDump => {
+            let reply = server
+                .scripting
+                .on_thread(server, |vm| functions::dump(vm))
+                .await;
+            (reply.unwrap_or_else(|e| e), Vec::new())
+        }
+        Request::FunctionRestore { payload, policy } => {
+            let job_server = server.clone();
+            let done = server
+                .scripting
+                .on_thread(server, move |vm| {
+                    functions::restore(vm, &job_server, &payload, policy)
+                })
                 .await;
             done.unwrap_or_else(|e| (e, Vec::new()))
         }
