@@ -127,8 +127,13 @@ impl KeyLocks {
         let mut held = std::collections::BTreeMap::new();
         for &s in stripes {
             let s = s % STRIPES;
+            // An uncontended stripe is taken without blocking_lock's
+            // park/unpark machinery.
             held.entry(s)
-                .or_insert_with(|| self.stripes[s].blocking_lock());
+                .or_insert_with(|| match self.stripes[s].try_lock() {
+                    Ok(guard) => guard,
+                    Err(_) => self.stripes[s].blocking_lock(),
+                });
         }
         GrowingGuard {
             locks: self,

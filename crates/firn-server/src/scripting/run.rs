@@ -26,13 +26,13 @@ use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{GrowingGuard, ReadMode, Ticket, Txn};
 use mlua::{Function, Lua, MultiValue, Value};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::convert::{error_table, lua_to_reply, reply_to_lua};
-use super::vm::{ScriptFlags, Vm, CALL_REGISTRY_KEY, REPL_NONE};
+use super::vm::{ScriptFlags, Vm, REPL_NONE};
 use super::{Shared, ABANDONED, KILLED, KIND_EVAL, NOSCRIPT};
 use crate::commands::{Ctx, Deferred};
 use crate::server::{ClientInfo, Server, Session};
@@ -445,12 +445,12 @@ fn run_function(
     *shared.running_function.lock() = target.shown.clone();
 
     let settings = vm.settings.clone();
-    let result: mlua::Result<Result<Reply, Reply>> = vm.lua.scope(|scope| {
-        let call = scope.create_function_mut(|lua, args: MultiValue| {
-            let mut state = state.borrow_mut();
-            redis_call(lua, &mut state, &settings, args)
-        })?;
-        vm.lua.set_named_registry_value(CALL_REGISTRY_KEY, call)?;
+    let current = CurrentRun {
+        state: &state,
+        settings: &settings,
+    };
+    let result: mlua::Result<Result<Reply, Reply>> = (|| {
+        let _running = current.install();
         let (ok, value): (bool, Value) = match target.args {
             None => vm.runner.call(target.func.clone())?,
             Some(argv) => vm.runner.call((
@@ -465,11 +465,8 @@ fn run_function(
         } else {
             Err(failure_reply(&value, target.name))
         })
-    });
+    })();
     shared.finish();
-    let _ = vm
-        .lua
-        .set_named_registry_value(CALL_REGISTRY_KEY, Value::Nil);
     *vm.settings.server.borrow_mut() = None;
 
     let state = state.into_inner();
@@ -501,6 +498,57 @@ fn run_function(
     };
     drop(state.guard);
     outcome
+}
+
+/// The run in progress, as `redis.call` finds it.
+struct CurrentRun<'s, 'a> {
+    state: &'s RefCell<RunState<'a>>,
+    settings: &'s super::vm::RunSettings,
+}
+
+thread_local! {
+    /// The run in progress on the script thread (a `CurrentRun` on
+    /// `run_function`'s stack), or null. `redis.call` is one function
+    /// registered once; this is how it reaches the run, instead of a
+    /// function created (and collected) per run.
+    static CURRENT_RUN: Cell<*const ()> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Clears [`CURRENT_RUN`] when the run ends, even by a panic.
+struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT_RUN.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+impl CurrentRun<'_, '_> {
+    fn install(&self) -> Installed {
+        CURRENT_RUN.with(|c| c.set(self as *const Self as *const ()));
+        Installed
+    }
+}
+
+/// The Rust side of `redis.call`/`redis.pcall` (see `vm.rs`): runs the
+/// command in the current run, `(status, value)`.
+pub fn call_entry(lua: &Lua, args: MultiValue) -> mlua::Result<(i32, Value)> {
+    let current = CURRENT_RUN.with(|c| c.get());
+    if current.is_null() {
+        return Ok((1, Value::Table(error_table(lua, "no script is running")?)));
+    }
+    // SAFETY: CURRENT_RUN points at the `CurrentRun` of the run in progress
+    // on this thread: `run_function` sets it for exactly as long as that
+    // value lives on its stack (the `Installed` guard clears it before the
+    // value goes), and only this thread reads it.
+    let current = unsafe { &*(current as *const CurrentRun<'_, '_>) };
+    let Ok(mut state) = current.state.try_borrow_mut() else {
+        return Ok((
+            1,
+            Value::Table(error_table(lua, "redis.call is not reentrant")?),
+        ));
+    };
+    redis_call(lua, &mut state, current.settings, args)
 }
 
 /// A failed run's reply: the error's text, and where it was raised.

@@ -255,6 +255,10 @@ impl Vm {
                 globals.raw_set(name, Value::Nil)?;
             }
         }
+        lua.set_named_registry_value(
+            CALL_REGISTRY_KEY,
+            lua.create_function(super::run::call_entry)?,
+        )?;
         lua.set_memory_limit(memory_limit_bytes)?;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
@@ -306,8 +310,8 @@ impl Vm {
     }
 }
 
-/// Where a run's `redis.call` implementation (a scoped Rust function
-/// returning `(status, value)`) is registered while the run lasts.
+/// Where `redis.call`'s implementation (a Rust function returning
+/// `(status, value)`, `run::call_entry`) is registered.
 pub const CALL_REGISTRY_KEY: &str = "firn.call";
 
 /// `redis.call` and `redis.pcall`: C functions, as in Redis, so that an
