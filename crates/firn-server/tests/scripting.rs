@@ -396,3 +396,30 @@ fn a_busy_function_gets_function_kill() {
     assert!(reply.is_error(), "{}", reply.render());
     assert_eq!(other.cmd(&["PING"]), R::Simple("PONG".into()));
 }
+
+#[test]
+fn monitor_shows_the_commands_scripts_run() {
+    let server = Server::firn();
+    let mut monitor = server.conn();
+    assert_eq!(monitor.cmd(&["MONITOR"]), R::Simple("OK".into()));
+    let mut c = server.conn();
+    c.cmd(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], '1') return redis.call('get', KEYS[1])",
+        "1",
+        "a",
+    ]);
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        match monitor.read_reply().1 {
+            R::Simple(line) => lines.push(line),
+            other => panic!("monitor: {}", other.render()),
+        }
+    }
+    assert!(lines[0].contains("\"EVAL\""), "{lines:?}");
+    assert!(
+        lines[1].ends_with("[0 lua] \"set\" \"a\" \"1\""),
+        "{lines:?}"
+    );
+    assert!(lines[2].ends_with("[0 lua] \"get\" \"a\""), "{lines:?}");
+}

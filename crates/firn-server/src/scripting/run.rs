@@ -668,6 +668,9 @@ fn redis_call(
     if cmd.write {
         shared.dirty.store(true, Ordering::Release);
     }
+    if !cmd.admin {
+        feed_monitors(server, state.session.as_ref().map_or(0, |s| s.db), &argv);
+    }
     let resp3 = settings.resp.get() == 3;
     let (Some(txn), Some(session)) = (state.txn.take(), state.session.take()) else {
         return fail("internal error: no transaction");
@@ -726,6 +729,24 @@ fn redis_call(
     }
     let value = reply_to_lua(lua, &reply, resp3)?;
     Ok((i32::from(failed), value))
+}
+
+/// MONITOR's line for a command a script runs: `[db lua]`, as Redis shows
+/// it, after the EVAL/FCALL line the connection fed.
+fn feed_monitors(server: &Server, db: u8, args: &[Bytes]) {
+    if server.monitor_feed.receiver_count() == 0 {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut line = format!("+{}.{:06} [{db} lua]", now.as_secs(), now.subsec_micros());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&crate::connection::quote_arg(arg));
+    }
+    line.push_str("\r\n");
+    let _ = server.monitor_feed.send(Bytes::from(line));
 }
 
 /// The flags Redis 7.0 gives a command line's command, served or not.
