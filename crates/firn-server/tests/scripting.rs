@@ -423,3 +423,42 @@ fn monitor_shows_the_commands_scripts_run() {
     );
     assert!(lines[2].ends_with("[0 lua] \"get\" \"a\""), "{lines:?}");
 }
+
+#[test]
+fn a_script_that_fills_the_vm_fails_and_the_next_one_runs() {
+    let server = Server::firn_with(&["--maxmemory", "64mb"]);
+    let mut c = server.conn();
+    for script in [
+        "local t = {} for i = 1, 1e9 do t[i] = i end",
+        "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 100) .. i end",
+        "return string.rep('x', 1e9)",
+    ] {
+        let reply = c.cmd(&["EVAL", script, "0"]);
+        assert!(
+            reply
+                .error_text()
+                .is_some_and(|t| t.contains("not enough memory")),
+            "{}",
+            reply.render()
+        );
+        assert_eq!(c.cmd(&["EVAL", "return 1", "0"]), R::Int(1));
+    }
+    let reply = c.cmd(&[
+        "EVAL",
+        "local ok = pcall(function() local t = {} for i = 1, 1e9 do t[i] = i end end) return tostring(ok)",
+        "0",
+    ]);
+    assert!(
+        reply.is_error() || reply == R::bulk(b"false"),
+        "{}",
+        reply.render()
+    );
+    assert!(c
+        .cmd(&[
+            "EVAL",
+            "local function f(n) return f(n + 1) + 1 end return f(1)",
+            "0"
+        ])
+        .is_error());
+    assert_eq!(c.cmd(&["PING"]), R::Simple("PONG".into()));
+}

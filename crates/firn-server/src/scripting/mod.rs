@@ -239,6 +239,13 @@ impl Scripting {
             }
             if let Some(vm) = slot.as_mut() {
                 let result = job(vm);
+                // Lua 5.1 has no emergency collection: after a script that
+                // filled the VM (and failed with "not enough memory"), its
+                // garbage would stay until the next cycle, which needs
+                // memory to start. A full collection frees it now.
+                if vm.lua.used_memory() > vm.memory_limit() / 2 {
+                    let _ = vm.lua.gc_collect();
+                }
                 shared
                     .lua_memory
                     .store(vm.lua.used_memory() as u64, Ordering::Relaxed);
