@@ -131,6 +131,11 @@ fn writes_and_reads_inside_scripts() {
     d.cmd(&["SELECT", "1"]);
     d.cmd(&["GET", "in1"]);
     d.cmd(&["SELECT", "0"]);
+    // (DBSIZE and KEYS do not see the script's own writes: see
+    // compatibility.md.)
+    eval0(&mut d, "return redis.call('set', 'z1', '1')");
+    eval0(&mut d, "return {redis.call('dbsize'), redis.call('keys', 'z*'), redis.call('scan', 0, 'match', 'z*')}");
+    eval0(&mut d, "return {redis.call('exists', 'z1'), redis.call('randomkey') ~= nil, type(redis.call('time'))}");
     eval0(&mut d, "return redis.call('flushall')");
     d.cmd(&["DBSIZE"]);
 }

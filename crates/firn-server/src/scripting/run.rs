@@ -657,10 +657,17 @@ fn redis_call(
     } else {
         let db = state.session.as_ref().map_or(0, |s| s.db);
         let keys = cmd.lock_keys(&argv, db);
-        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(d, k)| (*d, k.as_ref())).collect();
-        server
-            .engine
-            .try_lock_more(&mut state.guard, &pairs, state.epoch)
+        if keys.is_empty() && (cmd.readonly || cmd.write) {
+            // A keyspace command without keys (KEYS, SCAN, RANDOMKEY,
+            // DBSIZE) sees the whole database: only every lock keeps the
+            // script's view of it atomic.
+            state.guard.holds_all()
+        } else {
+            let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(d, k)| (*d, k.as_ref())).collect();
+            server
+                .engine
+                .try_lock_more(&mut state.guard, &pairs, state.epoch)
+        }
     };
     if !locked {
         return abandon(lua, state, Abandoned::AllLocks);
