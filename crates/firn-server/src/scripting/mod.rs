@@ -34,7 +34,7 @@ use std::sync::Arc;
 use crate::server::{ClientInfo, Server, Session};
 
 pub use functions::RestorePolicy;
-pub use run::{EvalRequest, FcallRequest, RunMode, RunRequest};
+pub use run::{EvalRequest, FcallRequest, RunRequest};
 pub use vm::ScriptFlags;
 
 /// What kind of script runs (SCRIPT KILL and FUNCTION KILL each end only
@@ -271,10 +271,6 @@ impl Scripting {
     /// Whether `sha` (lowercase) names a cached script.
     pub fn has_script(&self, sha: &str) -> bool {
         self.shared.scripts.read().contains_key(sha)
-    }
-
-    pub fn cached_scripts(&self) -> usize {
-        self.shared.scripts.read().len()
     }
 
     /// Creates the VM now (loading the stored libraries), so that INFO and
