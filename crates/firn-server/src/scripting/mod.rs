@@ -192,6 +192,7 @@ impl Scripting {
     pub fn new() -> Scripting {
         let shared = Arc::new(Shared::default());
         let (jobs, receiver) = crossbeam_channel::unbounded::<Job>();
+        let thread_shared = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("firn-lua".into())
             .stack_size(16 << 20)
@@ -203,6 +204,8 @@ impl Scripting {
                     if outcome.is_err() {
                         // A bug, not a script: start again with a fresh VM.
                         tracing::error!("the script thread recovered from a panic");
+                        // Never leave the server busy behind a dead run.
+                        thread_shared.finish();
                         vm = None;
                     }
                 }
