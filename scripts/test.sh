@@ -21,5 +21,6 @@ FIRN_DIFF_COLD=1 cargo test --locked -p firn-server \
     --test diff_blocking \
     --test diff_tracking \
     --test diff_transactions \
+    --test diff_scripting --test diff_functions --test diff_lua_libs \
     -- --test-threads=2
 python3 scripts/gen_command_table.py --check

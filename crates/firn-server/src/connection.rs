@@ -958,7 +958,7 @@ async fn run_one(
 
     let Executed {
         reply,
-        tickets,
+        mut tickets,
         deferred,
     } = executed;
     let mut flow = Flow::Continue;
@@ -993,6 +993,11 @@ async fn run_one(
             return (Some(Outgoing::Block(call)), flow, tickets);
         }
         Some(Deferred::Block(_)) => Some(reply),
+        Some(Deferred::Script(request)) => {
+            let (reply, more) = crate::scripting::dispatch(server, client, session, request).await;
+            tickets.extend(more);
+            Some(reply)
+        }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
             match tokio::task::spawn_blocking(move || job(&job_server)).await {
@@ -1065,6 +1070,13 @@ fn check_allowed(
 ) -> Result<(), CmdError> {
     if !session.authenticated && !cmd.noauth {
         return Err(CmdError::Static(NOAUTH));
+    }
+    // One atomic load unless a script has been running for too long.
+    let busy = server.scripting.shared.busy.load(Ordering::Relaxed);
+    if busy != 0 {
+        if let Some(error) = crate::scripting::busy_error(busy, cmd.spec.flags) {
+            return Err(CmdError::Static(error));
+        }
     }
     if cmd.write {
         if let Some(why) = server.engine.write_error() {

@@ -164,10 +164,16 @@ pub fn dump(value: &RdbValue) -> Vec<u8> {
         RdbValue::SortedSet(members) => write_zset(&mut out, members),
         RdbValue::Hash(pairs) => write_hash(&mut out, pairs),
     }
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = CRC64.checksum(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    append_footer(&mut out);
     out
+}
+
+/// Appends the footer of a DUMP payload: the RDB version and the CRC64 of
+/// everything before it. Also used by FUNCTION DUMP.
+pub(crate) fn append_footer(out: &mut Vec<u8>) {
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = CRC64.checksum(out);
+    out.extend_from_slice(&crc.to_le_bytes());
 }
 
 fn write_len(out: &mut Vec<u8>, len: u64) {
@@ -186,7 +192,7 @@ fn write_len(out: &mut Vec<u8>, len: u64) {
 }
 
 /// Redis's rdbSaveRawString: integer encoding, then LZF, then raw.
-fn write_string(out: &mut Vec<u8>, value: &[u8]) {
+pub(crate) fn write_string(out: &mut Vec<u8>, value: &[u8]) {
     if value.len() <= 11 {
         if let Some(n) = canonical_i64(value) {
             if let Ok(b) = i8::try_from(n) {
@@ -557,6 +563,16 @@ fn push_backlen(out: &mut Vec<u8>, len: u64) {
 
 /// Checks version and checksum, then decodes the object.
 pub fn restore(payload: &[u8]) -> Result<RdbValue, RdbError> {
+    let body = verify_footer(payload)?;
+    let mut reader = Reader { data: body, pos: 0 };
+    let object_type = reader.byte()?;
+    read_object(object_type, &mut reader)
+}
+
+/// Redis's verifyDumpPayload: at least the 10-byte footer, an RDB version
+/// up to 10 and a matching CRC64. Returns what precedes the footer. Also
+/// used by FUNCTION RESTORE.
+pub(crate) fn verify_footer(payload: &[u8]) -> Result<&[u8], RdbError> {
     let Some((body, footer)) = payload.split_last_chunk::<10>() else {
         return Err(RdbError::BadChecksum);
     };
@@ -570,9 +586,26 @@ pub fn restore(payload: &[u8]) -> Result<RdbValue, RdbError> {
     if digest.finalize() != u64::from_le_bytes(crc) {
         return Err(RdbError::BadChecksum);
     }
-    let mut reader = Reader { data: body, pos: 0 };
-    let object_type = reader.byte()?;
-    read_object(object_type, &mut reader)
+    Ok(body)
+}
+
+/// Reads one RDB string (raw, integer or LZF encoded) at `*pos`, moving
+/// `*pos` past it. Used by FUNCTION RESTORE.
+pub(crate) fn read_string_at(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, RdbError> {
+    let mut reader = Reader { data, pos: *pos };
+    let value = reader.string()?;
+    *pos = reader.pos;
+    Ok(value)
+}
+
+/// Reads one RDB length at `*pos` as Redis's `rdbLoadLen(rdb, NULL)` does:
+/// the 6-bit value of an encoded-string marker counts as a length. Used by
+/// FUNCTION RESTORE.
+pub(crate) fn read_length_at(data: &[u8], pos: &mut usize) -> Result<u64, RdbError> {
+    let mut reader = Reader { data, pos: *pos };
+    let length = reader.length()?.unwrap_or_else(u64::from);
+    *pos = reader.pos;
+    Ok(length)
 }
 
 fn read_object(object_type: u8, r: &mut Reader<'_>) -> Result<RdbValue, RdbError> {

@@ -499,6 +499,8 @@ pub struct Server {
     pub blocking: Arc<crate::blocking::Blocking>,
     pub pubsub: crate::pubsub::PubSub,
     pub tracking: crate::tracking::Tracking,
+    /// Lua scripts and functions (their thread and shared state).
+    pub scripting: crate::scripting::Scripting,
 }
 
 impl Server {

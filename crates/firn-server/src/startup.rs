@@ -165,8 +165,10 @@ pub fn run(mut config: Config) -> Result<(), String> {
         blocking: Default::default(),
         pubsub: Default::default(),
         tracking: Default::default(),
+        scripting: Default::default(),
     });
 
+    server.scripting.start(&server);
     let expiry = start_active_expiry(server.clone())?;
     let trimmer = start_memory_trimmer(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

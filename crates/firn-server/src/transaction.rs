@@ -275,36 +275,71 @@ pub async fn exec(
         }
     }
     session.tx.executing = true;
-    let body = Body::Transaction {
-        commands: &queued,
-        watcher: &client.tx.watcher,
-    };
-    let finished = execute_body(server, body, session, client).await;
-    session.tx.executing = false;
-    unwatch(server, client);
-    let steps = match finished.outcome {
-        Outcome::Transaction(steps) => steps,
-        Outcome::WatchFailed => return done(Reply::NullArray, finished.tickets, None),
-        Outcome::Failed(reply) => return done(reply, finished.tickets, None),
-        Outcome::Command { result, deferred } => {
-            let reply = result.unwrap_or_else(|e| e);
-            return done(reply, finished.tickets, deferred);
-        }
-    };
-    let mut replies = Vec::with_capacity(steps.len());
+    let mut replies = Vec::with_capacity(queued.len());
     let mut close = false;
-    for (mut step, args) in steps.into_iter().zip(&queued) {
-        let reply = std::mem::replace(&mut step.reply, Reply::Null);
-        let (reply, closing) = match step.deferred.take() {
-            None => (reply, false),
-            Some(deferred) => run_deferred(server, deferred, reply).await,
+    let mut tickets = Vec::new();
+    // Scripts run on the script thread over their own Txn, so a transaction
+    // that queues one runs in parts, in order: the commands before it (one
+    // atomic unit, checked against WATCH), the script, the commands after
+    // it, and so on (see docs/compatibility.md).
+    let unwatched = Arc::new(Watcher::default());
+    let mut start = 0;
+    for (part, end) in script_parts(server, &queued).into_iter().enumerate() {
+        let commands = &queued[start..end];
+        start = end;
+        let body = Body::Transaction {
+            commands,
+            watcher: if part == 0 {
+                &client.tx.watcher
+            } else {
+                &unwatched
+            },
         };
-        close |= closing;
-        after_step(server, client, &step, args, &reply);
-        if sent_in_exec(&step, &reply) {
-            replies.push(reply);
+        let finished = execute_body(server, body, session, client).await;
+        tickets.extend(finished.tickets);
+        let steps = match finished.outcome {
+            Outcome::Transaction(steps) => steps,
+            Outcome::WatchFailed => {
+                session.tx.executing = false;
+                unwatch(server, client);
+                return done(Reply::NullArray, tickets, None);
+            }
+            Outcome::Failed(reply) => {
+                session.tx.executing = false;
+                unwatch(server, client);
+                return done(reply, tickets, None);
+            }
+            Outcome::Command { result, deferred } => {
+                session.tx.executing = false;
+                unwatch(server, client);
+                let reply = result.unwrap_or_else(|e| e);
+                return done(reply, tickets, deferred);
+            }
+        };
+        if part == 0 {
+            unwatch(server, client);
+        }
+        for (mut step, args) in steps.into_iter().zip(commands) {
+            let reply = std::mem::replace(&mut step.reply, Reply::Null);
+            let (reply, closing) = match step.deferred.take() {
+                None => (reply, false),
+                Some(Deferred::Script(request)) => {
+                    let (reply, more) =
+                        crate::scripting::dispatch(server, client, session, request).await;
+                    tickets.extend(more);
+                    (reply, false)
+                }
+                Some(deferred) => run_deferred(server, deferred, reply).await,
+            };
+            close |= closing;
+            after_step(server, client, &step, args, &reply);
+            if sent_in_exec(&step, &reply) {
+                replies.push(reply);
+            }
         }
     }
+    session.tx.executing = false;
+    unwatch(server, client);
     // Redis's resetClient after EXEC: a SKIP inside skips the next command.
     let mode_after = match session.reply_mode {
         ReplyMode::SkipNext => ReplyMode::Skipping,
@@ -314,9 +349,31 @@ pub async fn exec(
     session.tx.exec_pass = Some((mode_after, start_mode == ReplyMode::On));
     done(
         Reply::Array(replies),
-        finished.tickets,
+        tickets,
         close.then_some(Deferred::Close),
     )
+}
+
+/// Where a transaction's parts end: after each command that runs on the
+/// script thread (EVAL, FCALL, SCRIPT, FUNCTION), and at the end.
+fn script_parts(server: &Server, queued: &[Vec<Bytes>]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    for (i, args) in queued.iter().enumerate() {
+        let on_script_thread = server.registry.lookup(args).is_ok_and(|cmd| {
+            let name = cmd.name();
+            name.starts_with("eval")
+                || name.starts_with("fcall")
+                || name.starts_with("script|")
+                || name.starts_with("function|")
+        });
+        if on_script_thread {
+            ends.push(i + 1);
+        }
+    }
+    if ends.last() != Some(&queued.len()) {
+        ends.push(queued.len());
+    }
+    ends
 }
 
 /// Whether a command's reply is added to EXEC's array, by the CLIENT REPLY
@@ -351,6 +408,8 @@ async fn run_deferred(server: &Arc<Server>, deferred: Deferred, reply: Reply) ->
         // A blocking command inside MULTI does not block: the handler's
         // reply is already its immediate answer (Redis's deny-blocking).
         Deferred::Block(_) => (reply, false),
+        // Handled by `exec` itself (it needs the session and the tickets).
+        Deferred::Script(_) => (reply, false),
     }
 }
 

@@ -457,3 +457,25 @@ fn slowlog_has_the_queued_commands_but_not_exec() {
     d.cmd(&["EXEC"]);
     d.cmd_with(&["SLOWLOG", "GET", "-1"], slowlog_normalised);
 }
+
+#[test]
+fn scripts_and_functions_inside_multi() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", "n", "1"]);
+    d.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=txlib\nredis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)",
+    ]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["INCR", "n"]);
+    d.cmd(&["EVAL", "return redis.call('INCR', KEYS[1])", "1", "n"]);
+    d.cmd(&["EVAL", "return redis.call('GET', KEYS[1])", "1", "n"]);
+    d.cmd(&["FCALL", "bump", "1", "n", "10"]);
+    d.cmd(&["EVAL", "return redis.call('LPUSH', KEYS[1], 'x')", "1", "n"]);
+    d.cmd(&["EVAL", "return {1, 'two', {3}}", "0"]);
+    d.cmd(&["GET", "n"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["GET", "n"]);
+    d.cmd(&["FUNCTION", "FLUSH"]);
+}

@@ -17,12 +17,14 @@ pub mod bitmaps;
 pub mod blocking;
 pub mod collection;
 pub mod connection;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
 pub mod pubsub;
+pub mod scripting;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
@@ -86,6 +88,9 @@ pub enum Deferred {
     /// Send no reply: the command's output went to the client's mailbox
     /// (pub/sub confirmations, one per channel).
     Silent,
+    /// Run on the script thread (EVAL, SCRIPT LOAD, FUNCTION...); its
+    /// reply and tickets replace the handler's.
+    Script(crate::scripting::Request),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -236,6 +241,8 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(pubsub::COMMANDS)
         .chain(tracking::COMMANDS)
         .chain(transactions::COMMANDS)
+        .chain(scripting::COMMANDS)
+        .chain(functions::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {
