@@ -131,6 +131,7 @@ async fn run_locked(
         deferred: None,
     };
     ctx.txn.set_db(ctx.session.db);
+    ctx.txn.set_read_lookups(cmd.readonly);
     let result = (cmd.handler)(&mut ctx, args);
     match result {
         Err(e) if e.is_incomplete() => Attempt::Incomplete,
@@ -171,6 +172,7 @@ fn run_unlocked(
         deferred: None,
     };
     ctx.txn.set_db(ctx.session.db);
+    ctx.txn.set_read_lookups(cmd.readonly);
     let result: CmdResult = (cmd.handler)(&mut ctx, args);
     let result = match result {
         Ok(reply) => {

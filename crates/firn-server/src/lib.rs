@@ -18,6 +18,7 @@ pub mod hll;
 pub mod info;
 mod info_memory;
 pub mod keyspecs;
+pub mod notify;
 pub mod rdb;
 pub mod server;
 mod startup;

@@ -481,6 +481,7 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
+    pub notifier: crate::notify::Notifier,
 }
 
 impl Server {

@@ -162,6 +162,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
+        notifier: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;
@@ -235,6 +236,7 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
+    crate::notify::Notifier::start(&server);
     let (port, binds, backlog) = {
         let c = server.config();
         (c.port, c.bind.clone(), c.tcp_backlog)

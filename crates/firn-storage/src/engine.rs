@@ -23,7 +23,7 @@ use rocksdb::{
     DBCompressionType, Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -158,6 +158,9 @@ pub(crate) struct Inner {
     shutting_down: AtomicBool,
     /// Testing aid: memory-only reads of committed data are `Incomplete`.
     pub(crate) force_cold_reads: AtomicBool,
+    /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
+    /// and then recording an event costs this one load.
+    pub(crate) notify_flags: AtomicU32,
 }
 
 impl Inner {
@@ -347,6 +350,7 @@ impl Engine {
             has_write_error: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
+            notify_flags: AtomicU32::new(0),
         });
         let _ = weak.set(Arc::downgrade(&inner));
 
@@ -397,6 +401,15 @@ impl Engine {
 
     /// Testing aid (`debug-cold-reads`): treat every committed value as
     /// not in memory, so every command that reads one takes the cold path.
+    /// Sets the `notify-keyspace-events` mask events are recorded under.
+    pub fn set_notify_flags(&self, flags: u32) {
+        self.inner.notify_flags.store(flags, Ordering::Relaxed);
+    }
+
+    pub fn notify_flags(&self) -> u32 {
+        self.inner.notify_flags.load(Ordering::Relaxed)
+    }
+
     pub fn set_force_cold_reads(&self, on: bool) {
         self.inner.force_cold_reads.store(on, Ordering::Relaxed);
     }
@@ -528,8 +541,10 @@ impl Engine {
             match txn.raw_meta(*pdb, key) {
                 Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
                     txn.remove_meta_physical(*pdb, key, Some(&meta));
-                    txn.set_db(self.inner.logical(*pdb));
+                    let db = self.inner.logical(*pdb);
+                    txn.set_db(db);
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
+                    txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
                     if let Ok(mut more) = txn.commit() {
                         tickets.append(&mut more);
                     }

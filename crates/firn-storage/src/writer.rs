@@ -48,6 +48,8 @@ pub(crate) struct CommitBatch {
     pub db: u8,
     /// The replay form of the batch's commands.
     pub commands: Vec<Vec<Bytes>>,
+    /// Keyspace events to publish once committed.
+    pub events: Vec<crate::changes::Event>,
     /// Set by submit.
     pub ticket: Option<Ticket>,
 }
@@ -254,6 +256,7 @@ fn publish(inner: &Inner, group: &[CommitBatch]) {
             keys: crate::txn::changed_keys(&batch.writes),
             whole_dbs,
             commands: batch.commands.clone(),
+            events: batch.events.clone(),
         }));
     }
 }

@@ -13,7 +13,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
+use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
 
 use super::collection::off_thread_if;
 use super::keyspace::string_encoding;
@@ -156,6 +156,9 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if updated || embstr {
         store(ctx, key, &hll, expire_at_ms)?;
     }
+    if updated {
+        ctx.notify(class::STRING, "pfadd", key);
+    }
     Ok(Reply::Integer(i64::from(updated)))
 }
 
@@ -260,6 +263,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     hll.invalidate_cache();
     store(ctx, dest, &hll, expire_at_ms)?;
+    ctx.notify(class::STRING, "pfadd", dest);
     Ok(Reply::ok())
 }
 

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Cf, Collection, ValueType};
+use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use std::cmp::Ordering;
 use std::ops::Bound;
 
@@ -213,10 +213,13 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
         )),
         Some(dest) => {
             let count = out.len() as i64;
-            ctx.txn.delete_key(db, &dest)?;
             if count > 0 {
+                // Overwrites what `dest` held, as Redis's setKey (no `new`).
                 let values: Vec<Bytes> = out.into_iter().map(Option::unwrap_or_default).collect();
                 super::lists::store_list(ctx, &dest, values)?;
+                ctx.notify(class::LIST, "sortstore", &dest);
+            } else if ctx.txn.delete_key(db, &dest)? {
+                ctx.notify(class::GENERIC, "del", &dest);
             }
             Ok(Reply::Integer(count))
         }
