@@ -92,6 +92,11 @@ COMMAND_GROUPS = [
         "georadiusbymember georadiusbymember_ro",
     ),
     ("sort", "sort sort_ro"),
+    (
+        "pubsub",
+        "subscribe unsubscribe psubscribe punsubscribe ssubscribe sunsubscribe publish spublish "
+        "pubsub",
+    ),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
@@ -323,6 +328,22 @@ SUMMARIES = {
     # sort
     "sort": "Sorts the elements of a list, set or sorted set, optionally storing the result.",
     "sort_ro": "Sorts the elements of a list, set or sorted set (read-only form).",
+    # pubsub
+    "subscribe": "Listens for messages published to the given channels.",
+    "unsubscribe": "Stops listening to the given channels, or to all of them.",
+    "psubscribe": "Listens for messages published to channels matching the given patterns.",
+    "punsubscribe": "Stops listening to the given channel patterns, or to all of them.",
+    "ssubscribe": "Listens for messages published to the given shard channels.",
+    "sunsubscribe": "Stops listening to the given shard channels, or to all of them.",
+    "publish": "Sends a message to a channel's subscribers and returns how many received it.",
+    "spublish": "Sends a message to a shard channel's subscribers and returns how many received it.",
+    "pubsub": "Groups the commands that inspect the pub/sub subscriptions.",
+    "pubsub|channels": "Lists the channels with at least one subscriber, optionally matching a pattern.",
+    "pubsub|help": "Lists the PUBSUB subcommands and what they do.",
+    "pubsub|numpat": "Returns how many patterns have subscribers.",
+    "pubsub|numsub": "Returns the number of subscribers of each given channel.",
+    "pubsub|shardchannels": "Lists the shard channels with at least one subscriber, optionally matching a pattern.",
+    "pubsub|shardnumsub": "Returns the number of subscribers of each given shard channel.",
 }
 
 

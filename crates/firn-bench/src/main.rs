@@ -7,7 +7,11 @@
 //! ```text
 //! firn-load --port 6379 --mode load --keys 1000000 --value-size 1000
 //! firn-load --port 6379 --mode get  --prefix hot: --keys 1000 --clients 4 --seconds 10
+//! firn-load --port 6379 --mode subscribe --prefix chan --clients 1000 --seconds 30
 //! ```
+//! `subscribe` opens `--clients` connections subscribed to the channel
+//! named by `--prefix` that read and discard what comes for `--seconds`
+//! (the subscribers of bench/pubsub.sh); `ops` is then the bytes read.
 //! Each client is a thread with one blocking connection and one request in
 //! flight (pipeline depth 1 measures latency honestly); `load` pipelines.
 
@@ -66,8 +70,8 @@ fn parse_options() -> Result<Options, String> {
         }
         i += 2;
     }
-    if !["get", "set", "load"].contains(&o.mode.as_str()) {
-        return Err("--mode must be get, set or load".into());
+    if !["get", "set", "load", "subscribe"].contains(&o.mode.as_str()) {
+        return Err("--mode must be get, set, load or subscribe".into());
     }
     Ok(o)
 }
@@ -123,11 +127,46 @@ fn value_for(i: u64, size: usize) -> Vec<u8> {
 struct Outcome {
     histogram: Histogram<u64>,
     errors: u64,
+    /// Bytes read by a subscriber.
+    bytes: u64,
+}
+
+/// A subscriber: reads and discards until the deadline or until the
+/// server closes the connection.
+fn subscriber(o: &Options, mut stream: TcpStream) -> std::io::Result<u64> {
+    stream.write_all(&request(&[b"SUBSCRIBE", o.prefix.as_bytes()]))?;
+    stream.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let deadline = Instant::now() + Duration::from_secs(o.seconds);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut bytes = 0;
+    while Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(bytes)
 }
 
 fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
     let stream = TcpStream::connect((o.host.as_str(), o.port))?;
     stream.set_nodelay(true)?;
+    if o.mode == "subscribe" {
+        let histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let bytes = subscriber(o, stream)?;
+        return Ok(Outcome {
+            histogram,
+            errors: 0,
+            bytes,
+        });
+    }
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::with_capacity(1 << 16, stream);
     let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)
@@ -159,7 +198,11 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
             }
             i = batch_end;
         }
-        return Ok(Outcome { histogram, errors });
+        return Ok(Outcome {
+            histogram,
+            errors,
+            bytes: 0,
+        });
     }
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
@@ -177,7 +220,11 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
         }
         let _ = histogram.record(started.elapsed().as_micros().max(1) as u64);
     }
-    Ok(Outcome { histogram, errors })
+    Ok(Outcome {
+        histogram,
+        errors,
+        bytes: 0,
+    })
 }
 
 fn main() {
@@ -212,12 +259,13 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let mut errors = 0;
+    let (mut errors, mut bytes) = (0, 0);
     for r in results {
         match r {
             Ok(outcome) => {
                 let _ = total.add(&outcome.histogram);
                 errors += outcome.errors;
+                bytes += outcome.bytes;
             }
             Err(e) => {
                 eprintln!("firn-load: client failed: {e}");
@@ -227,6 +275,8 @@ fn main() {
     }
     let ops = if options.mode == "load" {
         options.keys
+    } else if options.mode == "subscribe" {
+        bytes
     } else {
         total.len()
     };

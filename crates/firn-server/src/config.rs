@@ -32,7 +32,7 @@ pub struct OutputLimits {
     pub normal: OutputLimit,
     /// Accepted and printed for compatibility: Firn has no replicas yet.
     pub replica: OutputLimit,
-    /// Accepted and printed for compatibility: Firn has no pub/sub yet.
+    /// Clients with pub/sub subscriptions (`pubsub.rs`).
     pub pubsub: OutputLimit,
 }
 
@@ -123,6 +123,8 @@ pub struct Config {
     pub requirepass: Option<String>,
     pub maxclients: usize,
     pub timeout_secs: u64,
+    /// Keys the client-side caching table remembers (0 = no bound).
+    pub tracking_table_max_keys: u64,
     pub tcp_backlog: u32,
     pub tcp_keepalive_secs: u64,
     pub appendfsync: AppendFsync,
@@ -168,6 +170,7 @@ impl Default for Config {
             requirepass: None,
             maxclients: 10000,
             timeout_secs: 0,
+            tracking_table_max_keys: 1_000_000,
             tcp_backlog: 511,
             tcp_keepalive_secs: 300,
             appendfsync: AppendFsync::EverySec,
@@ -433,6 +436,16 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "tracking-table-max-keys",
+        mutable: true,
+        doc: "Keys the client-side caching table (CLIENT TRACKING) remembers, over all clients; past it the oldest are dropped and their clients sent an invalidation (0 = no bound).",
+        get: |c| c.tracking_table_max_keys.to_string(),
+        set: |c, a| {
+            c.tracking_table_max_keys = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "tcp-backlog",
         mutable: false,
         doc: "Listen backlog.",
@@ -579,7 +592,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "client-output-buffer-limit",
         mutable: true,
-        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). Only normal clients exist so far. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
+        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). The pubsub class applies to clients with subscriptions (their queued messages count as unsent output); replica is accepted but unused. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
         get: |c| c.client_output_buffer_limit.render(),
         set: |c, a| {
             let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();

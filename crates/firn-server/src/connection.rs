@@ -86,6 +86,8 @@ enum Woke {
     Idle,
     /// The soft output limit's time is up: check it.
     Timer,
+    /// A pub/sub message (or invalidation) is in the mailbox.
+    Message,
     /// Killed, or the server is shutting down.
     Stop,
 }
@@ -101,6 +103,8 @@ enum Ended {
 pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
     let mut connection = Connection::new(server.clone(), stream, client.clone());
     connection.run().await;
+    server.pubsub.forget_client(&client);
+    crate::tracking::disable(&server, &client);
     server.unregister_client(client.id);
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
@@ -337,10 +341,18 @@ impl Connection {
                 ready = self.writer.writable(), if want_write => Woke::Writable(ready),
                 _ = sleep_until(idle_deadline), if idle_deadline.is_some() => Woke::Idle,
                 _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
+                _ = self.client.pubsub.mailbox.notify.notified() => Woke::Message,
                 _ = self.client.kill.notified() => Woke::Stop,
                 _ = crate::server::until_shutdown(&mut self.shutdown) => Woke::Stop,
             };
             match woke {
+                Woke::Message => {
+                    // Between requests nothing is held: send it right away.
+                    self.deliver_messages();
+                    if self.awaiting.is_empty() {
+                        self.output.release_all();
+                    }
+                }
                 Woke::Read(Ok(0)) => return Err(Ended::Eof),
                 Woke::Read(Ok(n)) => {
                     self.note_input(n);
@@ -371,7 +383,7 @@ impl Connection {
         };
         match woke {
             Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort),
-            Woke::Timer => Ok(()),
+            Woke::Timer | Woke::Message => Ok(()),
             _ => Err(Ended::Abort),
         }
     }
@@ -514,6 +526,23 @@ impl Connection {
         self.publish_output_size();
     }
 
+    /// Moves the mailbox's pub/sub messages into the output queue, encoded
+    /// in the session's protocol (RESP2 arrays, RESP3 pushes). With CLIENT
+    /// REPLY OFF they are dropped, as Redis drops them.
+    fn deliver_messages(&mut self) {
+        let mailbox = &self.client.pubsub.mailbox;
+        if mailbox.is_empty() {
+            return;
+        }
+        let messages = mailbox.take();
+        if self.session.reply_mode == ReplyMode::Off {
+            return;
+        }
+        for message in messages {
+            self.push_reply(&message);
+        }
+    }
+
     /// Queues bytes already in wire format.
     pub fn push_raw(&mut self, bytes: &[u8]) {
         self.output.push_tail(bytes);
@@ -530,8 +559,15 @@ impl Connection {
         );
     }
 
+    /// The `client-output-buffer-limit` class of this client: `pubsub`
+    /// while it has subscriptions, as in Redis, else `normal`.
     fn limit(&self) -> OutputLimit {
-        self.server.config().client_output_buffer_limit.normal
+        let limits = self.server.config().client_output_buffer_limit;
+        if self.client.pubsub.subscribed() {
+            limits.pubsub
+        } else {
+            limits.normal
+        }
     }
 
     /// Unsent output above which the client's input is not read: the
@@ -547,13 +583,14 @@ impl Connection {
     /// `client-output-buffer-limit`: true once the client must be closed.
     fn output_over_limit(&mut self) -> bool {
         let limit = self.limit();
-        let queued = self.output.len as u64;
+        let queued = self.output.len as u64 + self.client.pubsub.mailbox.queued_bytes();
         if limit.hard_bytes > 0 && queued > limit.hard_bytes {
             self.log_output_limit();
             return true;
         }
         if limit.soft_bytes == 0 || queued <= limit.soft_bytes {
             self.over_soft_since = None;
+            self.client.pubsub.mailbox.clear_soft_timer();
             return false;
         }
         let since = *self.over_soft_since.get_or_insert_with(Instant::now);
@@ -604,6 +641,14 @@ impl Connection {
         let (reply, flow, tickets) =
             run_one(&self.server, &self.client, &mut self.session, args).await;
         self.awaiting.extend(tickets);
+        // Messages the command caused (a PUBLISH to the client's own
+        // channel, its subscribe confirmations) come before its reply. A
+        // write's own invalidations come after it, as in Redis 7.0.
+        if !self.client.pubsub.mailbox.is_empty()
+            && !self.server.registry.lookup(args).is_ok_and(|c| c.write)
+        {
+            self.deliver_messages();
+        }
         match reply {
             Some(Outgoing::Reply(reply)) => self.push_reply(&reply),
             Some(Outgoing::Stream(parts)) => return self.pump(parts).await,
@@ -691,7 +736,7 @@ async fn run_one(
                 None,
             )
         }
-        Ok(cmd) => match check_allowed(server, session, cmd) {
+        Ok(cmd) => match check_allowed(server, session, cmd, client) {
             Err(e) => {
                 server.stats.commands.record_rejected(cmd.name());
                 (
@@ -707,6 +752,7 @@ async fn run_one(
                 wait_for_pause(server, cmd).await;
                 started = Instant::now();
                 ran = Some(cmd);
+                crate::tracking::before_command(server, client, cmd, args, session.db);
                 let executed = execute(server, cmd, args, session, client).await;
                 // As in Redis, monitors see a command once it ran, with the
                 // database it left selected; admin commands are not shown.
@@ -731,6 +777,11 @@ async fn run_one(
     let mut stream = None;
     let reply = match deferred {
         None | Some(Deferred::Monitor) => Some(reply),
+        Some(Deferred::Silent) => {
+            // CLIENT REPLY SKIP still counts this command as the skipped one.
+            let _ = reply_mode_pass(session, Reply::Null);
+            None
+        }
         Some(Deferred::Close) => {
             flow = Flow::Close;
             Some(reply)
@@ -806,7 +857,12 @@ fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'
     (*reply == arity_error).then_some(name)
 }
 
-fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {
+fn check_allowed(
+    server: &Server,
+    session: &Session,
+    cmd: &Command,
+    client: &ClientInfo,
+) -> Result<(), CmdError> {
     if !session.authenticated && !cmd.noauth {
         return Err(CmdError::Static(NOAUTH));
     }
@@ -816,6 +872,15 @@ fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<()
                 why,
             )));
         }
+    }
+    // RESP2 subscribed mode (RESP3 clients may run anything).
+    if session.protocol == Protocol::Resp2
+        && client.pubsub.subscribed()
+        && !crate::pubsub::allowed_while_subscribed(cmd.name())
+    {
+        return Err(CmdError::Owned(crate::pubsub::subscribed_mode_error(
+            cmd.name(),
+        )));
     }
     Ok(())
 }

@@ -132,6 +132,7 @@ async fn run_locked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_read_lookups(cmd.readonly);
+    ctx.txn.set_client(client.id);
     let result = (cmd.handler)(&mut ctx, args);
     match result {
         Err(e) if e.is_incomplete() => Attempt::Incomplete,
@@ -173,6 +174,7 @@ fn run_unlocked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_read_lookups(cmd.readonly);
+    ctx.txn.set_client(client.id);
     let result: CmdResult = (cmd.handler)(&mut ctx, args);
     let result = match result {
         Ok(reply) => {

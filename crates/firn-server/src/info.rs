@@ -243,7 +243,7 @@ fn clients_section(server: &Server, out: &mut String) {
     line(out, "client_recent_max_input_buffer", max_input_buffer);
     line(out, "client_recent_max_output_buffer", 0);
     line(out, "blocked_clients", 0);
-    line(out, "tracking_clients", 0);
+    line(out, "tracking_clients", server.tracking.clients_on());
     line(out, "clients_in_timeout_table", 0);
 }
 
@@ -335,8 +335,22 @@ fn stats_section(server: &Server, out: &mut String) {
     line(out, "evicted_clients", 0);
     line(out, "keyspace_hits", get(&s.keyspace_hits));
     line(out, "keyspace_misses", get(&s.keyspace_misses));
+    line(out, "pubsub_channels", server.pubsub.channel_count());
+    line(out, "pubsub_patterns", server.pubsub.pattern_count());
+    line(
+        out,
+        "pubsubshard_channels",
+        server.pubsub.shard_channel_count(),
+    );
     line(out, "latest_fork_usec", 0);
     line(out, "total_forks", 0);
+    line(out, "tracking_total_keys", server.tracking.total_keys());
+    line(out, "tracking_total_items", server.tracking.total_items());
+    line(
+        out,
+        "tracking_total_prefixes",
+        server.tracking.total_prefixes(),
+    );
     line(out, "unexpected_error_replies", 0);
     line(out, "total_error_replies", get(&s.total_error_replies));
 }

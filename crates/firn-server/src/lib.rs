@@ -19,9 +19,11 @@ pub mod info;
 mod info_memory;
 pub mod keyspecs;
 pub mod notify;
+pub mod pubsub;
 pub mod rdb;
 pub mod server;
 mod startup;
 pub mod stream_reply;
+pub mod tracking;
 
 pub use startup::run;

@@ -59,6 +59,10 @@ pub struct ClientInfo {
     pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// Pub/sub subscriptions and the mailbox of server-initiated messages.
+    pub pubsub: crate::pubsub::ClientSubs,
+    /// CLIENT TRACKING state.
+    pub tracking: crate::tracking::ClientTracking,
 }
 
 impl ClientInfo {
@@ -84,6 +88,8 @@ impl ClientInfo {
             no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            pubsub: Default::default(),
+            tracking: Default::default(),
         }
     }
 
@@ -482,6 +488,8 @@ pub struct Server {
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
     pub notifier: crate::notify::Notifier,
+    pub pubsub: crate::pubsub::PubSub,
+    pub tracking: crate::tracking::Tracking,
 }
 
 impl Server {

@@ -163,6 +163,8 @@ pub fn run(mut config: Config) -> Result<(), String> {
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
         notifier: Default::default(),
+        pubsub: Default::default(),
+        tracking: Default::default(),
     });
 
     let expiry = start_active_expiry(server.clone())?;

@@ -61,6 +61,9 @@ pub struct Change {
     pub seq: u64,
     /// The logical database its commands ran in.
     pub db: u8,
+    /// The id of the client whose command made the batch (0: the server
+    /// itself, e.g. active expiry). Tracking's NOLOOP reads it.
+    pub client: u64,
     /// `(physical db, key)` of every key the batch wrote or deleted.
     pub keys: Vec<(u8, Bytes)>,
     /// Physical databases changed as a whole (FLUSHDB/FLUSHALL/SWAPDB).

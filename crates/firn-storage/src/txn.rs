@@ -89,6 +89,8 @@ pub(crate) struct Effects {
     pub depends: Vec<Ticket>,
     /// The logical database the command ran in.
     pub db: u8,
+    /// The client whose command this is (0: the server).
+    pub client: u64,
     /// Replay commands the storage layer adds (lazy expiry DELs), first.
     pub implied: Vec<Vec<Bytes>>,
     /// The command's own replay form; `None` = nothing to replay.
@@ -175,6 +177,11 @@ impl<'e> Txn<'e> {
     /// The logical database whose commands this batch replays.
     pub fn set_db(&mut self, db: u8) {
         self.st.effects.db = db;
+    }
+
+    /// The client whose command this is (`Change::client`).
+    pub fn set_client(&mut self, client: u64) {
+        self.st.effects.client = client;
     }
 
     /// The replay form of the command; by default the server records the
@@ -725,6 +732,7 @@ impl<'e> Txn<'e> {
             flushes: effects.flushes,
             swap: effects.swap,
             db: effects.db,
+            client: effects.client,
             commands,
             events: effects.events,
             ticket: None,

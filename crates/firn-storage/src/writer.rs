@@ -46,6 +46,8 @@ pub(crate) struct CommitBatch {
     pub swap: Option<(u8, u8)>,
     /// Logical database of the replay commands.
     pub db: u8,
+    /// The client whose command made the batch (0: the server).
+    pub client: u64,
     /// The replay form of the batch's commands.
     pub commands: Vec<Vec<Bytes>>,
     /// Keyspace events to publish once committed.
@@ -252,6 +254,7 @@ fn publish(inner: &Inner, group: &[CommitBatch]) {
         let _ = inner.changes.send(Arc::new(Change {
             seq: batch.seq,
             db: batch.db,
+            client: batch.client,
             // Derived here, only when someone listens.
             keys: crate::txn::changed_keys(&batch.writes),
             whole_dbs,

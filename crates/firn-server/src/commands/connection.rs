@@ -39,7 +39,18 @@ pub const COMMANDS: &[Def] = &[
     def("client|help", client_help),
 ];
 
-fn ping(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // RESP2 subscribed mode: PING answers `pong` as a pub/sub array.
+    if ctx.session.protocol == Protocol::Resp2 && ctx.client.pubsub.subscribed() {
+        if args.len() > 2 {
+            return Err(wrong_arity("ping"));
+        }
+        let payload = args.get(1).cloned().unwrap_or_default();
+        return Ok(Reply::Array(vec![
+            Reply::Bulk(Bytes::from_static(b"pong")),
+            Reply::Bulk(payload),
+        ]));
+    }
     Ok(match args.len() {
         1 => Reply::Simple(Bytes::from_static(b"PONG")),
         2 => Reply::Bulk(args[1].clone()),
@@ -193,6 +204,9 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.client.no_touch.store(false, Ordering::Relaxed);
     // Leaves MONITOR mode; the connection stops streaming the feed.
     ctx.client.monitor.store(false, Ordering::Release);
+    // Leaves subscribed mode, without confirmations, and tracking.
+    ctx.server.pubsub.forget_client(ctx.client);
+    crate::tracking::disable(ctx.server, ctx.client);
     Ok(Reply::Simple(Bytes::from_static(b"RESET")))
 }
 
@@ -224,10 +238,40 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let name = client.name.lock().clone().unwrap_or_default();
     let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
     let qbuf = client.query_buffer.load(Ordering::Relaxed);
-    let flags = if client.monitor.load(Ordering::Relaxed) {
-        "O"
+    let mut flags = String::new();
+    if client.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
+    if client.pubsub.subscribed() {
+        flags.push('P');
+    }
+    let tracking = &client.tracking;
+    let redirect = if tracking.is_on() {
+        flags.push('t');
+        let tracking_flags = tracking.flags();
+        if tracking_flags & crate::tracking::BROKEN_REDIRECT != 0 {
+            flags.push('R');
+        }
+        if tracking_flags & crate::tracking::BCAST != 0 {
+            flags.push('B');
+        }
+        tracking.redirect() as i64
     } else {
-        "N"
+        -1
+    };
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let (sub, psub, ssub) = client.pubsub.counts();
+    // Unsent output: the output queue plus pub/sub messages not yet in it.
+    // Redis's first 16 KB are its static buffer (`obl`), the rest its reply
+    // list (`oll` entries, `omem` bytes).
+    let unsent = client.output_bytes.load(Ordering::Relaxed) + client.pubsub.mailbox.queued_bytes();
+    let obl = unsent.min(16384);
+    let oll = if unsent > 16384 {
+        client.output_segments.load(Ordering::Relaxed) + client.pubsub.mailbox.queued_len()
+    } else {
+        0
     };
     let lib_name = client.lib_name.lock().clone();
     let lib_ver = client.lib_ver.lock().clone();
@@ -241,7 +285,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -251,15 +295,17 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         idle,
         flags,
         client.db.load(Ordering::Relaxed),
+        sub,
+        psub,
+        ssub,
         qbuf,
         16384u64.saturating_sub(qbuf),
-        // Redis counts in omem the replies past its 16 KB output buffer.
-        client
-            .output_bytes
-            .load(Ordering::Relaxed)
-            .saturating_sub(16384),
-        16384 + qbuf,
+        obl,
+        oll,
+        unsent.saturating_sub(16384),
+        16384 + qbuf + unsent.saturating_sub(16384),
         client.last_cmd.lock(),
+        redirect,
         client.resp.load(Ordering::Relaxed),
         lib,
     )
@@ -308,10 +354,14 @@ fn client_type_arg(name: &[u8]) -> CmdResult<ClientType> {
     }
 }
 
-/// Every connection is a normal client today (MONITOR clients count as
-/// normal in Redis too); pub/sub and replication will add their kinds.
-fn client_type(_client: &ClientInfo) -> ClientType {
-    ClientType::Normal
+/// Redis's getClientType: a client with subscriptions is `pubsub`, any
+/// other (MONITOR clients included) `normal`; replication will add its kinds.
+fn client_type(client: &ClientInfo) -> ClientType {
+    if client.pubsub.subscribed() {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
 }
 
 fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -21,10 +21,12 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
+pub mod pubsub;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod tracking;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -73,6 +75,9 @@ pub enum Deferred {
     /// Produce the reply on a background thread and write it in parts as
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
+    /// Send no reply: the command's output went to the client's mailbox
+    /// (pub/sub confirmations, one per channel).
+    Silent,
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -219,6 +224,8 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(pubsub::COMMANDS)
+        .chain(tracking::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

@@ -1,0 +1,579 @@
+//! Pub/Sub: who is subscribed to what ([`PubSub`], on the `Server`), and
+//! how a message reaches a connection ([`Mailbox`], one per client).
+//!
+//! - The registry maps channels, patterns and shard channels to their
+//!   subscribers, in subscription order, behind `parking_lot` read-write
+//!   locks that are only held for CPU work (never across an await).
+//!   A counter of all subscriptions lets [`publish`] return at once, with
+//!   one atomic load, when nobody is subscribed to anything.
+//! - Delivery never waits for a subscriber: [`publish`] appends the
+//!   message to each subscriber's mailbox and wakes its connection, which
+//!   encodes it with its own protocol (RESP2 array, RESP3 push) in the
+//!   same output queue as its replies (`Connection::deliver_messages`).
+//!   A subscriber whose unsent output (mailbox plus output queue) passes
+//!   `client-output-buffer-limit pubsub` is closed by the publisher, as
+//!   Redis closes it, so a slow subscriber costs bounded memory and never
+//!   slows the publisher.
+//! - Confirmations (`subscribe`, `unsubscribe`...) go through the same
+//!   mailbox, queued before the subscription is visible to publishers, so
+//!   a client always sees its confirmation before the first message.
+
+use bytes::Bytes;
+use firn_resp::Reply;
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+use crate::config::OutputLimit;
+use crate::glob::Glob;
+use crate::server::{ClientInfo, Server};
+
+/// The three subscription spaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Channel,
+    Pattern,
+    Shard,
+}
+
+impl Kind {
+    fn subscribe_word(self) -> &'static str {
+        match self {
+            Kind::Channel => "subscribe",
+            Kind::Pattern => "psubscribe",
+            Kind::Shard => "ssubscribe",
+        }
+    }
+
+    fn unsubscribe_word(self) -> &'static str {
+        match self {
+            Kind::Channel => "unsubscribe",
+            Kind::Pattern => "punsubscribe",
+            Kind::Shard => "sunsubscribe",
+        }
+    }
+}
+
+/// Estimated wire bytes of a message besides its payloads (headers and
+/// the kind word), for the output limit.
+const MESSAGE_OVERHEAD_BYTES: u64 = 40;
+
+/// Server-initiated messages waiting for one connection.
+#[derive(Default)]
+pub struct Mailbox {
+    queue: Mutex<VecDeque<Arc<Reply>>>,
+    /// Estimated wire bytes of `queue`.
+    bytes: AtomicU64,
+    /// Messages in `queue`.
+    len: AtomicU64,
+    /// Wakes the connection when a message arrives.
+    pub notify: Notify,
+    /// Since when (Unix ms) the client's unsent output has been above the
+    /// soft limit, as seen by publishers; 0 = not above.
+    over_soft_since_ms: AtomicU64,
+}
+
+impl Mailbox {
+    pub fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+
+    pub fn queued_bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn queued_len(&self) -> u64 {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Queues a message; returns the bytes queued after it.
+    pub fn push(&self, message: Arc<Reply>, bytes: u64) -> u64 {
+        let mut queue = self.queue.lock();
+        queue.push_back(message);
+        self.len.fetch_add(1, Ordering::Release);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes
+    }
+
+    /// Takes every queued message, oldest first.
+    pub fn take(&self) -> VecDeque<Arc<Reply>> {
+        let mut queue = self.queue.lock();
+        self.len.store(0, Ordering::Release);
+        self.bytes.store(0, Ordering::Relaxed);
+        std::mem::take(&mut *queue)
+    }
+
+    /// The connection saw its unsent output back under the soft limit.
+    pub fn clear_soft_timer(&self) {
+        self.over_soft_since_ms.store(0, Ordering::Relaxed);
+    }
+}
+
+/// One client's subscriptions and its mailbox (a field of `ClientInfo`).
+#[derive(Default)]
+pub struct ClientSubs {
+    pub mailbox: Mailbox,
+    channels: AtomicU32,
+    patterns: AtomicU32,
+    shard: AtomicU32,
+    /// The names behind the counters; only the client's own commands and
+    /// its disconnection change them.
+    own: Mutex<OwnSubs>,
+}
+
+#[derive(Default)]
+struct OwnSubs {
+    channels: HashSet<Bytes>,
+    patterns: HashSet<Bytes>,
+    shard: HashSet<Bytes>,
+}
+
+impl OwnSubs {
+    fn of(&mut self, kind: Kind) -> &mut HashSet<Bytes> {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shard,
+        }
+    }
+}
+
+impl ClientSubs {
+    fn counter(&self, kind: Kind) -> &AtomicU32 {
+        match kind {
+            Kind::Channel => &self.channels,
+            Kind::Pattern => &self.patterns,
+            Kind::Shard => &self.shard,
+        }
+    }
+
+    /// CLIENT LIST `sub=`, `psub=`, `ssub=`.
+    pub fn counts(&self) -> (u32, u32, u32) {
+        (
+            self.channels.load(Ordering::Relaxed),
+            self.patterns.load(Ordering::Relaxed),
+            self.shard.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Whether the client has any subscription (Redis's CLIENT_PUBSUB
+    /// flag: RESP2 subscribed mode, the `pubsub` client class).
+    pub fn subscribed(&self) -> bool {
+        let (c, p, s) = self.counts();
+        c + p + s > 0
+    }
+
+    /// The count a (un)subscribe confirmation of `kind` reports: channels
+    /// and patterns together, shard channels apart.
+    fn confirmation_count(&self, kind: Kind) -> i64 {
+        let (c, p, s) = self.counts();
+        i64::from(match kind {
+            Kind::Channel | Kind::Pattern => c + p,
+            Kind::Shard => s,
+        })
+    }
+}
+
+type Subscribers = Vec<Arc<ClientInfo>>;
+
+/// The subscription registry (see the module comment).
+#[derive(Default)]
+pub struct PubSub {
+    /// Subscriptions of every kind by every client.
+    total: AtomicUsize,
+    patterns_total: AtomicUsize,
+    channels: RwLock<HashMap<Bytes, Subscribers>>,
+    patterns: RwLock<HashMap<Bytes, (Glob, Subscribers)>>,
+    shard: RwLock<HashMap<Bytes, Subscribers>>,
+}
+
+fn bulk(word: &'static str) -> Reply {
+    Reply::Bulk(Bytes::from_static(word.as_bytes()))
+}
+
+impl PubSub {
+    /// INFO `pubsub_channels`.
+    pub fn channel_count(&self) -> usize {
+        self.channels.read().len()
+    }
+
+    /// INFO `pubsub_patterns`, PUBSUB NUMPAT.
+    pub fn pattern_count(&self) -> usize {
+        self.patterns.read().len()
+    }
+
+    /// INFO `pubsubshard_channels`.
+    pub fn shard_channel_count(&self) -> usize {
+        self.shard.read().len()
+    }
+
+    /// PUBSUB CHANNELS / SHARDCHANNELS: active names matching `pattern`.
+    pub fn active(&self, shard: bool, pattern: Option<&[u8]>) -> Vec<Bytes> {
+        let glob = pattern.map(|p| Glob::new(p, false));
+        let map = if shard { &self.shard } else { &self.channels };
+        map.read()
+            .keys()
+            .filter(|name| glob.as_ref().is_none_or(|g| g.matches(name)))
+            .cloned()
+            .collect()
+    }
+
+    /// PUBSUB NUMSUB / SHARDNUMSUB: subscribers of one name.
+    pub fn subscriber_count(&self, shard: bool, name: &[u8]) -> usize {
+        let map = if shard { &self.shard } else { &self.channels };
+        map.read().get(name).map_or(0, Vec::len)
+    }
+
+    /// Adds one subscription and queues its confirmation (before any
+    /// message can reach the client through it).
+    pub fn subscribe(&self, client: &Arc<ClientInfo>, kind: Kind, name: &[u8]) {
+        let subs = &client.pubsub;
+        let mut own = subs.own.lock();
+        // A copy: `name` may share the connection's whole read buffer.
+        let name = Bytes::copy_from_slice(name);
+        let added = own.of(kind).insert(name.clone());
+        if added {
+            subs.counter(kind).fetch_add(1, Ordering::Relaxed);
+        }
+        confirm(subs, kind.subscribe_word(), Some(&name), kind);
+        if !added {
+            return;
+        }
+        match kind {
+            Kind::Channel => self
+                .channels
+                .write()
+                .entry(name)
+                .or_default()
+                .push(client.clone()),
+            Kind::Shard => self
+                .shard
+                .write()
+                .entry(name)
+                .or_default()
+                .push(client.clone()),
+            Kind::Pattern => {
+                self.patterns
+                    .write()
+                    .entry(name.clone())
+                    .or_insert_with(|| (Glob::new(&name, false), Vec::new()))
+                    .1
+                    .push(client.clone());
+                self.patterns_total.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.total.fetch_add(1, Ordering::Release);
+    }
+
+    /// Removes the named subscriptions (all of `kind` when `names` is
+    /// empty), queueing Redis's confirmations: one per name, or a single
+    /// one with a null name when there was nothing to remove.
+    pub fn unsubscribe(&self, client: &Arc<ClientInfo>, kind: Kind, names: &[Bytes]) {
+        let subs = &client.pubsub;
+        let mut own = subs.own.lock();
+        let names: Vec<Bytes> = if names.is_empty() {
+            own.of(kind).iter().cloned().collect()
+        } else {
+            names.to_vec()
+        };
+        if names.is_empty() {
+            confirm(subs, kind.unsubscribe_word(), None, kind);
+            return;
+        }
+        for name in &names {
+            if own.of(kind).remove(name.as_ref()) {
+                subs.counter(kind).fetch_sub(1, Ordering::Relaxed);
+                self.remove(client, kind, name);
+            }
+            confirm(subs, kind.unsubscribe_word(), Some(name), kind);
+        }
+    }
+
+    /// Drops every subscription of a client, without confirmations
+    /// (disconnection, RESET).
+    pub fn forget_client(&self, client: &Arc<ClientInfo>) {
+        let subs = &client.pubsub;
+        if !subs.subscribed() {
+            return;
+        }
+        let mut own = subs.own.lock();
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            let names: Vec<Bytes> = own.of(kind).drain().collect();
+            for name in names {
+                subs.counter(kind).fetch_sub(1, Ordering::Relaxed);
+                self.remove(client, kind, &name);
+            }
+        }
+    }
+
+    fn remove(&self, client: &ClientInfo, kind: Kind, name: &[u8]) {
+        let drop_client = |list: &mut Subscribers| {
+            if let Some(at) = list.iter().position(|c| c.id == client.id) {
+                list.remove(at);
+            }
+            list.is_empty()
+        };
+        match kind {
+            Kind::Channel | Kind::Shard => {
+                let map = if kind == Kind::Channel {
+                    &self.channels
+                } else {
+                    &self.shard
+                };
+                let mut map = map.write();
+                if map.get_mut(name).is_some_and(drop_client) {
+                    map.remove(name);
+                }
+            }
+            Kind::Pattern => {
+                let mut map = self.patterns.write();
+                if map.get_mut(name).is_some_and(|(_, list)| drop_client(list)) {
+                    map.remove(name);
+                }
+                self.patterns_total.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        self.total.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Queues a confirmation: `[word, name or null, count]`.
+fn confirm(subs: &ClientSubs, word: &'static str, name: Option<&Bytes>, kind: Kind) {
+    let reply = Reply::Push(vec![
+        bulk(word),
+        name.map_or(Reply::Null, |n| Reply::Bulk(n.clone())),
+        Reply::Integer(subs.confirmation_count(kind)),
+    ]);
+    let bytes = MESSAGE_OVERHEAD_BYTES + name.map_or(0, |n| n.len() as u64);
+    subs.mailbox.push(Arc::new(reply), bytes);
+}
+
+/// PUBLISH: delivers `message` to the subscribers of `channel` (`message`)
+/// and of every pattern matching it (`pmessage`), in that order as Redis
+/// does; returns how many deliveries were made. Costs one atomic load
+/// when nobody is subscribed to anything; never waits.
+pub fn publish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
+    let pubsub = &server.pubsub;
+    if pubsub.total.load(Ordering::Acquire) == 0 {
+        return 0;
+    }
+    let limit = server.config().client_output_buffer_limit.pubsub;
+    let channel = Bytes::copy_from_slice(channel);
+    let message = Bytes::copy_from_slice(message);
+    let mut receivers = 0;
+    {
+        let channels = pubsub.channels.read();
+        if let Some(subscribers) = channels.get(&channel) {
+            let reply = Arc::new(Reply::Push(vec![
+                bulk("message"),
+                Reply::Bulk(channel.clone()),
+                Reply::Bulk(message.clone()),
+            ]));
+            let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
+            for client in subscribers {
+                deliver(client, &reply, bytes, limit);
+                receivers += 1;
+            }
+        }
+    }
+    if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
+        let patterns = pubsub.patterns.read();
+        for (pattern, (glob, subscribers)) in patterns.iter() {
+            if !glob.matches(&channel) {
+                continue;
+            }
+            let reply = Arc::new(Reply::Push(vec![
+                bulk("pmessage"),
+                Reply::Bulk(pattern.clone()),
+                Reply::Bulk(channel.clone()),
+                Reply::Bulk(message.clone()),
+            ]));
+            let bytes =
+                MESSAGE_OVERHEAD_BYTES + (pattern.len() + channel.len() + message.len()) as u64;
+            for client in subscribers {
+                deliver(client, &reply, bytes, limit);
+                receivers += 1;
+            }
+        }
+    }
+    receivers
+}
+
+/// SPUBLISH: delivers `smessage` to the subscribers of a shard channel.
+pub fn spublish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
+    let pubsub = &server.pubsub;
+    if pubsub.total.load(Ordering::Acquire) == 0 {
+        return 0;
+    }
+    let limit = server.config().client_output_buffer_limit.pubsub;
+    let shard = pubsub.shard.read();
+    let Some(subscribers) = shard.get(channel) else {
+        return 0;
+    };
+    let reply = Arc::new(Reply::Push(vec![
+        bulk("smessage"),
+        Reply::Bulk(Bytes::copy_from_slice(channel)),
+        Reply::Bulk(Bytes::copy_from_slice(message)),
+    ]));
+    let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
+    for client in subscribers {
+        deliver(client, &reply, bytes, limit);
+    }
+    subscribers.len()
+}
+
+/// Queues a server-initiated message for a client, wakes its connection,
+/// and closes the client if its unsent output passes the pub/sub output
+/// limit (Redis's checkClientOutputBufferLimits for the pubsub class).
+/// Also used for tracking invalidations.
+pub fn deliver(client: &ClientInfo, message: &Arc<Reply>, bytes: u64, limit: OutputLimit) {
+    if client.killed.load(Ordering::Acquire) {
+        return;
+    }
+    let mailbox = &client.pubsub.mailbox;
+    let queued = mailbox.push(message.clone(), bytes);
+    let unsent = queued + client.output_bytes.load(Ordering::Relaxed);
+    if over_limit(mailbox, unsent, limit) {
+        tracing::warn!(
+            client = client.id,
+            addr = %client.addr,
+            unsent_bytes = unsent,
+            "client scheduled to be closed ASAP for overcoming of output buffer limits"
+        );
+        client.request_kill();
+        mailbox.take();
+        return;
+    }
+    mailbox.notify.notify_one();
+}
+
+fn over_limit(mailbox: &Mailbox, unsent: u64, limit: OutputLimit) -> bool {
+    if limit.hard_bytes > 0 && unsent > limit.hard_bytes {
+        return true;
+    }
+    if limit.soft_bytes == 0 || unsent <= limit.soft_bytes {
+        return false;
+    }
+    let now = firn_storage::now_ms().max(1);
+    match mailbox
+        .over_soft_since_ms
+        .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed)
+    {
+        Ok(_) => false,
+        Err(since) => now.saturating_sub(since) > limit.soft_seconds * 1000,
+    }
+}
+
+/// The commands a RESP2 client may send while subscribed (Redis's
+/// processCommand check); anything else gets [`subscribed_mode_error`].
+pub fn allowed_while_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "subscribe"
+            | "psubscribe"
+            | "ssubscribe"
+            | "unsubscribe"
+            | "punsubscribe"
+            | "sunsubscribe"
+            | "ping"
+            | "quit"
+            | "reset"
+    )
+}
+
+pub fn subscribed_mode_error(name: &str) -> String {
+    format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(id: u64) -> Arc<ClientInfo> {
+        Arc::new(ClientInfo::new(
+            id,
+            format!("127.0.0.1:{id}"),
+            String::new(),
+            0,
+        ))
+    }
+
+    fn words(mailbox: &Mailbox) -> Vec<String> {
+        mailbox
+            .take()
+            .iter()
+            .map(|r| match &**r {
+                Reply::Push(items) => items
+                    .iter()
+                    .map(|i| match i {
+                        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                        Reply::Integer(n) => n.to_string(),
+                        Reply::Null => "nil".into(),
+                        _ => "?".into(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => "?".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn subscriptions_count_and_confirm_like_redis() {
+        let registry = PubSub::default();
+        let c = client(1);
+        registry.subscribe(&c, Kind::Channel, b"a");
+        registry.subscribe(&c, Kind::Channel, b"a");
+        registry.subscribe(&c, Kind::Pattern, b"p*");
+        registry.subscribe(&c, Kind::Shard, b"s");
+        assert_eq!(
+            words(&c.pubsub.mailbox),
+            [
+                "subscribe a 1",
+                "subscribe a 1",
+                "psubscribe p* 2",
+                "ssubscribe s 1"
+            ]
+        );
+        assert_eq!(c.pubsub.counts(), (1, 1, 1));
+        assert_eq!(registry.channel_count(), 1);
+        assert_eq!(registry.pattern_count(), 1);
+        assert_eq!(registry.subscriber_count(false, b"a"), 1);
+        registry.unsubscribe(&c, Kind::Channel, &[Bytes::from_static(b"x")]);
+        registry.unsubscribe(&c, Kind::Channel, &[]);
+        registry.unsubscribe(&c, Kind::Channel, &[]);
+        assert_eq!(
+            words(&c.pubsub.mailbox),
+            ["unsubscribe x 2", "unsubscribe a 1", "unsubscribe nil 1"]
+        );
+        registry.forget_client(&c);
+        assert!(!c.pubsub.subscribed());
+        assert_eq!(registry.total.load(Ordering::Relaxed), 0);
+        assert_eq!(registry.pattern_count() + registry.shard_channel_count(), 0);
+    }
+
+    #[test]
+    fn soft_limit_needs_its_seconds_hard_limit_is_immediate() {
+        let mailbox = Mailbox::default();
+        let limit = OutputLimit {
+            hard_bytes: 100,
+            soft_bytes: 50,
+            soft_seconds: 60,
+        };
+        assert!(!over_limit(&mailbox, 40, limit));
+        assert!(!over_limit(&mailbox, 60, limit), "the soft timer starts");
+        assert!(!over_limit(&mailbox, 60, limit), "60 s have not passed");
+        assert!(over_limit(&mailbox, 101, limit));
+        let instant = OutputLimit {
+            soft_seconds: 0,
+            ..limit
+        };
+        mailbox
+            .over_soft_since_ms
+            .store(firn_storage::now_ms() - 5, Ordering::Relaxed);
+        assert!(over_limit(&mailbox, 60, instant));
+    }
+}
