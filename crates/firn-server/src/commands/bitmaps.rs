@@ -85,7 +85,13 @@ fn setbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let max = max_len(ctx);
     ctx.txn
         .write_string_range(db, &args[1], byte_index, &[new], max)?;
-    ctx.notify(class::STRING, "setbit", &args[1]);
+    // Redis 7.0 notifies only a created or grown string or a changed bit.
+    let grown = meta
+        .as_ref()
+        .is_none_or(|m| byte_index >= Txn::string_len_of(m));
+    if grown || old != on as i64 {
+        ctx.notify(class::STRING, "setbit", &args[1]);
+    }
     Ok(Reply::Integer(old))
 }
 

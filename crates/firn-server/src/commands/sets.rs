@@ -183,11 +183,10 @@ fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let key = &args[1];
-    if ctx
-        .txn
-        .set(db, key)?
-        .is_some_and(|set| set.size > STREAM_MEMBERS)
-    {
+    let Some(set) = ctx.txn.set(db, key)? else {
+        return Ok(Reply::Set(Vec::new()));
+    };
+    if set.size > STREAM_MEMBERS {
         stream_members(
             ctx,
             key,
