@@ -72,7 +72,7 @@ fn pop_event(end: End) -> &'static str {
 
 /// The `del` event of a list a command emptied (Redis deletes it).
 fn notify_if_emptied(ctx: &mut Ctx<'_>, key: &[u8], list: &List) {
-    if list.len() == 0 {
+    if list.is_empty() {
         ctx.notify(class::GENERIC, "del", key);
     }
 }
