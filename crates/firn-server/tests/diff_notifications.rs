@@ -792,3 +792,47 @@ fn read_commands_report_key_misses() {
     ];
     under_flags(&["KEm", "Em", "AKEm", "KEA"], commands);
 }
+
+// ---------------------------------------------------------- expired keys
+
+/// Each write meets a key stored already expired: `expired` first, then
+/// `new` and the command's events (or active expiry got there first: the
+/// same sequence).
+#[test]
+fn writes_over_an_expired_key_emit_expired_first() {
+    let writes: &[&[&str]] = &[
+        &["SET", "x", "1"],
+        &["MSET", "x", "1", "y", "2"],
+        &["SETNX", "x", "1"],
+        &["APPEND", "x", "a"],
+        &["INCR", "x"],
+        &["SETRANGE", "x", "1", "a"],
+        &["SETBIT", "x", "3", "1"],
+        &["PFADD", "x", "a"],
+        &["RPUSH", "x", "a"],
+        &["SADD", "x", "a"],
+        &["HSET", "x", "f", "v"],
+        &["ZADD", "x", "1", "a"],
+        &["GEOADD", "x", "13.361389", "38.115556", "Palermo"],
+        &["SUNIONSTORE", "x", "src"],
+        &["ZUNIONSTORE", "x", "1", "zsrc"],
+        &["SORT", "lsrc", "STORE", "x"],
+        &["BITOP", "OR", "x", "y"],
+        &["COPY", "y", "x"],
+        &["RENAME", "y", "x"],
+        &["EXPIRE", "x", "100"],
+        &["DEL", "x"],
+        &["GETDEL", "x"],
+        &["LPUSHX", "x", "a"],
+    ];
+    let mut e = Events::new(EVERYTHING);
+    e.run(&[
+        &["SADD", "src", "m"],
+        &["ZADD", "zsrc", "1", "m"],
+        &["RPUSH", "lsrc", "3", "1"],
+    ]);
+    for w in writes {
+        e.run(&[&["SET", "x", "old", "PXAT", "1"], &["SET", "y", "v"], w]);
+    }
+    e.finish();
+}

@@ -563,10 +563,18 @@ impl<'e> Txn<'e> {
         let old = self.raw_meta(pdb, key)?;
         let old_expire = old.as_ref().map_or(0, |m| m.expire_at_ms);
         let key_delta = if old.is_some() { 0 } else { 1 };
-        if old.is_none() && self.notifies(notify_class::NEW) {
-            // Redis's dbAdd: a key is created.
+        if self.notifies(notify_class::NEW | notify_class::EXPIRED) {
+            // A write that did not look the key up first (MSET) replaces an
+            // expired value: Redis would have expired it on the lookup.
             let db = self.inner.logical(pdb);
-            self.notify(notify_class::NEW, "new", db, key);
+            let expired = old.as_ref().is_some_and(|m| m.is_expired(self.st.now_ms));
+            if expired {
+                self.notify(notify_class::EXPIRED, "expired", db, key);
+            }
+            if old.is_none() || expired {
+                // Redis's dbAdd: a key is created.
+                self.notify(notify_class::NEW, "new", db, key);
+            }
         }
         let expire_delta = (meta.expire_at_ms != 0) as i64 - (old_expire != 0) as i64;
         if old_expire != meta.expire_at_ms {
