@@ -210,3 +210,23 @@ fn nothing_is_published_when_notifications_are_off() {
     ok(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "g$lx"]));
     quiet(&mut c, &mut sub);
 }
+
+#[test]
+fn the_mask_from_the_command_line_applies_from_the_start() {
+    let server = Server::firn_with(&["--notify-keyspace-events", "KEA"]);
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "notify-keyspace-events"]),
+        R::Array(Some(vec![
+            R::Bulk(Some(b"notify-keyspace-events".to_vec())),
+            R::Bulk(Some(b"AKE".to_vec())),
+        ]))
+    );
+    let mut sub = Subscriber::new(&server);
+    c.cmd(&["HSET", "h", "f", "v"]);
+    let (found, before) = sub.wait_for(Duration::from_secs(5), |m| {
+        *m == event("__keyevent@0__:hset", "h")
+    });
+    assert!(found.is_some(), "no hset event; got {before:?}");
+    assert_eq!(before, vec![event("__keyspace@0__:h", "hset")]);
+}
