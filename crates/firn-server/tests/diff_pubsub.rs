@@ -181,6 +181,14 @@ fn resp3_pushes_and_normal_commands_while_subscribed() {
     d.use_client(subscriber);
     d.read_both();
     d.read_both();
+    // Introspection replies in RESP3.
+    d.cmd(&["PUBSUB", "NUMSUB", "a", "b", "none"]);
+    d.cmd(&["PUBSUB", "SHARDNUMSUB", "a"]);
+    d.cmd(&["PUBSUB", "NUMPAT"]);
+    d.cmd_unordered(&["PUBSUB", "CHANNELS"]);
+    d.cmd(&["PUBSUB", "SHARDCHANNELS"]);
+    d.cmd(&["PUBSUB", "HELP"]);
+    d.cmd(&["SPUBLISH", "a", "nobody"]);
     // RESP3 unsubscribe with nothing left: a null channel push.
     unordered_confirmations(&mut d, &["UNSUBSCRIBE"], 2);
     multi_reply(&mut d, &["PUNSUBSCRIBE"], 1);

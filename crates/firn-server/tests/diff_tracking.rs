@@ -211,6 +211,19 @@ fn resp3_default_mode_invalidates_after_other_clients_writes() {
     d.cmd(&["SWAPDB", "0", "1"]);
     d.use_client(0);
     quiet(&mut d);
+    // Flushing empty databases still sends the null invalidation.
+    d.use_client(writer);
+    d.cmd(&["FLUSHALL"]);
+    d.use_client(0);
+    d.read_both();
+    d.use_client(writer);
+    d.cmd(&["FLUSHALL"]);
+    d.cmd(&["SELECT", "5"]);
+    d.cmd(&["FLUSHDB"]);
+    d.use_client(0);
+    d.read_both();
+    d.read_both();
+    quiet(&mut d);
 }
 
 #[test]
