@@ -322,9 +322,12 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ));
     }
     let mut sources: Vec<Bytes> = Vec::with_capacity(args.len() - 3);
+    // Redis reads the sources with lookupKeyRead: a missing one is a keymiss.
+    ctx.txn.set_read_lookups(true);
     for key in &args[3..] {
         sources.push(ctx.txn.get_string(db, key)?.unwrap_or_default());
     }
+    ctx.txn.set_read_lookups(false);
     let max = sources.iter().map(|s| s.len()).max().unwrap_or(0);
     if max == 0 {
         if ctx.txn.delete_key(db, &args[2])? {

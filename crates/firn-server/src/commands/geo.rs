@@ -320,7 +320,11 @@ fn search_generic(
         Variant::SearchStore => "geosearchstore",
         _ => "georadiusstore",
     };
+    // The source is read as Redis's lookupKeyRead (a keymiss), even by
+    // the STORE forms.
+    ctx.txn.set_read_lookups(true);
     let coll = zset_of(ctx, src)?;
+    ctx.txn.set_read_lookups(false);
     let mut center: Option<[f64; 2]> = None;
     let mut kind: Option<ShapeKind> = None;
     let mut conversion = 1.0;

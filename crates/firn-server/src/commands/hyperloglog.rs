@@ -239,7 +239,10 @@ fn union(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult<Union> {
 fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let dest = &args[1];
+    // Redis reads every key, the destination first, with lookupKeyRead.
+    ctx.txn.set_read_lookups(true);
     let merged = union(ctx, &args[1..])?;
+    ctx.txn.set_read_lookups(false);
     let (mut hll, expire_at_ms) = match hll_meta(&mut ctx.txn, db, dest)? {
         None => (Hll::new(), 0),
         Some(meta) => (load(&mut ctx.txn, db, dest, &meta)?.hll, meta.expire_at_ms),

@@ -570,7 +570,11 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if target == db && src == dst {
         return Err(CmdError::Static(SAME_OBJECT));
     }
-    if !ctx.txn.exists(db, src)? {
+    // The source is read as Redis's lookupKeyRead (a keymiss).
+    ctx.txn.set_read_lookups(true);
+    let found = ctx.txn.exists(db, src)?;
+    ctx.txn.set_read_lookups(false);
+    if !found {
         return Ok(Reply::Integer(0));
     }
     if ctx.txn.exists(target, dst)? {
@@ -624,6 +628,8 @@ pub fn string_encoding(meta: &Meta) -> &'static str {
 
 fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(meta) => {
@@ -638,6 +644,8 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     match ctx.txn.meta(db, &args[2])? {
         None => Ok(Reply::Null),
         Some(_) => Err(CmdError::Static(
@@ -650,6 +658,8 @@ fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// key not accessed since the server started is idle since the start.
 fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(_) => {
@@ -665,6 +675,8 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Redis shares the integer objects 0..9999 (refcount INT_MAX).
 fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(meta) => match &meta.body {

@@ -476,6 +476,7 @@ fn sinter(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let members = intersection(ctx, &args[2..], 0)?;
     store_result(ctx, &args[1], members, false, "sinterstore")
 }
@@ -613,6 +614,7 @@ fn sunion(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let members = union(ctx, &args[2..])?;
     store_result(ctx, &args[1], members, false, "sunionstore")
 }
@@ -623,6 +625,7 @@ fn sdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let (members, big) = difference(ctx, &args[2..])?;
     store_result(ctx, &args[1], members, big, "sdiffstore")
 }
@@ -637,6 +640,9 @@ fn store_result(
     big: bool,
     event: &'static str,
 ) -> CmdResult {
+    // Sources are read as Redis's lookupKeyRead (keymiss), the
+    // destination as a write.
+    ctx.txn.set_read_lookups(false);
     let db = ctx.db();
     if members.is_empty() {
         if ctx.txn.delete_key(db, dst)? {

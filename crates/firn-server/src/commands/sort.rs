@@ -94,6 +94,8 @@ struct Item {
 
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult {
     let mut opts = parse(args, readonly)?;
+    // SORT reads its key and patterns with lookupKeyRead (keymiss).
+    ctx.txn.set_read_lookups(true);
     let db = ctx.db();
     let key = &args[1];
     let coll = match ctx.txn.meta(db, key)? {
@@ -212,6 +214,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
                 .collect(),
         )),
         Some(dest) => {
+            ctx.txn.set_read_lookups(false);
             let count = out.len() as i64;
             if count > 0 {
                 // Overwrites what `dest` held, as Redis's setKey (no `new`).

@@ -142,7 +142,11 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => ExpireOpt::None,
     };
     let old = if want_get {
-        ctx.txn.get_string(db, key)?
+        // SET ... GET reads as Redis's lookupKeyRead (a keymiss).
+        ctx.txn.set_read_lookups(true);
+        let old = ctx.txn.get_string(db, key)?;
+        ctx.txn.set_read_lookups(false);
+        old
     } else {
         None
     };
@@ -197,7 +201,10 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::Static(SYNTAX));
         }
     }
-    let Some(value) = ctx.txn.get_string(db, key)? else {
+    ctx.txn.set_read_lookups(true);
+    let value = ctx.txn.get_string(db, key)?;
+    ctx.txn.set_read_lookups(false);
+    let Some(value) = value else {
         return Ok(Reply::Null);
     };
     if let Some((keyword, raw)) = expire_arg {
@@ -225,7 +232,9 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    ctx.txn.set_read_lookups(true);
     let value = ctx.txn.get_string(db, &args[1])?;
+    ctx.txn.set_read_lookups(false);
     if value.is_some() {
         ctx.txn.delete_key(db, &args[1])?;
         ctx.replay_as(&[b"DEL", &args[1]]);
@@ -236,7 +245,9 @@ fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    ctx.txn.set_read_lookups(true);
     let old = ctx.txn.get_string(db, &args[1])?;
+    ctx.txn.set_read_lookups(false);
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
     ctx.replay_as(&[b"SET", &args[1], &args[2]]);

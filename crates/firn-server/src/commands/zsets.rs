@@ -672,6 +672,7 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     zrange_generic(ctx, args, 2, true, RangeType::Auto, Direction::Auto)
 }
 
@@ -771,6 +772,7 @@ fn zrange_generic(
         },
     };
     if store {
+        ctx.txn.set_read_lookups(false);
         let db = ctx.db();
         if items.is_empty() {
             return store_result(ctx, &args[1], items, "zrangestore");
@@ -1228,14 +1230,18 @@ fn zdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // Redis reads the sources with lookupKeyRead: a missing one is a keymiss.
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Union, false)
 }
 
 fn zinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Inter, false)
 }
 
 fn zdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Diff, false)
 }
 
@@ -1337,6 +1343,7 @@ fn set_op(
     items.sort_by(|a, b| a.1.total_cmp_redis(b.1).then_with(|| a.0.cmp(&b.0)));
     match dst {
         Some(dst) => {
+            ctx.txn.set_read_lookups(false);
             let event = match op {
                 SetOp::Union => "zunionstore",
                 SetOp::Inter => "zinterstore",
