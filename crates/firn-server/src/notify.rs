@@ -4,17 +4,15 @@
 //! with [`Ctx::notify`] on its transaction (one atomic load when its class
 //! is off), the storage layer records `expired` (lazy and active expiry)
 //! and `new` (a key created) itself, and the events travel with the batch
-//! to the writer. Only a committed batch reaches the change stream, so a
-//! pool run whose result was discarded, a failed command or a rolled-back
-//! write publishes nothing. A task that exists only while the mask is not
-//! empty consumes the change stream and publishes each event on
-//! `__keyspace@<db>__:<key>` (message: the event) and
-//! `__keyevent@<db>__:<event>` (message: the key), in commit order.
+//! to the writer, which hands them to [`publish_events`] once the batch is
+//! written, in commit order and before the batch's clients are answered
+//! (the batch's `Change` carries them too). So a pool run whose result was
+//! discarded, a failed command or a rolled-back write publishes nothing.
+//! Each event goes to `__keyspace@<db>__:<key>` (message: the event) and
+//! `__keyevent@<db>__:<event>` (message: the key).
 
-use firn_storage::{notify_class as class, Change};
-use parking_lot::Mutex;
+use firn_storage::{notify_class as class, Event};
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::commands::Ctx;
 use crate::server::Server;
@@ -95,84 +93,34 @@ impl Ctx<'_> {
     }
 }
 
-/// The publishing task's state: whether it runs, and the runtime to start
-/// it on (captured when the server starts serving).
-#[derive(Default)]
-pub struct Notifier {
-    state: Mutex<State>,
+/// Installs the publisher and applies the configured mask; called once
+/// at start-up.
+pub fn start(server: &Arc<Server>) {
+    // A weak reference: the engine (inside the server) holds the sink.
+    let weak = Arc::downgrade(server);
+    server
+        .engine
+        .set_event_sink(Some(Arc::new(move |events: &[Event]| {
+            if let Some(server) = weak.upgrade() {
+                publish_events(&server, events);
+            }
+        })));
+    apply(server, server.config().notify_keyspace_events);
 }
 
-#[derive(Default)]
-struct State {
-    runtime: Option<tokio::runtime::Handle>,
-    running: bool,
-}
-
-impl Notifier {
-    /// Called once on the runtime, before clients are accepted: applies the
-    /// configured mask.
-    pub fn start(server: &Arc<Server>) {
-        server.notifier.state.lock().runtime = Some(tokio::runtime::Handle::current());
-        let flags = server.config().notify_keyspace_events;
-        Notifier::apply(server, flags);
-    }
-
-    /// Sets the mask events are recorded under; starts the publishing task
-    /// if events are now on. The task subscribes to the change stream
-    /// before the mask is set, so no committed event is missed, and stops
-    /// by itself at the first change after the mask is emptied.
-    pub fn apply(server: &Arc<Server>, flags: u32) {
-        let mut state = server.notifier.state.lock();
-        if flags != 0 && !state.running {
-            if let Some(runtime) = state.runtime.clone() {
-                let changes = server.engine.subscribe_changes();
-                state.running = true;
-                runtime.spawn(publish_changes(server.clone(), changes));
-            }
-        }
-        server.engine.set_notify_flags(flags);
-    }
-}
-
-async fn publish_changes(server: Arc<Server>, mut changes: firn_storage::ChangeReceiver) {
-    let mut shutdown = server.shutdown.subscribe();
-    loop {
-        let change = tokio::select! {
-            change = changes.recv() => change,
-            _ = crate::server::until_shutdown(&mut shutdown) => break,
-        };
-        match change {
-            Ok(change) => publish_events(&server, &change),
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(
-                    missed,
-                    "keyspace notifications fell behind the change stream; events of {missed} batches were dropped"
-                );
-            }
-            Err(RecvError::Closed) => break,
-        }
-        if server.engine.notify_flags() == 0 {
-            let mut state = server.notifier.state.lock();
-            // Re-checked under the lock: `apply` may have just turned
-            // events on again, counting on this task.
-            if server.engine.notify_flags() == 0 {
-                state.running = false;
-                return;
-            }
-        }
-    }
-    server.notifier.state.lock().running = false;
+/// Sets the mask events are recorded under (CONFIG SET).
+pub fn apply(server: &Server, flags: u32) {
+    server.engine.set_notify_flags(flags);
 }
 
 /// Publishes a committed batch's events on their keyspace and keyevent
-/// channels, under the classes enabled now.
-fn publish_events(server: &Server, change: &Change) {
-    if change.events.is_empty() {
-        return;
-    }
+/// channels, under the classes enabled now. Runs on the writer thread
+/// before the batch's clients are answered: CPU work only (`publish`
+/// never waits for a subscriber).
+fn publish_events(server: &Server, events: &[Event]) {
     let flags = server.engine.notify_flags();
     let mut channel = Vec::with_capacity(64);
-    for event in &change.events {
+    for event in events {
         if flags & class::KEYSPACE != 0 {
             channel.clear();
             channel.extend_from_slice(b"__keyspace@");

@@ -487,7 +487,6 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
-    pub notifier: crate::notify::Notifier,
     pub pubsub: crate::pubsub::PubSub,
     pub tracking: crate::tracking::Tracking,
 }

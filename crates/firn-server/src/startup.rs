@@ -162,7 +162,6 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
-        notifier: Default::default(),
         pubsub: Default::default(),
         tracking: Default::default(),
     });
@@ -238,7 +237,7 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
-    crate::notify::Notifier::start(&server);
+    crate::notify::start(&server);
     let (port, binds, backlog) = {
         let c = server.config();
         (c.port, c.bind.clone(), c.tcp_backlog)

@@ -5,10 +5,9 @@
 //! class combinations; `CONFIG GET` of the option; a seeded random
 //! sequence mixing types.
 //!
-//! Each step ends with a PUBLISH on a marker channel; Redis delivers the
-//! marker after the step's events, Firn may deliver it before them (its
-//! events come from the change stream), so Firn's side waits for as many
-//! events as Redis sent, and any extra event shows up in the next step.
+//! Each step ends with a PUBLISH on a marker channel, sent after the
+//! step's last reply: both servers must deliver every event of the step
+//! before the marker.
 //!
 //! `FIRN_DIFF_SEED=<n>` runs one seed only; `FIRN_DIFF_STEPS=<n>` changes
 //! the number of commands per seed.
@@ -66,8 +65,10 @@ impl Events {
         self.steps += 1;
         let id = self.steps.to_string();
         self.d.cmd(&["PUBLISH", MARKER, &id]);
-        let redis = self.redis_sub.step(&id, 0);
-        let firn = self.firn_sub.step(&id, redis.len());
+        // A client's events reach subscribers before its reply, so before
+        // the marker it publishes next, on both servers.
+        let redis = self.redis_sub.step(&id);
+        let firn = self.firn_sub.step(&id);
         if redis != firn {
             self.d
                 .fail("keyspace events differ", &render(&redis), &render(&firn));

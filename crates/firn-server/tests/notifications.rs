@@ -230,3 +230,26 @@ fn the_mask_from_the_command_line_applies_from_the_start() {
     assert!(found.is_some(), "no hset event; got {before:?}");
     assert_eq!(before, vec![event("__keyspace@0__:h", "hset")]);
 }
+
+#[test]
+fn events_reach_subscribers_before_the_reply() {
+    // Redis has a command's events in the subscribers' buffers before it
+    // replies: a PUBLISH sent after the reply comes after them.
+    let server = Server::firn();
+    let mut c = server.conn();
+    ok(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]));
+    let mut sub = Subscriber::new(&server);
+    for i in 0..50 {
+        let key = format!("k{i}");
+        c.cmd(&["RPUSH", &key, "x"]);
+        c.cmd(&["LPOP", &key]);
+        c.cmd(&["PUBLISH", keyspace_events::MARKER, &i.to_string()]);
+        let got = sub.step(&i.to_string());
+        let names: Vec<&str> = got.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(
+            names,
+            ["rpush", &key, "lpop", &key, "del", &key],
+            "events of round {i} before its marker"
+        );
+    }
+}

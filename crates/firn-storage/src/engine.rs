@@ -28,7 +28,11 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::changes::{ChangeReceiver, ChangeSender};
+use crate::changes::{ChangeReceiver, ChangeSender, Event};
+
+/// Receives the keyspace events of each committed batch (see
+/// [`Engine::set_event_sink`]).
+pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
 use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
@@ -161,6 +165,9 @@ pub(crate) struct Inner {
     /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
     /// and then recording an event costs this one load.
     pub(crate) notify_flags: AtomicU32,
+    /// Where the writer hands each committed batch's keyspace events,
+    /// before it resolves the batch's ticket (the server's publisher).
+    pub(crate) event_sink: RwLock<Option<EventSink>>,
 }
 
 impl Inner {
@@ -351,6 +358,7 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
             notify_flags: AtomicU32::new(0),
+            event_sink: RwLock::new(None),
         });
         let _ = weak.set(Arc::downgrade(&inner));
 
@@ -404,6 +412,14 @@ impl Engine {
     /// Sets the `notify-keyspace-events` mask events are recorded under.
     pub fn set_notify_flags(&self, flags: u32) {
         self.inner.notify_flags.store(flags, Ordering::Relaxed);
+    }
+
+    /// Installs the function the writer calls with each committed batch's
+    /// keyspace events, on the writer thread, before the batch's clients
+    /// hear it is done. It must only do CPU work (no blocking, no waiting
+    /// on a ticket).
+    pub fn set_event_sink(&self, sink: Option<EventSink>) {
+        *self.inner.event_sink.write() = sink;
     }
 
     pub fn notify_flags(&self) -> u32 {

@@ -37,7 +37,7 @@ pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
 pub use collection::Collection;
-pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
+pub use engine::{Engine, EngineConfig, EngineStats, EventSink, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};

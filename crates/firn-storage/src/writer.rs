@@ -229,8 +229,17 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    // The stream has a change before its client hears it is done.
+    // The stream has a change, and subscribers the keyspace events, before
+    // its client hears it is done.
     publish(inner, group);
+    if group.iter().any(|b| !b.events.is_empty()) {
+        let sink = inner.event_sink.read().clone();
+        if let Some(sink) = sink {
+            for batch in group.iter().filter(|b| !b.events.is_empty()) {
+                sink(&batch.events);
+            }
+        }
+    }
     for batch in group {
         if let Some(ticket) = &batch.ticket {
             ticket.resolve(true);

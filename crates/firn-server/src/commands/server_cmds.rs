@@ -252,7 +252,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .engine
         .set_sync_policy(crate::config::sync_policy(updated.appendfsync));
     crate::config::MemoryBudget::of(updated.maxmemory).apply(&ctx.server.engine);
-    crate::notify::Notifier::apply(ctx.server, updated.notify_keyspace_events);
+    crate::notify::apply(ctx.server, updated.notify_keyspace_events);
     *ctx.server.config.write() = updated;
     Ok(Reply::ok())
 }

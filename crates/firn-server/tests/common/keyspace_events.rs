@@ -55,25 +55,20 @@ impl Subscriber {
     }
 
     /// Keyspace messages up to the marker message `id` (published after
-    /// the step), waiting also until at least `at_least` of them came:
-    /// Firn publishes keyspace events from the change stream, so a
-    /// PUBLISH by the same client may overtake them.
-    pub fn step(&mut self, id: &str, at_least: usize) -> Vec<Message> {
+    /// the step's last reply).
+    pub fn step(&mut self, id: &str) -> Vec<Message> {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut events = Vec::new();
-        let mut marked = false;
-        while !(marked && events.len() >= at_least) {
+        loop {
             match self.next(deadline) {
                 Some((channel, message)) if channel == MARKER => {
                     assert_eq!(message, id, "marker out of order");
-                    marked = true;
+                    return events;
                 }
                 Some(event) => events.push(event),
-                None => break,
+                None => panic!("marker {id} never came; events so far: {events:?}"),
             }
         }
-        assert!(marked, "marker {id} never came; events so far: {events:?}");
-        events
     }
 
     /// Every message that arrives before `deadline`.
