@@ -144,6 +144,8 @@ pub struct Config {
     /// Accepted and reported, never applied: Firn evicts no data.
     pub maxmemory_policy: &'static str,
     pub maxmemory_samples: u32,
+    /// `notify-keyspace-events` as a `firn_storage::notify_class` mask.
+    pub notify_keyspace_events: u32,
     /// Accepted and reported (clamped to 1..500 as Redis does); Firn has no
     /// periodic cron whose frequency it would set.
     pub hz: u32,
@@ -186,6 +188,7 @@ impl Default for Config {
             busy_reply_threshold_ms: 5000,
             maxmemory_policy: "noeviction",
             maxmemory_samples: 5,
+            notify_keyspace_events: 0,
             hz: 10,
             replica_read_only: true,
             stop_writes_on_bgsave_error: true,
@@ -655,11 +658,11 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "notify-keyspace-events",
         mutable: true,
-        doc: "Always empty: Firn publishes no keyspace notifications; any other value is refused.",
-        get: |_| String::new(),
-        set: |_, a| match one(a)? {
-            "" => Ok(()),
-            _ => Err("Firn does not publish keyspace notifications".into()),
+        doc: "Keyspace notifications published through Pub/Sub: any of the class letters `g$lshzxetdnm` with `K` (keyspace channel) and/or `E` (keyevent channel), `A` standing for `g$lshzxetd`; empty = off. As in Redis (see compatibility.md, Keyspace notifications).",
+        get: |c| crate::notify::render_flags(c.notify_keyspace_events),
+        set: |c, a| {
+            c.notify_keyspace_events = crate::notify::parse_flags(one(a)?)?;
+            Ok(())
         },
     },
     OptionDef {

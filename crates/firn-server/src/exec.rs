@@ -265,6 +265,7 @@ pub fn run_step(
     let earlier = ctx.txn.take_replay();
     let generation = ctx.txn.write_generation();
     let lookups = ctx.txn.key_lookups();
+    ctx.txn.set_read_lookups(cmd.readonly);
     let result = (cmd.handler)(ctx, args);
     let deferred = ctx.deferred.take();
     match result {
@@ -293,21 +294,25 @@ pub fn run_step(
 /// Runs a body over `ctx` (no locking, no commit).
 fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
     match body {
-        Body::Command(cmd, args) => match (cmd.handler)(ctx, args) {
-            Err(e) if e.is_incomplete() => Err(NeedsDisk),
-            Err(e) => Ok(Outcome::Command {
-                result: Err(e.into_reply()),
-                deferred: ctx.deferred.take(),
-            }),
-            Ok(reply) => {
-                count_lookups(server, cmd, ctx.txn.key_lookups());
-                default_replay(ctx, cmd, args);
-                Ok(Outcome::Command {
-                    result: Ok(reply),
+        Body::Command(cmd, args) => {
+            // A read-only command's missing keys are `keymiss` events.
+            ctx.txn.set_read_lookups(cmd.readonly);
+            match (cmd.handler)(ctx, args) {
+                Err(e) if e.is_incomplete() => Err(NeedsDisk),
+                Err(e) => Ok(Outcome::Command {
+                    result: Err(e.into_reply()),
                     deferred: ctx.deferred.take(),
-                })
+                }),
+                Ok(reply) => {
+                    count_lookups(server, cmd, ctx.txn.key_lookups());
+                    default_replay(ctx, cmd, args);
+                    Ok(Outcome::Command {
+                        result: Ok(reply),
+                        deferred: ctx.deferred.take(),
+                    })
+                }
             }
-        },
+        }
         Body::Transaction { commands, .. } => {
             let mut log = ReplayLog::new(ctx.session.db);
             let mut steps = Vec::with_capacity(commands.len());
@@ -420,12 +425,8 @@ fn run_unlocked(
     mut session: Session,
     client: &Arc<ClientInfo>,
 ) -> Option<PoolRun> {
-    let cmd;
     let body = match (body, watcher) {
-        (OwnedBody::Command(args), _) => {
-            cmd = server.registry.lookup(args).ok()?;
-            Body::Command(cmd, args)
-        }
+        (OwnedBody::Command(args), _) => Body::Command(server.registry.lookup(args).ok()?, args),
         (OwnedBody::Transaction(commands), Some(watcher)) => {
             Body::Transaction { commands, watcher }
         }

@@ -21,6 +21,7 @@ pub mod info;
 mod info_memory;
 pub mod keyspecs;
 pub mod lua_libs;
+pub mod notify;
 pub mod pubsub;
 pub mod rdb;
 pub mod scripting;

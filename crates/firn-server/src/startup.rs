@@ -240,6 +240,7 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 }
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
+    crate::notify::start(&server);
     let (port, binds, backlog) = {
         let c = server.config();
         (c.port, c.bind.clone(), c.tcp_backlog)

@@ -19,6 +19,41 @@ pub const CHANGE_STREAM_CAPACITY: usize = 1 << 16;
 /// db, commands)`.
 pub type WalRecord = (u64, u8, Vec<Vec<Bytes>>);
 
+/// Keyspace-notification classes: Redis's `NOTIFY_*` bits (server.h), so
+/// a `notify-keyspace-events` mask means the same thing in both.
+pub mod notify_class {
+    pub const KEYSPACE: u32 = 1 << 0;
+    pub const KEYEVENT: u32 = 1 << 1;
+    pub const GENERIC: u32 = 1 << 2;
+    pub const STRING: u32 = 1 << 3;
+    pub const LIST: u32 = 1 << 4;
+    pub const SET: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const ZSET: u32 = 1 << 7;
+    pub const EXPIRED: u32 = 1 << 8;
+    pub const EVICTED: u32 = 1 << 9;
+    pub const STREAM: u32 = 1 << 10;
+    pub const KEY_MISS: u32 = 1 << 11;
+    pub const LOADED: u32 = 1 << 12;
+    pub const MODULE: u32 = 1 << 13;
+    pub const NEW: u32 = 1 << 14;
+    /// `A`: every class but key-miss and new.
+    pub const ALL: u32 =
+        GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+}
+
+/// One keyspace event a committed batch emits, as plain data: published
+/// on `__keyspace@<db>__:<key>` and `__keyevent@<db>__:<name>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The logical database of the key.
+    pub db: u8,
+    /// Its `notify_class` bit.
+    pub class: u32,
+    pub name: &'static str,
+    pub key: Bytes,
+}
+
 /// What one committed batch changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Change {
@@ -36,6 +71,9 @@ pub struct Change {
     /// The commands a replica replays, in deterministic form (an EX becomes
     /// an absolute PXAT, a lazy expiry a DEL, ...).
     pub commands: Vec<Vec<Bytes>>,
+    /// Keyspace events, in the order Redis emits them (recorded only
+    /// while `notify-keyspace-events` enables their class).
+    pub events: Vec<Event>,
 }
 
 pub(crate) type ChangeSender = broadcast::Sender<Arc<Change>>;

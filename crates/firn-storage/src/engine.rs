@@ -23,12 +23,16 @@ use rocksdb::{
     DBCompressionType, Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::changes::{ChangeReceiver, ChangeSender};
+use crate::changes::{ChangeReceiver, ChangeSender, Event};
+
+/// Receives the keyspace events of each committed batch (see
+/// [`Engine::set_event_sink`]).
+pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
 use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
@@ -169,6 +173,12 @@ pub(crate) struct Inner {
     pub(crate) force_cold_reads: AtomicBool,
     /// WATCHed keys and their clients (watch.rs).
     pub(crate) watches: crate::watch::WatchRegistry,
+    /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
+    /// and then recording an event costs this one load.
+    pub(crate) notify_flags: AtomicU32,
+    /// Where the writer hands each committed batch's keyspace events,
+    /// before it resolves the batch's ticket (the server's publisher).
+    pub(crate) event_sink: RwLock<Option<EventSink>>,
 }
 
 impl Inner {
@@ -364,6 +374,8 @@ impl Engine {
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
             watches: Default::default(),
+            notify_flags: AtomicU32::new(0),
+            event_sink: RwLock::new(None),
         });
         let _ = weak.set(Arc::downgrade(&inner));
 
@@ -414,6 +426,23 @@ impl Engine {
 
     /// Testing aid (`debug-cold-reads`): treat every committed value as
     /// not in memory, so every command that reads one takes the cold path.
+    /// Sets the `notify-keyspace-events` mask events are recorded under.
+    pub fn set_notify_flags(&self, flags: u32) {
+        self.inner.notify_flags.store(flags, Ordering::Relaxed);
+    }
+
+    /// Installs the function the writer calls with each committed batch's
+    /// keyspace events, on the writer thread, before the batch's clients
+    /// hear it is done. It must only do CPU work (no blocking, no waiting
+    /// on a ticket).
+    pub fn set_event_sink(&self, sink: Option<EventSink>) {
+        *self.inner.event_sink.write() = sink;
+    }
+
+    pub fn notify_flags(&self) -> u32 {
+        self.inner.notify_flags.load(Ordering::Relaxed)
+    }
+
     pub fn set_force_cold_reads(&self, on: bool) {
         self.inner.force_cold_reads.store(on, Ordering::Relaxed);
     }
@@ -608,8 +637,10 @@ impl Engine {
             match txn.raw_meta(*pdb, key) {
                 Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
                     txn.remove_meta_physical(*pdb, key, Some(&meta));
-                    txn.set_db(self.inner.logical(*pdb));
+                    let db = self.inner.logical(*pdb);
+                    txn.set_db(db);
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
+                    txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
                     if let Ok(mut more) = txn.commit() {
                         tickets.append(&mut more);
                     }

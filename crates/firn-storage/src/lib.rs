@@ -34,9 +34,11 @@ mod zset;
 #[cfg(test)]
 mod tests;
 
-pub use changes::{decode_log_record, encode_log_record, Change, ChangeReceiver, WalRecord};
+pub use changes::{
+    decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
+};
 pub use collection::Collection;
-pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
+pub use engine::{Engine, EngineConfig, EngineStats, EventSink, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};

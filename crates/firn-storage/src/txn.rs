@@ -21,6 +21,7 @@ use rocksdb::{ReadOptions, ReadTier};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
+use crate::changes::{notify_class, Event};
 use crate::engine::{Inner, MAX_DATABASES};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key};
@@ -53,6 +54,9 @@ pub struct Txn<'e> {
     maintenance: bool,
     /// The last scan merged pending (overlay) or own writes.
     pub(crate) scan_saw_writes: bool,
+    /// A missing key found by `meta` is a `keymiss` event (a read-only
+    /// command's lookup, as Redis's lookupKeyRead).
+    read_lookups: bool,
     /// What the transaction read and produced; detachable (see TxnParts).
     st: TxnParts,
 }
@@ -111,6 +115,8 @@ pub(crate) struct Effects {
     pub swap_checks: Vec<crate::watch::SwapCheck>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
+    /// Keyspace events, in emission order (see [`Txn::notify`]).
+    pub events: Vec<Event>,
 }
 
 fn read_options(mode: ReadMode) -> ReadOptions {
@@ -136,6 +142,7 @@ impl<'e> Txn<'e> {
             locked,
             maintenance: false,
             scan_saw_writes: false,
+            read_lookups: false,
             st: TxnParts {
                 now_ms,
                 writes: BTreeMap::new(),
@@ -172,6 +179,7 @@ impl<'e> Txn<'e> {
             locked: true,
             maintenance: false,
             scan_saw_writes: false,
+            read_lookups: false,
             st: parts,
         }
     }
@@ -207,6 +215,34 @@ impl<'e> Txn<'e> {
     /// Deletes one of the server's own records.
     pub fn delete_server_record(&mut self, key: &[u8]) {
         self.delete(Cf::System, &crate::engine::server_record_key(key));
+    }
+
+    /// Records keyspace event `name` of `class` (a `notify_class` bit) for
+    /// `key` of logical database `db`, to be published once the batch is
+    /// committed. Free (one atomic load) unless `notify-keyspace-events`
+    /// enables the class; a run whose result is discarded publishes nothing.
+    pub fn notify(&mut self, class: u32, name: &'static str, db: u8, key: &[u8]) {
+        if !self.notifies(class) {
+            return;
+        }
+        self.st.effects.events.push(Event {
+            db,
+            class,
+            name,
+            key: Bytes::copy_from_slice(key),
+        });
+    }
+
+    /// Marks the lookups of a read-only command: each key `meta` finds
+    /// missing is then a `keymiss` event (class `m`).
+    pub fn set_read_lookups(&mut self, read: bool) {
+        self.read_lookups = read;
+    }
+
+    /// Whether events of `class` are recorded now.
+    pub fn notifies(&self, class: u32) -> bool {
+        let flags = self.inner.notify_flags.load(Ordering::Relaxed);
+        flags & class != 0 && flags & (notify_class::KEYSPACE | notify_class::KEYEVENT) != 0
     }
 
     /// Whether a handler already set the replay form.
@@ -569,6 +605,7 @@ impl<'e> Txn<'e> {
                     Bytes::from_static(b"DEL"),
                     Bytes::copy_from_slice(key),
                 ]);
+                self.notify(notify_class::EXPIRED, "expired", db, key);
                 self.inner
                     .stats
                     .expired_keys
@@ -581,6 +618,9 @@ impl<'e> Txn<'e> {
             self.st.key_hits += 1;
         } else {
             self.st.key_misses += 1;
+            if self.read_lookups {
+                self.notify(notify_class::KEY_MISS, "keymiss", db, key);
+            }
         }
         Ok(found)
     }
@@ -595,6 +635,19 @@ impl<'e> Txn<'e> {
         let old = self.raw_meta(pdb, key)?;
         let old_expire = old.as_ref().map_or(0, |m| m.expire_at_ms);
         let key_delta = if old.is_some() { 0 } else { 1 };
+        if self.notifies(notify_class::NEW | notify_class::EXPIRED) {
+            // A write that did not look the key up first (MSET) replaces an
+            // expired value: Redis would have expired it on the lookup.
+            let db = self.inner.logical(pdb);
+            let expired = old.as_ref().is_some_and(|m| m.is_expired(self.st.now_ms));
+            if expired {
+                self.notify(notify_class::EXPIRED, "expired", db, key);
+            }
+            if old.is_none() || expired {
+                // Redis's dbAdd: a key is created.
+                self.notify(notify_class::NEW, "new", db, key);
+            }
+        }
         let expire_delta = (meta.expire_at_ms != 0) as i64 - (old_expire != 0) as i64;
         if old_expire != meta.expire_at_ms {
             if old_expire != 0 {
@@ -712,7 +765,11 @@ impl<'e> Txn<'e> {
     /// pending batches whose writes it read.
     pub fn commit(self) -> Result<Vec<Ticket>> {
         let mut effects = self.st.effects;
-        if self.st.writes.is_empty() && self.st.range_deletes.is_empty() && effects.swap.is_none() {
+        if self.st.writes.is_empty()
+            && self.st.range_deletes.is_empty()
+            && effects.swap.is_none()
+            && effects.events.is_empty()
+        {
             return Ok(effects.depends);
         }
         if let Some(error) = self.inner.write_error_text() {
@@ -764,6 +821,7 @@ impl<'e> Txn<'e> {
             db: effects.db,
             client: effects.client,
             commands,
+            events: effects.events,
             ticket: None,
         })?;
         let mut tickets = vec![ticket];

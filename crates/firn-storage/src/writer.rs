@@ -52,6 +52,8 @@ pub(crate) struct CommitBatch {
     pub client: u64,
     /// The replay form of the batch's commands.
     pub commands: Vec<Vec<Bytes>>,
+    /// Keyspace events to publish once committed.
+    pub events: Vec<crate::changes::Event>,
     /// Set by submit.
     pub ticket: Option<Ticket>,
 }
@@ -229,8 +231,17 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    // The stream has a change before its client hears it is done.
+    // The stream has a change, and subscribers the keyspace events, before
+    // its client hears it is done.
     publish(inner, group);
+    if group.iter().any(|b| !b.events.is_empty()) {
+        let sink = inner.event_sink.read().clone();
+        if let Some(sink) = sink {
+            for batch in group.iter().filter(|b| !b.events.is_empty()) {
+                sink(&batch.events);
+            }
+        }
+    }
     for batch in group {
         if let Some(ticket) = &batch.ticket {
             ticket.resolve(true);
@@ -259,6 +270,7 @@ fn publish(inner: &Inner, group: &[CommitBatch]) {
             keys: crate::txn::changed_keys(&batch.writes),
             whole_dbs,
             commands: batch.commands.clone(),
+            events: batch.events.clone(),
         }));
     }
 }

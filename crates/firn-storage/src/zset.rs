@@ -512,9 +512,15 @@ impl Txn<'_> {
         key: &[u8],
         members: impl IntoIterator<Item = (Bytes, f64)>,
     ) -> Result<u64> {
-        self.delete_key(db, key)?;
-        let mut coll = self.new_collection(ValueType::ZSet, Bytes::new());
         let members: Vec<(Bytes, f64)> = members.into_iter().collect();
+        // A result replaces the old value in place (a fresh version), as
+        // Redis's setKey overwrites: the key is not deleted and created
+        // anew (no `new` event); an empty result deletes it.
+        if members.is_empty() {
+            self.delete_key(db, key)?;
+            return Ok(0);
+        }
+        let mut coll = self.new_collection(ValueType::ZSet, Bytes::new());
         coll.big = members.len() as u64 > ZSET_MAX_LISTPACK_ENTRIES
             || members
                 .iter()
@@ -539,7 +545,11 @@ impl Txn<'_> {
         members: impl IntoIterator<Item = (Bytes, f64)>,
         start_big: bool,
     ) -> Result<u64> {
-        self.delete_key(db, key)?;
+        let mut members = members.into_iter().peekable();
+        if members.peek().is_none() {
+            self.delete_key(db, key)?;
+            return Ok(0);
+        }
         let mut coll = self.new_collection(ValueType::ZSet, Bytes::new());
         coll.big = start_big;
         for (member, score) in members {

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{EncodingHint, ExpireAction, Meta, Txn};
+use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn};
 
 use super::strings::{run_off_network_thread, BIG_READ_BYTES};
 use super::{def, Ctx, Def};
@@ -85,6 +85,13 @@ fn setbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let max = max_len(ctx);
     ctx.txn
         .write_string_range(db, &args[1], byte_index, &[new], max)?;
+    // Redis 7.0 notifies only a created or grown string or a changed bit.
+    let grown = meta
+        .as_ref()
+        .is_none_or(|m| byte_index >= Txn::string_len_of(m));
+    if grown || old != on as i64 {
+        ctx.notify(class::STRING, "setbit", &args[1]);
+    }
     Ok(Reply::Integer(old))
 }
 
@@ -315,12 +322,17 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ));
     }
     let mut sources: Vec<Bytes> = Vec::with_capacity(args.len() - 3);
+    // Redis reads the sources with lookupKeyRead: a missing one is a keymiss.
+    ctx.txn.set_read_lookups(true);
     for key in &args[3..] {
         sources.push(ctx.txn.get_string(db, key)?.unwrap_or_default());
     }
+    ctx.txn.set_read_lookups(false);
     let max = sources.iter().map(|s| s.len()).max().unwrap_or(0);
     if max == 0 {
-        ctx.txn.delete_key(db, &args[2])?;
+        if ctx.txn.delete_key(db, &args[2])? {
+            ctx.notify(class::GENERIC, "del", &args[2]);
+        }
         return Ok(Reply::Integer(0));
     }
     let byte_of = |s: &Bytes, i: usize| s.get(i).copied().unwrap_or(0);
@@ -349,6 +361,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ExpireAction::Clear,
         EncodingHint::Raw,
     )?;
+    ctx.notify(class::STRING, "set", &args[2]);
     Ok(Reply::Integer(max as i64))
 }
 
@@ -544,6 +557,7 @@ fn run_bitfield(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> C
     }
     let mut meta = ctx.txn.string_meta(db, key)?;
     let max = max_len(ctx);
+    let mut changes = 0;
     if writes {
         // Like Redis, grow the string to the farthest bit any write reaches
         // before running the operations (even ones that then FAIL).
@@ -609,8 +623,12 @@ fn run_bitfield(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> C
             set_bits(&mut buf, rel, field.bits, value);
             ctx.txn.write_string_range(db, key, first_byte, &buf, max)?;
             meta = ctx.txn.string_meta(db, key)?;
+            changes += 1;
         }
         replies.push(reply);
+    }
+    if changes > 0 {
+        ctx.notify(class::STRING, "setbit", key);
     }
     Ok(Reply::Array(replies))
 }

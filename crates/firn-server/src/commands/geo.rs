@@ -316,7 +316,15 @@ fn search_generic(
     variant: Variant,
 ) -> CmdResult {
     let src = &args[src_index];
+    let store_event = match variant {
+        Variant::SearchStore => "geosearchstore",
+        _ => "georadiusstore",
+    };
+    // The source is read as Redis's lookupKeyRead (a keymiss), even by
+    // the STORE forms.
+    ctx.txn.set_read_lookups(true);
     let coll = zset_of(ctx, src)?;
+    ctx.txn.set_read_lookups(false);
     let mut center: Option<[f64; 2]> = None;
     let mut kind: Option<ShapeKind> = None;
     let mut conversion = 1.0;
@@ -445,12 +453,11 @@ fn search_generic(
         ));
     }
 
-    let db = ctx.db();
     let (Some(coll), Some(center), Some(kind)) = (coll, center, kind) else {
         // No source key: an empty result (a STORE deletes its target).
         return match store_key {
             Some(dst) => {
-                ctx.txn.zset_store(db, dst, Vec::new())?;
+                super::zsets::store_zset(ctx, dst, Vec::new(), store_event)?;
                 Ok(Reply::Integer(0))
             }
             None => Ok(Reply::Array(Vec::new())),
@@ -506,7 +513,7 @@ fn search_generic(
                 (p.member, score)
             })
             .collect();
-        ctx.txn.zset_store(db, dst, items)?;
+        super::zsets::store_zset(ctx, dst, items, store_event)?;
         return Ok(Reply::Integer(returned as i64));
     }
     let with_options = withdist || withhash || withcoord;

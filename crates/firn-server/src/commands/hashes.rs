@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{Cf, Collection, ValueType};
+use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use rand::Rng;
 
 use super::collection::{
@@ -68,6 +68,7 @@ fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> CmdResult<i64> {
             .hash_set(db, key, &mut hash, &pair[0], pair[1].clone())? as i64;
     }
     ctx.txn.save_collection(db, key, &hash)?;
+    ctx.notify(class::HASH, "hset", key);
     Ok(added)
 }
 
@@ -90,6 +91,7 @@ fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn
         .hash_set(db, key, &mut hash, field, args[3].clone())?;
     ctx.txn.save_collection(db, key, &hash)?;
+    ctx.notify(class::HASH, "hset", key);
     Ok(Reply::Integer(1))
 }
 
@@ -232,6 +234,8 @@ fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if deleted > 0 {
         ctx.txn.save_collection(db, key, &hash)?;
+        ctx.notify(class::HASH, "hdel", key);
+        super::sets::notify_if_emptied(ctx, key, &hash);
     }
     Ok(Reply::Integer(deleted))
 }
@@ -253,6 +257,7 @@ fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn
         .hash_set(db, key, &mut hash, field, Bytes::from(next.to_string()))?;
     ctx.txn.save_collection(db, key, &hash)?;
+    ctx.notify(class::HASH, "hincrby", key);
     Ok(Reply::Integer(next))
 }
 
@@ -280,6 +285,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.save_collection(db, key, &hash)?;
     // Replicas must not redo the float arithmetic (Redis propagates HSET).
     ctx.replay_as(&[b"HSET", key, field, &next]);
+    ctx.notify(class::HASH, "hincrbyfloat", key);
     Ok(Reply::Bulk(next))
 }
 

@@ -13,7 +13,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
+use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
 
 use super::collection::off_thread_if;
 use super::keyspace::string_encoding;
@@ -156,6 +156,9 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if updated || embstr {
         store(ctx, key, &hll, expire_at_ms)?;
     }
+    if updated {
+        ctx.notify(class::STRING, "pfadd", key);
+    }
     Ok(Reply::Integer(i64::from(updated)))
 }
 
@@ -236,7 +239,10 @@ fn union(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult<Union> {
 fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let dest = &args[1];
+    // Redis reads every key, the destination first, with lookupKeyRead.
+    ctx.txn.set_read_lookups(true);
     let merged = union(ctx, &args[1..])?;
+    ctx.txn.set_read_lookups(false);
     let (mut hll, expire_at_ms) = match hll_meta(&mut ctx.txn, db, dest)? {
         None => (Hll::new(), 0),
         Some(meta) => (load(&mut ctx.txn, db, dest, &meta)?.hll, meta.expire_at_ms),
@@ -260,6 +266,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     hll.invalidate_cache();
     store(ctx, dest, &hll, expire_at_ms)?;
+    ctx.notify(class::STRING, "pfadd", dest);
     Ok(Reply::ok())
 }
 

@@ -15,7 +15,9 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Body, EncodingHint, Meta, RandomPick, ScanPage, Txn, ValueType};
+use firn_storage::{
+    notify_class as class, Body, EncodingHint, Meta, RandomPick, ScanPage, Txn, ValueType,
+};
 use std::sync::Arc;
 
 use super::{def, def_keys, Ctx, Def, Deferred};
@@ -80,6 +82,7 @@ fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut n = 0;
     for key in &args[1..] {
         if ctx.txn.delete_key(db, key)? {
+            ctx.notify(class::GENERIC, "del", key);
             n += 1;
         }
     }
@@ -404,9 +407,11 @@ fn expire_generic(
     if when <= now {
         ctx.txn.delete_key(db, &args[1])?;
         ctx.replay_as(&[b"DEL", &args[1]]);
+        ctx.notify(class::GENERIC, "del", &args[1]);
     } else {
         ctx.txn.set_expire_at(db, &args[1], when as u64)?;
         ctx.replay_as(&[b"PEXPIREAT", &args[1], when.to_string().as_bytes()]);
+        ctx.notify(class::GENERIC, "expire", &args[1]);
     }
     Ok(Reply::Integer(1))
 }
@@ -469,6 +474,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     match ctx.txn.meta(db, &args[1])? {
         Some(meta) if meta.expire_at_ms != 0 => {
             ctx.txn.set_expire_at(db, &args[1], 0)?;
+            ctx.notify(class::GENERIC, "persist", &args[1]);
             Ok(Reply::Integer(1))
         }
         _ => Ok(Reply::Integer(0)),
@@ -487,8 +493,12 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     if nx && ctx.txn.exists(db, dst)? {
         return Ok(Reply::Integer(0));
     }
+    // Redis deletes the destination, then adds it (a `new` event).
+    ctx.txn.delete_key(db, dst)?;
     copy_key(ctx, db, src, db, dst)?;
     ctx.txn.delete_key(db, src)?;
+    ctx.notify(class::GENERIC, "rename_from", src);
+    ctx.notify(class::GENERIC, "rename_to", dst);
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
 }
 
@@ -560,7 +570,11 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if target == db && src == dst {
         return Err(CmdError::Static(SAME_OBJECT));
     }
-    if !ctx.txn.exists(db, src)? {
+    // The source is read as Redis's lookupKeyRead (a keymiss).
+    ctx.txn.set_read_lookups(true);
+    let found = ctx.txn.exists(db, src)?;
+    ctx.txn.set_read_lookups(false);
+    if !found {
         return Ok(Reply::Integer(0));
     }
     if ctx.txn.exists(target, dst)? {
@@ -570,6 +584,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.txn.delete_key(target, dst)?;
     }
     copy_key(ctx, db, src, target, dst)?;
+    ctx.notify_in(target, class::GENERIC, "copy_to", dst);
     Ok(Reply::Integer(1))
 }
 
@@ -592,6 +607,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     copy_key(ctx, db, key, target, key)?;
     ctx.txn.delete_key(db, key)?;
+    ctx.notify(class::GENERIC, "move_from", key);
+    ctx.notify_in(target, class::GENERIC, "move_to", key);
     Ok(Reply::Integer(1))
 }
 
@@ -611,6 +628,8 @@ pub fn string_encoding(meta: &Meta) -> &'static str {
 
 fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(meta) => {
@@ -625,6 +644,8 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     match ctx.txn.meta(db, &args[2])? {
         None => Ok(Reply::Null),
         Some(_) => Err(CmdError::Static(
@@ -637,6 +658,8 @@ fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// key not accessed since the server started is idle since the start.
 fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(_) => {
@@ -652,6 +675,8 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Redis shares the integer objects 0..9999 (refcount INT_MAX).
 fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
+    ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
         Some(meta) => match &meta.body {
@@ -762,14 +787,16 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     if ttl != 0 && expire_at <= now {
         // Already expired: Redis replies OK and stores nothing.
-        if replace {
-            ctx.txn.delete_key(db, key)?;
+        if replace && ctx.txn.delete_key(db, key)? {
+            ctx.notify(class::GENERIC, "del", key);
         }
         return Ok(Reply::ok());
     }
+    // The old value goes first, so the key is created anew (`new`).
+    ctx.txn.delete_key(db, key)?;
     let crate::rdb::RdbValue::String(bytes) = value else {
-        ctx.txn.delete_key(db, key)?;
         super::collection::restore_value(ctx, key, value, expire_at as u64)?;
+        ctx.notify(class::GENERIC, "restore", key);
         return Ok(Reply::ok());
     };
     let action = if expire_at == 0 {
@@ -778,6 +805,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         firn_storage::ExpireAction::At(expire_at as u64)
     };
     ctx.txn.set_string(db, key, Bytes::from(bytes), action)?;
+    ctx.notify(class::GENERIC, "restore", key);
     Ok(Reply::ok())
 }
 

@@ -13,7 +13,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Cf, Collection, List, ValueType};
+use firn_storage::{notify_class as class, Cf, Collection, List, ValueType};
 use std::ops::Bound;
 
 use super::collection::{off_thread_if, stream_span, Shape, Span, INLINE_MEMBERS, STREAM_MEMBERS};
@@ -53,6 +53,30 @@ const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 pub(crate) enum End {
     Left,
     Right,
+}
+
+/// The `lpush`/`rpush` and `lpop`/`rpop` event names of an end.
+fn push_event(end: End) -> &'static str {
+    if end.is_left() {
+        "lpush"
+    } else {
+        "rpush"
+    }
+}
+
+fn pop_event(end: End) -> &'static str {
+    if end.is_left() {
+        "lpop"
+    } else {
+        "rpop"
+    }
+}
+
+/// The `del` event of a list a command emptied (Redis deletes it).
+fn notify_if_emptied(ctx: &mut Ctx<'_>, key: &[u8], list: &List) {
+    if list.is_empty() {
+        ctx.notify(class::GENERIC, "del", key);
+    }
 }
 
 impl End {
@@ -174,6 +198,7 @@ fn push(ctx: &mut Ctx<'_>, args: &[Bytes], end: End, existing_only: bool) -> Cmd
             .list_push(db, key, &mut list, end.is_left(), element.clone());
     }
     ctx.txn.save_list(db, key, &mut list)?;
+    ctx.notify(class::LIST, push_event(end), key);
     Ok(Reply::Integer(list.len() as i64))
 }
 
@@ -213,6 +238,8 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
         .txn
         .list_pop_many(db, key, &mut list, end.is_left(), count)?;
     ctx.txn.save_list(db, key, &mut list)?;
+    ctx.notify(class::LIST, pop_event(end), key);
+    notify_if_emptied(ctx, key, &list);
     Ok(Reply::Array(popped.into_iter().map(Reply::Bulk).collect()))
 }
 
@@ -221,6 +248,10 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], list: &mut List, end: End) -> CmdResu
     let db = ctx.db();
     let value = ctx.txn.list_pop(db, key, list, end.is_left())?;
     ctx.txn.save_list(db, key, list)?;
+    if value.is_some() {
+        ctx.notify(class::LIST, pop_event(end), key);
+        notify_if_emptied(ctx, key, list);
+    }
     Ok(value)
 }
 
@@ -267,6 +298,7 @@ fn lset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // The record (length, positions) is unchanged: only the element is
     // written.
     ctx.txn.list_set(db, key, &list, index, args[3].clone());
+    ctx.notify(class::LIST, "lset", key);
     Ok(Reply::ok())
 }
 
@@ -332,6 +364,8 @@ fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     off_thread_if(ctx, kept.min(len - kept))?;
     ctx.txn.list_trim(db, key, &mut list, start, stop)?;
     ctx.txn.save_list(db, key, &mut list)?;
+    ctx.notify(class::LIST, "ltrim", key);
+    notify_if_emptied(ctx, key, &list);
     // INFO's rdb_changes_since_last_save counts the elements removed; the
     // reply cannot tell them. (A pool run discarded because its keys were
     // written meanwhile counts twice: the count is advisory.)
@@ -372,6 +406,8 @@ fn lrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     off_thread_if(ctx, shift_cost(len, first, last))?;
     ctx.txn.list_remove(db, key, &mut list, &matches)?;
     ctx.txn.save_list(db, key, &mut list)?;
+    ctx.notify(class::LIST, "lrem", key);
+    notify_if_emptied(ctx, key, &list);
     Ok(Reply::Integer(matches.len() as i64))
 }
 
@@ -408,6 +444,7 @@ fn linsert(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn
         .list_insert(db, key, &mut list, at, args[4].clone())?;
     ctx.txn.save_list(db, key, &mut list)?;
+    ctx.notify(class::LIST, "linsert", key);
     Ok(Reply::Integer(list.len() as i64))
 }
 
@@ -522,7 +559,10 @@ pub(crate) fn move_element(
             ctx.txn.save_list(db, destination, target)?;
         }
     }
+    ctx.notify(class::LIST, push_event(to), destination);
     ctx.txn.save_list(db, source, &mut list)?;
+    ctx.notify(class::LIST, pop_event(from), source);
+    notify_if_emptied(ctx, source, &list);
     Ok(Reply::Bulk(value))
 }
 
@@ -588,6 +628,8 @@ pub(crate) fn multi_pop(ctx: &mut Ctx<'_>, keys: &[Bytes], end: End, count: u64)
             .txn
             .list_pop_many(db, key, &mut list, end.is_left(), count)?;
         ctx.txn.save_list(db, key, &mut list)?;
+        ctx.notify(class::LIST, pop_event(end), key);
+        notify_if_emptied(ctx, key, &list);
         // Redis propagates LMPOP as the [LR]POP it amounted to.
         let command: &[u8] = if end.is_left() { b"LPOP" } else { b"RPOP" };
         ctx.replay_as(&[command, key, popping.to_string().as_bytes()]);

@@ -250,6 +250,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .set_force_cold_reads(updated.debug_cold_reads);
     ctx.server.engine.set_sync_policy(updated.appendfsync);
     crate::config::MemoryBudget::of(updated.maxmemory).apply(&ctx.server.engine);
+    crate::notify::apply(ctx.server, updated.notify_keyspace_events);
     *ctx.server.config.write() = updated;
     Ok(Reply::ok())
 }

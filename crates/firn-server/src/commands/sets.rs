@@ -14,7 +14,9 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{intset_value, Cf, Collection, ValueType, SET_MAX_INTSET_ENTRIES};
+use firn_storage::{
+    intset_value, notify_class as class, Cf, Collection, ValueType, SET_MAX_INTSET_ENTRIES,
+};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::{BTreeSet, HashSet};
@@ -97,6 +99,13 @@ fn all_members(ctx: &mut Ctx<'_>, key: &[u8], set: &Collection) -> CmdResult<Vec
     Ok(members)
 }
 
+/// The `del` event of a collection a command emptied (Redis deletes it).
+pub(crate) fn notify_if_emptied(ctx: &mut Ctx<'_>, key: &[u8], coll: &Collection) {
+    if coll.size == 0 {
+        ctx.notify(class::GENERIC, "del", key);
+    }
+}
+
 fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let key = &args[1];
@@ -108,6 +117,7 @@ fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if added > 0 {
         ctx.txn.save_collection(db, key, &set)?;
+        ctx.notify(class::SET, "sadd", key);
     }
     Ok(Reply::Integer(added))
 }
@@ -129,6 +139,8 @@ fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if removed > 0 {
         ctx.txn.set_shed_deleted(db, key, &mut set)?;
         ctx.txn.save_collection(db, key, &set)?;
+        ctx.notify(class::SET, "srem", key);
+        notify_if_emptied(ctx, key, &set);
     }
     Ok(Reply::Integer(removed))
 }
@@ -171,11 +183,10 @@ fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let key = &args[1];
-    if ctx
-        .txn
-        .set(db, key)?
-        .is_some_and(|set| set.size > STREAM_MEMBERS)
-    {
+    let Some(set) = ctx.txn.set(db, key)? else {
+        return Ok(Reply::Set(Vec::new()));
+    };
+    if set.size > STREAM_MEMBERS {
         stream_members(
             ctx,
             key,
@@ -211,12 +222,15 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     ctx.txn.set_shed_deleted(db, src, &mut src_set)?;
     ctx.txn.save_collection(db, src, &src_set)?;
+    ctx.notify(class::SET, "srem", src);
+    notify_if_emptied(ctx, src, &src_set);
     let mut dst_set = match dst_set {
         Some(set) => set,
         None => ctx.txn.new_set(),
     };
     if ctx.txn.set_add(db, dst, &mut dst_set, member)? {
         ctx.txn.save_collection(db, dst, &dst_set)?;
+        ctx.notify(class::SET, "sadd", dst);
     }
     Ok(Reply::Integer(1))
 }
@@ -265,6 +279,8 @@ fn spop_one(ctx: &mut Ctx<'_>, key: &Bytes) -> CmdResult {
     ctx.txn.set_shed_deleted(db, key, &mut set)?;
     ctx.txn.save_collection(db, key, &set)?;
     ctx.replay_as(&[b"SREM", key, &member]);
+    ctx.notify(class::SET, "spop", key);
+    notify_if_emptied(ctx, key, &set);
     Ok(Reply::Bulk(member))
 }
 
@@ -287,6 +303,8 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
         let members = all_members(ctx, key, &set)?;
         ctx.txn.delete_key(db, key)?;
         ctx.replay_as(&[b"DEL", key]);
+        ctx.notify(class::SET, "spop", key);
+        ctx.notify(class::GENERIC, "del", key);
         return Ok(set_reply(members));
     }
     let remaining = set.size - count;
@@ -312,6 +330,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
     };
     ctx.txn.set_shed_deleted(db, key, &mut set)?;
     ctx.txn.save_collection(db, key, &set)?;
+    ctx.notify(class::SET, "spop", key);
     let srem = Bytes::from_static(b"SREM");
     ctx.txn.set_replay(
         popped
@@ -457,8 +476,9 @@ fn sinter(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let members = intersection(ctx, &args[2..], 0)?;
-    store_result(ctx, &args[1], members, false)
+    store_result(ctx, &args[1], members, false, "sinterstore")
 }
 
 fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -594,8 +614,9 @@ fn sunion(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let members = union(ctx, &args[2..])?;
-    store_result(ctx, &args[1], members, false)
+    store_result(ctx, &args[1], members, false, "sunionstore")
 }
 
 fn sdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -604,17 +625,29 @@ fn sdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     let (members, big) = difference(ctx, &args[2..])?;
-    store_result(ctx, &args[1], members, big)
+    store_result(ctx, &args[1], members, big, "sdiffstore")
 }
 
 /// Stores distinct `members` as a new set at `dst` (replacing whatever it
 /// held, its expiry included), or deletes `dst` when there are none.
 /// The set is big if its contents say so or `big` is given.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], members: Vec<Bytes>, big: bool) -> CmdResult {
+fn store_result(
+    ctx: &mut Ctx<'_>,
+    dst: &[u8],
+    members: Vec<Bytes>,
+    big: bool,
+    event: &'static str,
+) -> CmdResult {
+    // Sources are read as Redis's lookupKeyRead (keymiss), the
+    // destination as a write.
+    ctx.txn.set_read_lookups(false);
     let db = ctx.db();
     if members.is_empty() {
-        ctx.txn.delete_key(db, dst)?;
+        if ctx.txn.delete_key(db, dst)? {
+            ctx.notify(class::GENERIC, "del", dst);
+        }
         return Ok(Reply::Integer(0));
     }
     let mut set = ctx.txn.new_set();
@@ -623,6 +656,7 @@ fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], members: Vec<Bytes>, big: bool) -
     }
     set.big |= big;
     ctx.txn.save_collection(db, dst, &set)?;
+    ctx.notify(class::SET, event, dst);
     Ok(Reply::Integer(set.size as i64))
 }
 

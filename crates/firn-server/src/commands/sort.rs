@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Cf, Collection, ValueType};
+use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use std::cmp::Ordering;
 use std::ops::Bound;
 
@@ -94,6 +94,8 @@ struct Item {
 
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult {
     let mut opts = parse(args, readonly)?;
+    // SORT reads its key and patterns with lookupKeyRead (keymiss).
+    ctx.txn.set_read_lookups(true);
     let db = ctx.db();
     let key = &args[1];
     let coll = match ctx.txn.meta(db, key)? {
@@ -212,11 +214,15 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
                 .collect(),
         )),
         Some(dest) => {
+            ctx.txn.set_read_lookups(false);
             let count = out.len() as i64;
-            ctx.txn.delete_key(db, &dest)?;
             if count > 0 {
+                // Overwrites what `dest` held, as Redis's setKey (no `new`).
                 let values: Vec<Bytes> = out.into_iter().map(Option::unwrap_or_default).collect();
                 super::lists::store_list(ctx, &dest, values)?;
+                ctx.notify(class::LIST, "sortstore", &dest);
+            } else if ctx.txn.delete_key(db, &dest)? {
+                ctx.notify(class::GENERIC, "del", &dest);
             }
             Ok(Reply::Integer(count))
         }

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{EncodingHint, ExpireAction, ReadMode, Txn};
+use firn_storage::{notify_class as class, EncodingHint, ExpireAction, ReadMode, Txn};
 
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
@@ -142,7 +142,11 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => ExpireOpt::None,
     };
     let old = if want_get {
-        ctx.txn.get_string(db, key)?
+        // SET ... GET reads as Redis's lookupKeyRead (a keymiss).
+        ctx.txn.set_read_lookups(true);
+        let old = ctx.txn.get_string(db, key)?;
+        ctx.txn.set_read_lookups(false);
+        old
     } else {
         None
     };
@@ -160,11 +164,20 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     store(&mut ctx.txn, db, key, value, expire)?;
+    notify_set(ctx, key, expire);
     Ok(if want_get {
         bulk_or_null(old)
     } else {
         Reply::ok()
     })
+}
+
+/// SET's events: `set`, then `expire` when it set a time to live.
+fn notify_set(ctx: &mut Ctx<'_>, key: &[u8], expire: ExpireOpt) {
+    ctx.notify(class::STRING, "set", key);
+    if let ExpireOpt::At(_) = expire {
+        ctx.notify(class::GENERIC, "expire", key);
+    }
 }
 
 fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -188,7 +201,10 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::Static(SYNTAX));
         }
     }
-    let Some(value) = ctx.txn.get_string(db, key)? else {
+    ctx.txn.set_read_lookups(true);
+    let value = ctx.txn.get_string(db, key)?;
+    ctx.txn.set_read_lookups(false);
+    let Some(value) = value else {
         return Ok(Reply::Null);
     };
     if let Some((keyword, raw)) = expire_arg {
@@ -197,12 +213,18 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if at <= now {
             ctx.txn.delete_key(db, key)?;
             ctx.replay_as(&[b"DEL", key]);
+            ctx.notify(class::GENERIC, "del", key);
         } else {
             ctx.txn.set_expire_at(db, key, at)?;
             ctx.replay_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+            ctx.notify(class::GENERIC, "expire", key);
         }
     } else if persist {
+        let had_ttl = ctx.txn.meta(db, key)?.is_some_and(|m| m.expire_at_ms != 0);
         ctx.txn.set_expire_at(db, key, 0)?;
+        if had_ttl {
+            ctx.notify(class::GENERIC, "persist", key);
+        }
         ctx.replay_as(&[b"PERSIST", key]);
     }
     Ok(Reply::Bulk(value))
@@ -210,20 +232,26 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    ctx.txn.set_read_lookups(true);
     let value = ctx.txn.get_string(db, &args[1])?;
+    ctx.txn.set_read_lookups(false);
     if value.is_some() {
         ctx.txn.delete_key(db, &args[1])?;
         ctx.replay_as(&[b"DEL", &args[1]]);
+        ctx.notify(class::GENERIC, "del", &args[1]);
     }
     Ok(bulk_or_null(value))
 }
 
 fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    ctx.txn.set_read_lookups(true);
     let old = ctx.txn.get_string(db, &args[1])?;
+    ctx.txn.set_read_lookups(false);
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
     ctx.replay_as(&[b"SET", &args[1], &args[2]]);
+    ctx.notify(class::STRING, "set", &args[1]);
     Ok(bulk_or_null(old))
 }
 
@@ -248,6 +276,7 @@ fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for pair in args[1..].chunks(2) {
         ctx.txn
             .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
+        ctx.notify(class::STRING, "set", &pair[0]);
     }
     Ok(Reply::ok())
 }
@@ -265,6 +294,7 @@ fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for pair in args[1..].chunks(2) {
         ctx.txn
             .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
+        ctx.notify(class::STRING, "set", &pair[0]);
     }
     Ok(Reply::Integer(1))
 }
@@ -276,6 +306,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
+    ctx.notify(class::STRING, "set", &args[1]);
     Ok(Reply::Integer(1))
 }
 
@@ -296,6 +327,7 @@ fn setex_with_unit(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) 
         args[3].clone(),
         ExpireOpt::At(at),
     )?;
+    notify_set(ctx, &args[1], ExpireOpt::At(at));
     Ok(Reply::ok())
 }
 
@@ -320,6 +352,7 @@ fn add_integer(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
         .ok_or(CmdError::Static(OVERFLOW))?;
     ctx.txn
         .set_string(db, key, Bytes::from(next.to_string()), ExpireAction::Keep)?;
+    ctx.notify(class::STRING, "incrby", key);
     Ok(Reply::Integer(next))
 }
 
@@ -415,6 +448,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     )?;
     // Replicas must not redo the float arithmetic.
     ctx.replay_as(&[b"SET", &args[1], &next, b"KEEPTTL"]);
+    ctx.notify(class::STRING, "incrbyfloat", &args[1]);
     Ok(Reply::Bulk(next))
 }
 
@@ -431,6 +465,7 @@ fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             // int/embstr rather than raw.
             ctx.txn
                 .set_string(db, key, args[2].clone(), ExpireAction::Clear)?;
+            ctx.notify(class::STRING, "append", key);
             Ok(Reply::Integer(args[2].len() as i64))
         }
         Some(meta) => {
@@ -440,6 +475,7 @@ fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             let max = max_string_len(ctx);
             let new_len = ctx.txn.write_string_range(db, key, len, &args[2], max)?;
+            ctx.notify(class::STRING, "append", key);
             Ok(Reply::Integer(new_len as i64))
         }
     }
@@ -576,6 +612,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let new_len = ctx
         .txn
         .write_string_range(db, key, offset as u64, value, max)?;
+    ctx.notify(class::STRING, "setrange", key);
     Ok(Reply::Integer(new_len as i64))
 }
 

@@ -19,8 +19,8 @@
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
-    Cf, Collection, KeyspaceView, LexBound, LexRange, RankLookup, ReadMode, ScoreRange,
-    StorageError, Txn, ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
+    notify_class as class, Cf, Collection, KeyspaceView, LexBound, LexRange, RankLookup, ReadMode,
+    ScoreRange, StorageError, Txn, ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
 };
 use std::collections::HashMap;
 
@@ -372,6 +372,7 @@ fn remove_all(
     key: &[u8],
     coll: &mut Collection,
     items: &[(Bytes, f64)],
+    event: &'static str,
 ) -> CmdResult<()> {
     let db = ctx.db();
     for (member, score) in items {
@@ -379,16 +380,43 @@ fn remove_all(
     }
     if !items.is_empty() {
         ctx.txn.save_collection(db, key, coll)?;
+        ctx.notify(class::ZSET, event, key);
+        super::sets::notify_if_emptied(ctx, key, coll);
     }
     Ok(())
 }
 
 /// Replaces `key` by a sorted set of `items` (the *STORE commands); an
 /// empty result deletes it. Replies with the number stored.
-fn store_result(ctx: &mut Ctx<'_>, key: &[u8], items: Vec<(Bytes, f64)>) -> CmdResult {
-    let db = ctx.db();
-    let stored = ctx.txn.zset_store(db, key, items)?;
+fn store_result(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    items: Vec<(Bytes, f64)>,
+    event: &'static str,
+) -> CmdResult {
+    let stored = store_zset(ctx, key, items, event)?;
     Ok(Reply::Integer(stored as i64))
+}
+
+/// Replaces `key` by a sorted set of `items` with the events of a *STORE
+/// command: `event` when something was stored, `del` when an empty result
+/// deleted an existing key.
+pub(crate) fn store_zset(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    items: Vec<(Bytes, f64)>,
+    event: &'static str,
+) -> CmdResult<u64> {
+    let db = ctx.db();
+    if items.is_empty() {
+        if ctx.txn.delete_key(db, key)? {
+            ctx.notify(class::GENERIC, "del", key);
+        }
+        return Ok(0);
+    }
+    let stored = ctx.txn.zset_store(db, key, items)?;
+    ctx.notify(class::ZSET, event, key);
+    Ok(stored)
 }
 
 // ---------------------------------------------------------------------------
@@ -497,6 +525,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
     }
     if added + updated > 0 {
         ctx.txn.save_collection(db, key, &coll)?;
+        ctx.notify(class::ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
     }
     Ok(if flags.incr {
         last_score.map_or(Reply::Null, Reply::Double)
@@ -594,6 +623,8 @@ fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if removed > 0 {
         ctx.txn.save_collection(db, key, &coll)?;
+        ctx.notify(class::ZSET, "zrem", key);
+        super::sets::notify_if_emptied(ctx, key, &coll);
     }
     Ok(Reply::Integer(removed))
 }
@@ -642,6 +673,7 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     zrange_generic(ctx, args, 2, true, RangeType::Auto, Direction::Auto)
 }
 
@@ -741,10 +773,15 @@ fn zrange_generic(
         },
     };
     if store {
+        ctx.txn.set_read_lookups(false);
         let db = ctx.db();
+        if items.is_empty() {
+            return store_result(ctx, &args[1], items, "zrangestore");
+        }
         let stored = ctx
             .txn
             .zset_store_inserted(db, &args[1], items, sized_big)?;
+        ctx.notify(class::ZSET, "zrangestore", &args[1]);
         return Ok(Reply::Integer(stored as i64));
     }
     Ok(members_reply(ctx, items, withscores))
@@ -845,7 +882,7 @@ fn zremrangebyrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Reply::Integer(0));
     };
     let items = by_rank(ctx, key, &coll, start, end, false)?;
-    remove_all(ctx, key, &mut coll, &items)?;
+    remove_all(ctx, key, &mut coll, &items, "zremrangebyrank")?;
     Ok(Reply::Integer(items.len() as i64))
 }
 
@@ -865,7 +902,11 @@ fn remove_range(ctx: &mut Ctx<'_>, args: &[Bytes], spec: RangeSpec) -> CmdResult
         return Ok(Reply::Integer(0));
     };
     let items = by_range(ctx, key, &coll, &spec, false, &Window::ALL)?;
-    remove_all(ctx, key, &mut coll, &items)?;
+    let event = match spec {
+        RangeSpec::Score(_) => "zremrangebyscore",
+        _ => "zremrangebylex",
+    };
+    remove_all(ctx, key, &mut coll, &items, event)?;
     Ok(Reply::Integer(items.len() as i64))
 }
 
@@ -919,7 +960,8 @@ fn pop(
     let take = count.min(coll.size);
     off_thread_if(ctx, take)?;
     let items = by_rank(ctx, key, &coll, 0, take.saturating_sub(1), max)?;
-    remove_all(ctx, key, &mut coll, &items)?;
+    let event = if max { "zpopmax" } else { "zpopmin" };
+    remove_all(ctx, key, &mut coll, &items, event)?;
     Ok(items)
 }
 
@@ -1222,14 +1264,18 @@ fn zdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // Redis reads the sources with lookupKeyRead: a missing one is a keymiss.
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Union, false)
 }
 
 fn zinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Inter, false)
 }
 
 fn zdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.txn.set_read_lookups(true);
     set_op(ctx, args, Some(&args[1]), 2, SetOp::Diff, false)
 }
 
@@ -1330,7 +1376,15 @@ fn set_op(
     let mut items = items;
     items.sort_by(|a, b| a.1.total_cmp_redis(b.1).then_with(|| a.0.cmp(&b.0)));
     match dst {
-        Some(dst) => store_result(ctx, dst, items),
+        Some(dst) => {
+            ctx.txn.set_read_lookups(false);
+            let event = match op {
+                SetOp::Union => "zunionstore",
+                SetOp::Inter => "zinterstore",
+                SetOp::Diff => "zdiffstore",
+            };
+            store_result(ctx, dst, items, event)
+        }
         None => Ok(members_reply(ctx, items, withscores)),
     }
 }

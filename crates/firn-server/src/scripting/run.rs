@@ -696,6 +696,7 @@ fn redis_call(
         client: state.client,
         deferred: None,
     };
+    ctx.txn.set_read_lookups(cmd.readonly);
     let result = (cmd.handler)(&mut ctx, &argv);
     let handler_replay = ctx.txn.take_replay();
     let deferred = ctx.deferred.take();
