@@ -9,7 +9,10 @@
 # temporary data dirs, loads the script with SCRIPT LOAD into each, then
 # runs `redis-benchmark -c 50 EVALSHA <sha> 1 key:__rand_int__` at -P 1 and
 # -P 16 against each in turn and prints a Markdown table of requests/s with
-# the ratios. All servers are stopped on exit, even on failure.
+# the ratios. With KVROCKS=/path/to/kvrocks (for example
+# ../shared/peers/kvrocks/kvrocks), Kvrocks 2.10 runs too (--workers = cores,
+# 512 MB block cache) and gets its own column. All servers are stopped on
+# exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/../scripts/install-deps.sh"
@@ -32,30 +35,60 @@ redis-server --port "$aof_port" --bind 127.0.0.1 --save "" --appendonly yes --ap
 pids+=($!)
 "$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --loglevel warning >"$work/firn.log" 2>&1 &
 pids+=($!)
+kv_port=""
+if [ -n "${KVROCKS:-}" ]; then
+    kv_port=$(free_port)
+    mkdir -p "$work/kvrocks"
+    "$KVROCKS" -c "$(dirname "$KVROCKS")/kvrocks.conf" --bind 127.0.0.1 --port "$kv_port" \
+        --dir "$work/kvrocks" --log-dir "$work/kvrocks" --workers "$(nproc)" \
+        --rocksdb.block_cache_size 512 --daemonize no >"$work/kvrocks.log" 2>&1 &
+    pids+=($!)
+fi
 wait_ping "$redis_port"
 wait_ping "$aof_port"
 wait_ping "$firn_port"
+[ -n "$kv_port" ] && wait_ping "$kv_port"
+ports=("$redis_port" "$aof_port" "$firn_port" $kv_port)
 
-declare -A sha
-for port in "$redis_port" "$aof_port" "$firn_port"; do
+readonly_script="return redis.call('GET', KEYS[1])"
+declare -A sha ro_sha
+for port in "${ports[@]}"; do
     sha[$port]=$(redis-cli -p "$port" SCRIPT LOAD "$script")
+    ro_sha[$port]=$(redis-cli -p "$port" SCRIPT LOAD "$readonly_script")
 done
 [ "${sha[$redis_port]}" = "${sha[$firn_port]}" ] || { echo "SCRIPT LOAD differs" >&2; exit 1; }
 
-bench() { # port pipeline -> requests/s
-    redis-benchmark -p "$1" -c 50 -n "$requests" -r "$keyspace" -P "$2" --csv -q \
-        EVALSHA "${sha[$1]}" 1 "key:__rand_int__" 2>/dev/null \
+run() { # port pipeline command... -> requests/s
+    local port=$1 pipeline=$2
+    shift 2
+    redis-benchmark -p "$port" -c 50 -n "$requests" -r "$keyspace" -P "$pipeline" --csv -q \
+        "$@" 2>/dev/null \
         | awk -F, 'NR > 1 || $1 !~ /test/ {gsub(/"/,""); if ($2 ~ /^[0-9.]+$/) print $2}' | tail -1
 }
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
-echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |"
-echo "|---|---|---|---|---|---|---|"
+kv_head="" kv_rule=""
+[ -n "$kv_port" ] && kv_head=" kvrocks req/s | kvrocks/redis-AOF |" && kv_rule="---|---|"
+echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |$kv_head"
+echo "|---|---|---|---|---|---|---|$kv_rule"
+# The script itself, then two references that split its cost: the same
+# key's INCR without a script (Firn's write path), and a read-only script
+# (the script hand-off without a write).
 for pipeline in 1 16; do
-    r=$(bench "$redis_port" "$pipeline")
-    a=$(bench "$aof_port" "$pipeline")
-    f=$(bench "$firn_port" "$pipeline")
-    echo "| EVALSHA GET+INCR | $pipeline | $r | $a | $f | $(ratio "$f" "$r") | $(ratio "$f" "$a") |"
+    for test in "EVALSHA GET+INCR" "INCR (no script)" "EVALSHA GET (read-only)"; do
+        declare -A got=()
+        for port in "${ports[@]}"; do
+            case $test in
+                "EVALSHA GET+INCR") got[$port]=$(run "$port" "$pipeline" EVALSHA "${sha[$port]}" 1 "key:__rand_int__") ;;
+                "INCR (no script)") got[$port]=$(run "$port" "$pipeline" INCR "key:__rand_int__") ;;
+                *) got[$port]=$(run "$port" "$pipeline" EVALSHA "${ro_sha[$port]}" 1 "key:__rand_int__") ;;
+            esac
+        done
+        r=${got[$redis_port]} a=${got[$aof_port]} f=${got[$firn_port]}
+        kv=""
+        [ -n "$kv_port" ] && kv=" ${got[$kv_port]} | $(ratio "${got[$kv_port]}" "$a") |"
+        echo "| $test | $pipeline | $r | $a | $f | $(ratio "$f" "$r") | $(ratio "$f" "$a") |$kv"
+    done
 done
 echo
 echo "requests=$requests keyspace=$keyspace clients=50, $(nproc) cores; firn appendfsync=everysec"
