@@ -251,8 +251,42 @@ pub fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args:
     } else {
         mine.caching.swap(false, Ordering::Relaxed)
     };
+    remember_reads(server, client, cmd, args, db, caching);
+}
+
+/// Tracks the keys a read-only command reads for `client`.
+fn remember_reads(
+    server: &Server,
+    client: &ClientInfo,
+    cmd: &Command,
+    args: &[Bytes],
+    db: u8,
+    caching: bool,
+) {
+    // A read-only script's keys are tracked by the reads it runs, if any.
+    if !cmd.readonly || matches!(cmd.name(), "eval_ro" | "evalsha_ro" | "fcall_ro") {
+        return;
+    }
+    remember_keys(server, client, cmd.lock_keys(args, db), caching);
+}
+
+/// Tracks the keys of a script's command (EVAL's declared KEYS) once the
+/// script runs a read-only command, as Redis remembers a script's reads:
+/// by the caller's declared keys, not by what the script read. The
+/// caller's CLIENT CACHING yes was spent by EVAL itself, so under OPTIN a
+/// script's keys are not tracked (see docs/compatibility.md).
+pub fn remember_script_keys(server: &Server, client: &ClientInfo, db: u8, keys: &[Bytes]) {
+    let keys = keys.iter().map(|key| (db, key.clone())).collect();
+    remember_keys(server, client, keys, false);
+}
+
+fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, caching: bool) {
+    let mine = &client.tracking;
+    if !mine.is_on() {
+        return;
+    }
     let flags = mine.flags();
-    if !cmd.readonly || flags & BCAST != 0 {
+    if flags & BCAST != 0 {
         return;
     }
     let remember = if flags & OPTIN != 0 {
@@ -262,11 +296,7 @@ pub fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args:
     } else {
         true
     };
-    if !remember {
-        return;
-    }
-    let keys = cmd.lock_keys(args, db);
-    if keys.is_empty() {
+    if !remember || keys.is_empty() {
         return;
     }
     let max_keys = server.config().tracking_table_max_keys;

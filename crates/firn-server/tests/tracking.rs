@@ -217,3 +217,33 @@ fn redirection_broken_and_disconnection() {
         info_field(&mut writer, "clients", "tracking_clients") == 0
     });
 }
+
+#[test]
+fn a_script_that_reads_tracks_its_declared_keys_for_its_caller() {
+    let server = Server::firn();
+    let mut reader = resp3(&server);
+    let mut writer = server.conn();
+    ok(reader.cmd(&["CLIENT", "TRACKING", "on"]));
+    // As Redis 7.0 does: the declared keys of a script that ran a read,
+    // not the undeclared key it read, nor those of a script that only wrote.
+    reader.cmd(&[
+        "EVAL",
+        "return redis.call('SET', KEYS[1], 'x')",
+        "1",
+        "written",
+    ]);
+    reader.cmd(&[
+        "EVAL",
+        "return redis.call('GET', 'undeclared')",
+        "1",
+        "declared",
+    ]);
+    assert_eq!(info_field(&mut writer, "stats", "tracking_total_keys"), 1);
+    ok(writer.cmd(&["SET", "undeclared", "v"]));
+    ok(writer.cmd(&["SET", "written", "v"]));
+    ok(writer.cmd(&["SET", "declared", "v"]));
+    assert_eq!(
+        invalidation(&mut reader),
+        Some(vec!["declared".to_string()])
+    );
+}

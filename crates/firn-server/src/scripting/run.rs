@@ -107,6 +107,10 @@ struct RunState<'a> {
     /// Database the replay is in at its end.
     replay_db: u8,
     abandoned: Option<Abandoned>,
+    /// The script's declared keys in the caller's database, which a
+    /// tracking caller tracks once the script runs a read-only command.
+    declared: (u8, &'a [Bytes]),
+    declared_tracked: bool,
 }
 
 /// Compiles and caches a script body; returns its sha.
@@ -436,6 +440,8 @@ fn run_function(
         replay: Vec::new(),
         replay_db: db,
         abandoned: None,
+        declared: (db, target.keys),
+        declared_tracked: false,
     });
     vm.settings.resp.set(2);
     vm.settings.repl.set(super::vm::REPL_ALL);
@@ -677,6 +683,11 @@ fn redis_call(
     }
     if !cmd.admin {
         feed_monitors(server, state.session.as_ref().map_or(0, |s| s.db), &argv);
+    }
+    if cmd.readonly && !state.declared_tracked {
+        state.declared_tracked = true;
+        let (db, keys) = state.declared;
+        crate::tracking::remember_script_keys(server, state.client, db, keys);
     }
     let resp3 = settings.resp.get() == 3;
     let (Some(txn), Some(session)) = (state.txn.take(), state.session.take()) else {
