@@ -283,6 +283,9 @@ enum Open {
 /// modelled Lua stack).
 fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Value, DecodeError> {
     let mut open: Vec<Open> = Vec::new();
+    // The open tables below `KEEP_TABLES` levels, as mlua handles (mlua
+    // handles are limited; deeper ones wait only in `holder`).
+    let mut kept: Vec<Table> = Vec::new();
     let holder = lua.create_table()?;
     let table_slot = |level: usize| 2 * level + 1;
     let key_slot = |level: usize| 2 * level + 2;
@@ -298,7 +301,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     )));
                 }
                 if len > 0 {
-                    holder.raw_set(table_slot(open.len()), table)?;
+                    keep(&holder, &mut kept, open.len(), table)?;
                     open.push(Open::Array {
                         len,
                         next_index: 1,
@@ -312,7 +315,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
             Head::Map(len) => {
                 let table = lua.create_table()?;
                 if len > 0 {
-                    holder.raw_set(table_slot(open.len()), table)?;
+                    keep(&holder, &mut kept, open.len(), table)?;
                     open.push(Open::Map {
                         pairs_left: len,
                         has_key: false,
@@ -335,7 +338,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     next_index,
                     depth,
                 }) => {
-                    let table: Table = holder.raw_get(table_slot(level))?;
+                    let table = open_table(&holder, &kept, level)?;
                     table.raw_set(*next_index, value)?;
                     *next_index += 1;
                     if *next_index <= *len {
@@ -372,7 +375,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                         }
                         _ => {}
                     }
-                    let table: Table = holder.raw_get(table_slot(level))?;
+                    let table = open_table(&holder, &kept, level)?;
                     table.raw_set(key, value)?;
                     *pairs_left -= 1;
                     if *pairs_left > 0 {
@@ -382,10 +385,35 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     table
                 }
             };
-            holder.raw_set(table_slot(level), Value::Nil)?;
+            if level < KEEP_TABLES {
+                kept.pop();
+            } else {
+                holder.raw_set(table_slot(level), Value::Nil)?;
+            }
             open.pop();
             value = Value::Table(complete);
         }
+    }
+}
+
+/// Tables open below this many levels are kept as mlua handles.
+const KEEP_TABLES: usize = 256;
+
+/// Keeps the table opened at `level`: as a handle, or in `holder`.
+fn keep(holder: &Table, kept: &mut Vec<Table>, level: usize, table: Table) -> mlua::Result<()> {
+    if level < KEEP_TABLES {
+        kept.push(table);
+        Ok(())
+    } else {
+        holder.raw_set(2 * level + 1, table)
+    }
+}
+
+/// The table open at `level` (see `keep`).
+fn open_table(holder: &Table, kept: &[Table], level: usize) -> mlua::Result<Table> {
+    match kept.get(level) {
+        Some(table) if level < KEEP_TABLES => Ok(table.clone()),
+        _ => holder.raw_get(2 * level + 1),
     }
 }
 

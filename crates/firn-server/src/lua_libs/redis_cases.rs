@@ -1608,4 +1608,48 @@ pub(crate) const CJSON: &[(&str, &str)] = &[
         r##"cjson.decode(cjson.encode((function() local t = {} for i = 1, 9000 do t['k' .. i] = 'v' .. i end return t end)())).k8999"##,
         r##"true | "v8999""##,
     ),
+    (
+        r##"(function() local s = cjson.encode((function() local t = {} for i = 1, 1500 do local u = {} for j = 1, 3 do u['k' .. j] = j end t['o' .. i] = u end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=45394,[2]=990202774}"##,
+    ),
+    (
+        r##"(function() local s = cjson.encode((function() local t = {} for i = 1, 3 do local u = {} for j = 1, 3000 do u['k' .. j] = {j, 'x'} end t['o' .. i] = u end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=164380,[2]=848814697}"##,
+    ),
+    (
+        r##"(function() local s = cjson.encode((function() local t = {} for i = 1, 2047 do t['k' .. i] = {a = i} end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=36680,[2]=161983301}"##,
+    ),
+    (
+        r##"(function() local s = cjson.encode((function() local t = {} for i = 1, 2049 do t['k' .. i] = {a = i} end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=36718,[2]=42427428}"##,
+    ),
+    (
+        r##"(function() local s = cjson.encode((function() local t = {} local c = t for i = 1, 600 do c.x = {i, {y = i}} c = c.x end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=16577,[2]=736509801}"##,
+    ),
+    (
+        r##"(function() local s = cmsgpack.pack((function() local t = {} for i = 1, 1500 do local u = {} for j = 1, 3 do u['k' .. j] = j end t['o' .. i] = u end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=27396,[2]=616229193}"##,
+    ),
+    (
+        r##"(function() local s = cmsgpack.pack((function() local t = {} for i = 1, 3 do local u = {} for j = 1, 3000 do u['k' .. j] = {j, 'x'} end t['o' .. i] = u end return t end)()) local sum = 0 for i = 1, #s do sum = (sum * 31 + string.byte(s, i)) % 1000000007 end return {#s, sum} end)()"##,
+        r##"true | {[1]=103552,[2]=873264528}"##,
+    ),
+    (
+        r##"(function() local t = cjson.decode(cjson.encode((function() local t = {} local c = t for i = 1, 600 do c.x = {i, {y = i}} c = c.x end return t end)())) return #cjson.encode(t) end)()"##,
+        r##"true | 16577"##,
+    ),
+    (
+        r##"(function() local t = cmsgpack.unpack(cmsgpack.pack((function() local t = {} for i = 1, 1500 do local u = {} for j = 1, 3 do u['k' .. j] = j end t['o' .. i] = u end return t end)())) return #cmsgpack.pack(t) end)()"##,
+        r##"true | 27396"##,
+    ),
+    (
+        r##"(function() local s = string.rep('\145', 600) .. '\1' local t = cmsgpack.unpack(s) for i = 1, 599 do t = t[1] end return t[1] end)()"##,
+        r##"true | 1"##,
+    ),
+    (
+        r##"(function() local s = string.rep('\129\161a', 600) .. '\1' local t = cmsgpack.unpack(s) for i = 1, 599 do t = t.a end return t.a end)()"##,
+        r##"true | 1"##,
+    ),
 ];
