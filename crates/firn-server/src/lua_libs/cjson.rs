@@ -19,8 +19,8 @@
 //! nesting together with `encode_max_depth`/`decode_max_depth` (1000).
 
 use super::{
-    exact_value, format_g, lib_function, next_function, strtod, type_name, Args, Fail, LibResult,
-    Ret, MAX_C_STACK,
+    exact_value, format_g, lib_function, next_function, strtod, type_name, Args, Fail, LazyTable,
+    LibResult, Ret, MAX_C_STACK,
 };
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
@@ -324,7 +324,7 @@ impl Encoder {
     /// `encode_max_depth` and the modelled Lua stack, not by Rust's.
     fn value(&mut self, lua: &Lua, root: &Value, base_stack: usize) -> LibResult<()> {
         let mut next: Option<mlua::Function> = None;
-        let holder = lua.create_table()?;
+        let holder = LazyTable::new(lua);
         let table_slot = |level: usize| 2 * level + 1;
         let key_slot = |level: usize| 2 * level + 2;
         let mut open: Vec<Open> = Vec::new();
@@ -361,7 +361,9 @@ impl Encoder {
                     let kept = if open.len() < KEEP_TABLES {
                         Some(table.clone())
                     } else {
-                        holder.raw_set(table_slot(open.len()), table.clone())?;
+                        holder
+                            .get()?
+                            .raw_set(table_slot(open.len()), table.clone())?;
                         None
                     };
                     let frame = Open { table: kept, kind };
@@ -377,7 +379,7 @@ impl Encoder {
             };
             let table: Table = match &frame.table {
                 Some(table) => table.clone(),
-                None => holder.raw_get(table_slot(level))?,
+                None => holder.get()?.raw_get(table_slot(level))?,
             };
             match &mut frame.kind {
                 OpenKind::Array { len, next_index } => {
@@ -405,9 +407,9 @@ impl Encoder {
                                 Some(next) => next,
                                 None => next.insert(next_function(lua)?),
                             };
-                            let previous: Value = holder.raw_get(key_slot(level))?;
+                            let previous: Value = holder.get()?.raw_get(key_slot(level))?;
                             let (key, value): (Value, Value) = next.call((&table, previous))?;
-                            holder.raw_set(key_slot(level), key.clone())?;
+                            holder.get()?.raw_set(key_slot(level), key.clone())?;
                             (key != Value::Nil).then_some((key, value))
                         }
                     };
@@ -424,8 +426,8 @@ impl Encoder {
                     self.out.push(b'}');
                 }
             }
-            holder.raw_set(table_slot(level), Value::Nil)?;
-            holder.raw_set(key_slot(level), Value::Nil)?;
+            holder.clear(table_slot(level))?;
+            holder.clear(key_slot(level))?;
             if let Some(frame) = open.pop() {
                 stack -= frame.slots();
             }
@@ -896,7 +898,7 @@ impl Parser<'_> {
             table: Option<Table>,
             key: Option<mlua::String>,
         }
-        let holder = lua.create_table()?;
+        let holder = LazyTable::new(lua);
         let table_slot = |level: usize| 2 * level + 1;
         let key_slot = |level: usize| 2 * level + 2;
         let mut open: Vec<Level> = Vec::new();
@@ -912,8 +914,8 @@ impl Parser<'_> {
                     });
                     return Ok(());
                 }
-                holder.raw_set(table_slot(level), table)?;
-                holder.raw_set(key_slot(level), key)?;
+                holder.get()?.raw_set(table_slot(level), table)?;
+                holder.get()?.raw_set(key_slot(level), key)?;
                 open.push(Level {
                     object,
                     table: None,
@@ -967,12 +969,12 @@ impl Parser<'_> {
                 let in_object = current.object;
                 let table: Table = match &current.table {
                     Some(table) => table.clone(),
-                    None => holder.raw_get(table_slot(level))?,
+                    None => holder.get()?.raw_get(table_slot(level))?,
                 };
                 if in_object {
                     let key: mlua::String = match current.key.take() {
                         Some(key) => key,
-                        None => holder.raw_get(key_slot(level))?,
+                        None => holder.get()?.raw_get(key_slot(level))?,
                     };
                     table.raw_set(key, value)?;
                 } else {
@@ -988,8 +990,8 @@ impl Parser<'_> {
                     self.depth -= 1;
                     open.pop();
                     if level >= KEEP_TABLES {
-                        holder.raw_set(table_slot(level), Value::Nil)?;
-                        holder.raw_set(key_slot(level), Value::Nil)?;
+                        holder.clear(table_slot(level))?;
+                        holder.clear(key_slot(level))?;
                     }
                     stack -= if in_object { 2 } else { 1 };
                     value = Value::Table(table);
@@ -1006,7 +1008,7 @@ impl Parser<'_> {
                             current.key = Some(next_key);
                         }
                     } else {
-                        holder.raw_set(key_slot(level), next_key)?;
+                        holder.get()?.raw_set(key_slot(level), next_key)?;
                     }
                     token = self.next_token();
                 }

@@ -15,7 +15,8 @@
 //! deep a nesting fail with the same "stack overflow (...)" errors.
 
 use super::{
-    exact_value, lib_function, number_to_integer, Args, Fail, LibResult, LuaStack, Ret, MAX_C_STACK,
+    exact_value, lib_function, number_to_integer, Args, Fail, LazyTable, LibResult, LuaStack, Ret,
+    MAX_C_STACK,
 };
 use mlua::{Lua, Table, Value};
 
@@ -286,7 +287,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
     // The open tables below `KEEP_TABLES` levels, as mlua handles (mlua
     // handles are limited; deeper ones wait only in `holder`).
     let mut kept: Vec<Table> = Vec::new();
-    let holder = lua.create_table()?;
+    let holder = LazyTable::new(lua);
     let table_slot = |level: usize| 2 * level + 1;
     let key_slot = |level: usize| 2 * level + 2;
     let mut at_depth = depth;
@@ -353,15 +354,16 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     depth,
                 }) => {
                     if !*has_key {
-                        holder.raw_set(key_slot(level), value)?;
+                        holder.get()?.raw_set(key_slot(level), value)?;
                         *has_key = true;
                         at_depth = *depth + 2;
                         break;
                     }
                     *has_key = false;
-                    let key: Value = holder.raw_get(key_slot(level))?;
-                    let key = exact_value(&holder, &Value::Integer(key_slot(level) as i64), key)?;
-                    holder.raw_set(key_slot(level), Value::Nil)?;
+                    let key: Value = holder.get()?.raw_get(key_slot(level))?;
+                    let key =
+                        exact_value(holder.get()?, &Value::Integer(key_slot(level) as i64), key)?;
+                    holder.clear(key_slot(level))?;
                     match &key {
                         Value::Nil => {
                             return Err(DecodeError::Raise(Fail::Raw(
@@ -388,7 +390,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
             if level < KEEP_TABLES {
                 kept.pop();
             } else {
-                holder.raw_set(table_slot(level), Value::Nil)?;
+                holder.clear(table_slot(level))?;
             }
             open.pop();
             value = Value::Table(complete);
@@ -400,20 +402,25 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
 const KEEP_TABLES: usize = 256;
 
 /// Keeps the table opened at `level`: as a handle, or in `holder`.
-fn keep(holder: &Table, kept: &mut Vec<Table>, level: usize, table: Table) -> mlua::Result<()> {
+fn keep(
+    holder: &LazyTable<'_>,
+    kept: &mut Vec<Table>,
+    level: usize,
+    table: Table,
+) -> mlua::Result<()> {
     if level < KEEP_TABLES {
         kept.push(table);
         Ok(())
     } else {
-        holder.raw_set(2 * level + 1, table)
+        holder.get()?.raw_set(2 * level + 1, table)
     }
 }
 
 /// The table open at `level` (see `keep`).
-fn open_table(holder: &Table, kept: &[Table], level: usize) -> mlua::Result<Table> {
+fn open_table(holder: &LazyTable<'_>, kept: &[Table], level: usize) -> mlua::Result<Table> {
     match kept.get(level) {
         Some(table) if level < KEEP_TABLES => Ok(table.clone()),
-        _ => holder.raw_get(2 * level + 1),
+        _ => holder.get()?.raw_get(2 * level + 1),
     }
 }
 
@@ -584,10 +591,10 @@ fn unpack_full(
         data: &data,
         pos: offset as usize,
     };
-    let mut results = LuaStack::new(lua)?;
+    let mut results = LuaStack::new();
     while cursor.left() > 0 && (results.len() as i64) < i64::from(limit) {
         match decode_value(lua, &mut cursor, base_depth + results.len()) {
-            Ok(value) => results.push(value)?,
+            Ok(value) => results.push(lua, value)?,
             Err(DecodeError::Eof) => return Err(Fail::error("Missing bytes in input.")),
             Err(DecodeError::BadFormat) => return Err(Fail::error("Bad data format in input.")),
             Err(DecodeError::Raise(fail)) => return Err(fail),
@@ -599,7 +606,7 @@ fn unpack_full(
         } else {
             f64::from((len - cursor.left()) as i32)
         };
-        results.insert_first(Value::Number(next))?;
+        results.insert_first(lua, Value::Number(next))?;
     }
     results.into_results()
 }

@@ -266,66 +266,138 @@ pub(crate) fn next_function(lua: &Lua) -> mlua::Result<Function> {
     unsafe { lua.create_c_function(raw_next) }
 }
 
-/// A sequence of Lua values kept in a Lua table rather than in Rust
-/// handles (see `next_function`): results, or the tables open during a
-/// traversal.
+/// A Lua table created on first use: where deep traversals park what they
+/// cannot keep as mlua handles.
+pub(crate) struct LazyTable<'a> {
+    lua: &'a Lua,
+    table: std::cell::OnceCell<Table>,
+}
+
+impl<'a> LazyTable<'a> {
+    pub(crate) fn new(lua: &'a Lua) -> LazyTable<'a> {
+        LazyTable {
+            lua,
+            table: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> mlua::Result<&Table> {
+        if let Some(table) = self.table.get() {
+            return Ok(table);
+        }
+        let table = self.lua.create_table()?;
+        Ok(self.table.get_or_init(|| table))
+    }
+
+    /// Empties slot `index` (nothing to do before the first use).
+    pub(crate) fn clear(&self, index: usize) -> mlua::Result<()> {
+        match self.table.get() {
+            Some(table) => table.raw_set(index, Value::Nil),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A function's results: Rust values while they are few, moved into a Lua
+/// table past `DIRECT_RESULTS` (mlua handles are limited; see
+/// `next_function`), and returned from there by the trampoline.
 pub(crate) struct LuaStack {
-    table: Table,
+    direct: Vec<Value>,
+    table: Option<Table>,
     len: usize,
 }
 
+/// Results returned directly, not through a table.
+const DIRECT_RESULTS: usize = 32;
+
 impl LuaStack {
-    pub(crate) fn new(lua: &Lua) -> mlua::Result<LuaStack> {
-        Ok(LuaStack {
-            table: lua.create_table()?,
+    pub(crate) fn new() -> LuaStack {
+        LuaStack {
+            direct: Vec::new(),
+            table: None,
             len: 0,
-        })
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub(crate) fn push(&mut self, value: Value) -> mlua::Result<()> {
+    /// The table the values are in once there are too many.
+    fn spill(&mut self, lua: &Lua) -> mlua::Result<&Table> {
+        if self.table.is_none() {
+            let table = lua.create_table_with_capacity(self.len * 2, 0)?;
+            for (index, value) in self.direct.drain(..).enumerate() {
+                table.raw_set(index + 1, value)?;
+            }
+            self.table = Some(table);
+        }
+        self.table
+            .as_ref()
+            .ok_or_else(|| mlua::Error::runtime("results table"))
+    }
+
+    pub(crate) fn push(&mut self, lua: &Lua, value: Value) -> mlua::Result<()> {
+        if self.table.is_none() && self.len < DIRECT_RESULTS {
+            self.direct.push(value);
+        } else {
+            let index = self.len + 1;
+            self.spill(lua)?.raw_set(index, value)?;
+        }
         self.len += 1;
-        self.table.raw_set(self.len, value)
+        Ok(())
     }
 
-    /// Element `index` (1-based).
-    pub(crate) fn get<V: mlua::FromLua>(&self, index: usize) -> mlua::Result<V> {
-        self.table.raw_get(index)
+    /// The last value.
+    pub(crate) fn last(&self) -> mlua::Result<Value> {
+        match &self.table {
+            Some(table) => {
+                let value = table.raw_get(self.len)?;
+                exact_value(table, &Value::Integer(self.len as i64), value)
+            }
+            None => Ok(self.direct.last().cloned().unwrap_or(Value::Nil)),
+        }
     }
 
-    pub(crate) fn pop<V: mlua::FromLua>(&mut self) -> mlua::Result<V> {
-        let value = self.table.raw_get(self.len)?;
-        self.table.raw_set(self.len, Value::Nil)?;
+    pub(crate) fn pop(&mut self) -> mlua::Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        match &self.table {
+            Some(table) => table.raw_set(self.len, Value::Nil)?,
+            None => {
+                self.direct.pop();
+            }
+        }
         self.len -= 1;
-        Ok(value)
+        Ok(())
     }
 
     /// Moves everything one place up and puts `value` first.
-    pub(crate) fn insert_first(&mut self, value: Value) -> mlua::Result<()> {
-        for index in (1..=self.len).rev() {
-            let moved: Value = self.table.raw_get(index)?;
-            self.table.raw_set(index + 1, moved)?;
+    pub(crate) fn insert_first(&mut self, lua: &Lua, value: Value) -> mlua::Result<()> {
+        if self.table.is_none() && self.len < DIRECT_RESULTS {
+            self.direct.insert(0, value);
+            self.len += 1;
+            return Ok(());
         }
+        let len = self.len;
+        let table = self.spill(lua)?;
+        for index in (1..=len).rev() {
+            let moved: Value = table.raw_get(index)?;
+            let moved = exact_value(table, &Value::Integer(index as i64), moved)?;
+            table.raw_set(index + 1, moved)?;
+        }
+        table.raw_set(1, value)?;
         self.len += 1;
-        self.table.raw_set(1, value)
+        Ok(())
     }
 
-    /// The elements as a function's results.
+    /// The values as a function's results.
     pub(crate) fn into_results(self) -> LibResult<Ret> {
-        const DIRECT_RESULTS: usize = 32;
-        if self.len > DIRECT_RESULTS {
-            return Ok(Ret::Packed(self.table, self.len));
+        match self.table {
+            Some(table) => Ok(Ret::Packed(table, self.len)),
+            None => Ok(Ret::Values(MultiValue::from_vec(self.direct))),
         }
-        let mut values = MultiValue::with_capacity(self.len);
-        for index in 1..=self.len {
-            let key = Value::Integer(index as i64);
-            let value = self.table.raw_get(index)?;
-            values.push_back(exact_value(&self.table, &key, value)?);
-        }
-        Ok(Ret::Values(values))
     }
 }
 
