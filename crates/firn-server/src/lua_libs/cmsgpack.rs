@@ -564,35 +564,41 @@ fn decode_string(
 }
 
 /// `mp_unpack_full`: `limit` and `offset` both 0 decode everything.
+/// `limit` and `offset` are `lua_Integer`s, printed in errors with `%d`
+/// (their low 32 bits).
 fn unpack_full(
     lua: &Lua,
     args: &Args,
     base_depth: usize,
-    limit: i32,
-    offset: i32,
+    limit: i64,
+    offset: i64,
 ) -> LibResult<Ret> {
     let data = args.check_bytes(1)?;
     let len = data.len();
     if offset < 0 || limit < 0 {
         return Err(Fail::error(format!(
-            "Invalid request to unpack with offset of {offset} and limit of {}.",
-            len as i32
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
         )));
     }
-    if offset as usize > len {
+    if offset as u64 > len as u64 {
         return Err(Fail::error(format!(
-            "Start offset {offset} greater than input length {}.",
-            len as i32
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
         )));
     }
     let decode_all = limit == 0 && offset == 0;
-    let limit = if decode_all { i32::MAX } else { limit };
+    let limit = if decode_all {
+        i64::from(i32::MAX)
+    } else {
+        limit
+    };
     let mut cursor = Cursor {
         data: &data,
         pos: offset as usize,
     };
     let mut results = LuaStack::new();
-    while cursor.left() > 0 && (results.len() as i64) < i64::from(limit) {
+    while cursor.left() > 0 && (results.len() as i64) < limit {
         match decode_value(lua, &mut cursor, base_depth + results.len()) {
             Ok(value) => results.push(lua, value)?,
             Err(DecodeError::Eof) => return Err(Fail::error("Missing bytes in input.")),
@@ -616,12 +622,12 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
 }
 
 fn unpack_one(lua: &Lua, args: Args) -> LibResult<Ret> {
-    let offset = args.opt_integer(2, 0)? as i32;
+    let offset = args.opt_integer(2, 0)?;
     unpack_full(lua, &args, 1, 1, offset)
 }
 
 fn unpack_limit(lua: &Lua, args: Args) -> LibResult<Ret> {
-    let limit = args.check_integer(2)? as i32;
-    let offset = args.opt_integer(3, 0)? as i32;
+    let limit = args.check_integer(2)?;
+    let offset = args.opt_integer(3, 0)?;
     unpack_full(lua, &args, 1, limit, offset)
 }

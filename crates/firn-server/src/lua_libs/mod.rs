@@ -16,10 +16,12 @@
 //! plain Lua string. The trampoline holds no Rust value with a destructor
 //! when it raises, so the `longjmp` skips nothing that needs dropping.
 //!
-//! mlua hands a Lua 5.1 number that has an integral value to Rust as
-//! `Value::Integer`, which loses the sign of -0.0. The trampoline passes a
-//! bit mask of the arguments that are -0.0, and table traversals re-read
-//! zero values as `f64`, so that every number reaches the libraries exactly.
+//! mlua hands a Lua 5.1 number within `f64::EPSILON` of an integer to Rust
+//! as that integer, which turns -0.0 and tiny numbers into 0. The
+//! trampoline passes the arguments in a table when one of them is such a
+//! number, and table traversals re-read zero values as `f64`, so that
+//! every argument and table value reaches the libraries exactly (table
+//! keys excepted: a key of -0.0 or smaller than 2.2e-16 reads as 0).
 
 mod bit;
 mod cjson;
@@ -103,19 +105,33 @@ const STATUS_RAW_ERROR: i32 = 4;
 
 /// More arguments than this are passed in a table.
 const DIRECT_ARGS: c_int = 32;
-/// In place of the -0.0 mask: the arguments come as (table, count).
+/// First argument of the implementation: the others come as (table,
+/// count) rather than one by one.
 const PACKED_ARGS_MARK: f64 = -1.0;
+const DIRECT_ARGS_MARK: f64 = 0.0;
 
-/// Arguments of -0.0 beyond this position lose their sign (none of the
-/// libraries reads that many numeric arguments where the sign matters).
-const NEGATIVE_ZERO_MASK_ARGS: usize = 52;
+/// Whether mlua would hand this number to Rust as something else: it
+/// reports a number within `f64::EPSILON` of an integer as that integer,
+/// which turns -0.0 and every nonzero number smaller than 2.2e-16 in
+/// magnitude into 0.
+fn lossy_in_mlua(number: f64) -> bool {
+    number.abs() < f64::EPSILON && (number != 0.0 || number.is_sign_negative())
+}
 
 /// The C function every library function is.
 unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     let nargs = ffi::lua_gettop(state);
-    if nargs > DIRECT_ARGS {
-        // Many arguments travel in a table: mlua would hold a handle for
-        // each (see `next_function`).
+    // Many arguments, or a number mlua would not pass exactly, travel in a
+    // table: mlua holds a handle for each argument (see `next_function`),
+    // and the implementation reads numbers from a table exactly.
+    let mut packed = nargs > DIRECT_ARGS;
+    let mut index = 1;
+    while !packed && index <= nargs {
+        packed = ffi::lua_type(state, index) == ffi::LUA_TNUMBER
+            && lossy_in_mlua(ffi::lua_tonumber(state, index));
+        index += 1;
+    }
+    if packed {
         ffi::lua_createtable(state, nargs, 0);
         ffi::lua_insert(state, 1);
         for index in (1..=nargs).rev() {
@@ -129,18 +145,9 @@ unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         ffi::lua_call(state, 3, ffi::LUA_MULTRET);
         return finish(state);
     }
-    let mut negative_zeros: u64 = 0;
-    for index in 1..=nargs.min(NEGATIVE_ZERO_MASK_ARGS as c_int) {
-        if ffi::lua_type(state, index) == ffi::LUA_TNUMBER {
-            let number = ffi::lua_tonumber(state, index);
-            if number == 0.0 && number.is_sign_negative() {
-                negative_zeros |= 1 << (index - 1);
-            }
-        }
-    }
     ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
     ffi::lua_insert(state, 1);
-    ffi::lua_pushnumber(state, negative_zeros as f64);
+    ffi::lua_pushnumber(state, DIRECT_ARGS_MARK);
     ffi::lua_insert(state, 2);
     ffi::lua_call(state, nargs + 1, ffi::LUA_MULTRET);
     finish(state)
@@ -191,12 +198,12 @@ where
     F: Fn(&Lua, Args) -> LibResult<Ret> + Send + 'static,
 {
     let inner = lua.create_function(move |lua, mut values: MultiValue| {
-        let negative_zeros = match values.pop_front() {
-            Some(Value::Integer(mask)) => mask as f64,
-            Some(Value::Number(mask)) => mask,
-            _ => 0.0,
+        let mark = match values.pop_front() {
+            Some(Value::Integer(mark)) => mark as f64,
+            Some(Value::Number(mark)) => mark,
+            _ => DIRECT_ARGS_MARK,
         };
-        let args = if negative_zeros == PACKED_ARGS_MARK {
+        let args = if mark == PACKED_ARGS_MARK {
             let (table, count) = match (values.pop_front(), values.pop_front()) {
                 (Some(Value::Table(table)), Some(count)) => {
                     (table, to_number(&count).unwrap_or(0.0))
@@ -205,7 +212,6 @@ where
             };
             Args::Packed(table, count as usize)
         } else {
-            fix_negative_zeros(&mut values, negative_zeros as u64);
             Args::Direct(values)
         };
         let status = |code: i32| Value::Integer(code.into());
@@ -401,17 +407,6 @@ impl LuaStack {
     }
 }
 
-fn fix_negative_zeros(values: &mut MultiValue, negative_zeros: u64) {
-    if negative_zeros == 0 {
-        return;
-    }
-    for (index, value) in values.iter_mut().enumerate().take(NEGATIVE_ZERO_MASK_ARGS) {
-        if negative_zeros & (1 << index) != 0 {
-            *value = Value::Number(-0.0);
-        }
-    }
-}
-
 /// A library function's arguments, with the C API's conversions.
 pub(crate) enum Args {
     Direct(MultiValue),
@@ -541,8 +536,9 @@ pub(crate) fn to_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// A number read from a table exactly: mlua reports integral numbers as
-/// `Integer`, which turns -0.0 into 0, so zeros are re-read as `f64`.
+/// A number read from a table exactly: mlua reports a number within
+/// `f64::EPSILON` of an integer as that `Integer`, which turns -0.0 and
+/// tiny numbers into 0, so zeros are re-read as `f64`.
 pub(crate) fn exact_value(table: &Table, key: &Value, value: Value) -> mlua::Result<Value> {
     if let Value::Integer(0) = value {
         return Ok(Value::Number(table.raw_get::<f64>(key.clone())?));

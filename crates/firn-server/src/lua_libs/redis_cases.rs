@@ -197,6 +197,20 @@ pub(crate) const STRUCT: &[(&str, &str)] = &[
         r##"true | "\000\000\000\000\000\000\000\128""##,
     ),
     (
+        r##"struct.pack('d', 1e-300)"##,
+        r##"true | "Y\243\248\194\31n\165\1""##,
+    ),
+    (
+        r##"struct.pack('>d', -1e-17)"##,
+        r##"true | "\188g\14\245FF\212\151""##,
+    ),
+    (
+        r##"struct.pack('f', 1e-40)"##,
+        r##"true | "\194\22\1\000""##,
+    ),
+    (r##"struct.pack('b', 1e-20)"##, r##"true | "\000""##),
+    (r##"bit.tobit(1e-20)"##, r##"true | 0"##),
+    (
         r##"struct.pack('d', 1/0)"##,
         r##"true | "\000\000\000\000\000\000\240\127""##,
     ),
@@ -501,6 +515,67 @@ pub(crate) const STRUCT: &[(&str, &str)] = &[
     (
         r##"#struct.pack(string.rep('c0', 6000), unpack((function() local t = {} for i = 1, 6000 do t[i] = 'v' .. i end return t end)()))"##,
         r##"true | 28893"##,
+    ),
+    (
+        r##"struct.pack('!2bibhd', 1, 2, 3, 4, 5.5)"##,
+        r##"true | "\1\000\2\000\000\000\3\000\4\000\000\000\000\000\000\000\22@""##,
+    ),
+    (
+        r##"struct.pack('!1bi', 1, 2)"##,
+        r##"true | "\1\2\000\000\000""##,
+    ),
+    (
+        r##"struct.pack('!16bd', 1, 2)"##,
+        r##"true | "\1\000\000\000\000\000\000\000\000\000\000\000\000\000\000@""##,
+    ),
+    (
+        r##"struct.pack('<!4bh>i', 1, 2, 3)"##,
+        r##"true | "\1\000\2\000\000\000\000\3""##,
+    ),
+    (
+        r##"struct.unpack('!2bibhd', struct.pack('!2bibhd', 1, 2, 3, 4, 5.5))"##,
+        r##"true | 1 | 2 | 3 | 4 | 5.5 | 19"##,
+    ),
+    (
+        r##"struct.unpack('!4bxxi', struct.pack('!4bxxi', 7, 9))"##,
+        r##"true | 7 | 9 | 9"##,
+    ),
+    (r##"struct.size('!2bibhd')"##, r##"true | 18"##),
+    (r##"struct.size('!16bd')"##, r##"true | 16"##),
+    (r##"struct.size('<i3>I5')"##, r##"true | 8"##),
+    (
+        r##"struct.unpack('>I3<i3', '\1\2\3\1\2\3')"##,
+        r##"true | 66051 | 197121 | 7"##,
+    ),
+    (r##"struct.pack('I3', -1)"##, r##"true | "\255\255\255""##),
+    (r##"struct.unpack('b', 'abc', 2.9)"##, r##"true | 98 | 3"##),
+    (r##"struct.unpack('b', 'abc', '2')"##, r##"true | 98 | 3"##),
+    (r##"struct.pack('c', 12)"##, r##"true | "1""##),
+    (r##"struct.pack('s', '')"##, r##"true | "\000""##),
+    (r##"struct.unpack('s', '\0')"##, r##"true | "" | 2"##),
+    (
+        r##"struct.unpack('c3', 'ab')"##,
+        r##"false | "user_script:1: bad argument #2 to 'unpack' (data string too short)""##,
+    ),
+    (
+        r##"struct.unpack('c0', '')"##,
+        r##"false | "user_script:1: format 'c0' needs a previous size""##,
+    ),
+    (
+        r##"struct.unpack('bc0b', '\2ab\3')"##,
+        r##"true | "ab" | 3 | 5"##,
+    ),
+    (
+        r##"struct.unpack('bc0', '\255ab')"##,
+        r##"false | "user_script:1: bad argument #2 to 'unpack' (data string too short)""##,
+    ),
+    (
+        r##"struct.pack('d', 0/0) == struct.pack('d', 0/0)"##,
+        r##"true | true"##,
+    ),
+    (
+        r##"struct.unpack('>f', '\127\192\0\0')"##,
+        r##"true | nan | 5"##,
     ),
 ];
 
@@ -891,6 +966,118 @@ pub(crate) const CMSGPACK: &[(&str, &str)] = &[
         r##"#cmsgpack.unpack(cmsgpack.pack((function() local t = {} for i = 1, 9000 do t[i] = 'v' .. i end return t end)()))"##,
         r##"true | 9000"##,
     ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack({1, 2}, {a = 1}, 'x'), 1, 3)"##,
+        r##"true | 7 | {["a"]=1}"##,
+    ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack({1, 2}, {a = 1}, 'x'), 2, 3)"##,
+        r##"true | -1 | {["a"]=1} | "x""##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack({1, 2}, 'x'), 3)"##,
+        r##"true | -1 | "x""##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack({1, 2}, 'x'), 1)"##,
+        r##"true | 2 | 1"##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack(1), 1)"##,
+        r##"true | -1"##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack(1), 2)"##,
+        r##"false | "user_script:1: Start offset 2 greater than input length 1.""##,
+    ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack(1, 2), 1, 2.7)"##,
+        r##"true | -1"##,
+    ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack(1, 2), 2^32 + 1)"##,
+        r##"true | -1 | 1 | 2"##,
+    ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2^31)"##,
+        r##"true | -1 | 1 | 2 | 3"##,
+    ),
+    (
+        r##"cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), -2^31 - 1)"##,
+        r##"false | "user_script:1: Invalid request to unpack with offset of 0 and limit of 3.""##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2^32 + 1)"##,
+        r##"false | "user_script:1: Start offset 1 greater than input length 3.""##,
+    ),
+    (
+        r##"cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), -2^32 + 1)"##,
+        r##"false | "user_script:1: Invalid request to unpack with offset of 1 and limit of 3.""##,
+    ),
+    (
+        r##"cmsgpack.pack(1e-20, -1e-20, 5e-324, -0.0)"##,
+        r##"true | "\203;\199\156\161\12\146B#\203\187\199\156\161\12\146B#\203\000\000\000\000\000\000\000\1\000""##,
+    ),
+    (
+        r##"cmsgpack.pack({1e-20, -0.0, 1e-300})"##,
+        r##"true | "\147\203;\199\156\161\12\146B#\000\203\1\165n\31\194\248\243Y""##,
+    ),
+    (
+        r##"cmsgpack.pack({[true] = 1, [false] = 0})"##,
+        r##"true | "\130\194\000\195\1""##,
+    ),
+    (
+        r##"cmsgpack.pack({['1'] = 1})"##,
+        r##"true | "\129\1611\1""##,
+    ),
+    (
+        r##"cmsgpack.pack({1, 2, [4] = 4})"##,
+        r##"true | "\131\1\1\2\2\4\4""##,
+    ),
+    (
+        r##"cmsgpack.pack({n = 1/0})"##,
+        r##"true | "\129\161n\202\127\128\000\000""##,
+    ),
+    (
+        r##"cmsgpack.pack(2^31, 2^31 - 0.5, -2^31 - 0.5)"##,
+        r##"true | "\206\128\000\000\000\203A\223\255\255\255\224\000\000\203\193\224\000\000\000\16\000\000""##,
+    ),
+    (
+        r##"cmsgpack.pack(3.4028234663852886e38, 3.4028235677973366e38, 1e-45, 1.401298464324817e-45)"##,
+        r##"true | "\202\127\127\255\255\203G\239\255\255\240\000\000\000\2036\150\214\1\1737j\185\202\000\000\000\1""##,
+    ),
+    (
+        r##"cmsgpack.unpack('\202\127\192\0\0')"##,
+        r##"true | nan"##,
+    ),
+    (
+        r##"cmsgpack.unpack('\203\127\248\0\0\0\0\0\0')"##,
+        r##"true | nan"##,
+    ),
+    (
+        r##"cmsgpack.unpack('\203\255\240\0\0\0\0\0\0')"##,
+        r##"true | -inf"##,
+    ),
+    (
+        r##"cmsgpack.unpack('\147\1\192\3')"##,
+        r##"true | {[1]=1,[3]=3}"##,
+    ),
+    (
+        r##"cmsgpack.unpack('\130\1\2\1\3')"##,
+        r##"true | {[1]=3}"##,
+    ),
+    (
+        r##"cmsgpack.unpack('\218\0')"##,
+        r##"false | "user_script:1: Missing bytes in input.""##,
+    ),
+    (
+        r##"cmsgpack.unpack('\221\0\0')"##,
+        r##"false | "user_script:1: Missing bytes in input.""##,
+    ),
+    (
+        r##"cmsgpack.unpack('\223\0\0\0\1\1')"##,
+        r##"false | "user_script:1: Missing bytes in input.""##,
+    ),
 ];
 
 pub(crate) const CJSON: &[(&str, &str)] = &[
@@ -920,6 +1107,16 @@ pub(crate) const CJSON: &[(&str, &str)] = &[
         r##"true | "[0.1,0.33333333333333,1e+300,100,-0,9.007199254741e+15,1e+15,1e+14,1.2345678901235e+17,-1.5e-07,3.1415926535898,1e-300,4.9406564584125e-324,0.0001,1e-05]""##,
     ),
     (r##"cjson.encode(-0.0)"##, r##"true | "-0""##),
+    (r##"cjson.encode(1e-20)"##, r##"true | "1e-20""##),
+    (r##"cjson.encode(-1e-300)"##, r##"true | "-1e-300""##),
+    (
+        r##"cjson.encode({x = 1e-20, y = -0.0})"##,
+        r##"true | "{\"y\":-0,\"x\":1e-20}""##,
+    ),
+    (
+        r##"cjson.decode('[1e-20, -0.0, -1e-300]')"##,
+        r##"true | {[1]=1e-20,[2]=-0,[3]=-1e-300}"##,
+    ),
     (
         r##"cjson.encode(1/0)"##,
         r##"false | "user_script:1: Cannot serialise number: must not be NaN or Inf""##,
@@ -1651,5 +1848,105 @@ pub(crate) const CJSON: &[(&str, &str)] = &[
     (
         r##"(function() local s = string.rep('\129\161a', 600) .. '\1' local t = cmsgpack.unpack(s) for i = 1, 599 do t = t.a end return t.a end)()"##,
         r##"true | 1"##,
+    ),
+    (
+        r##"(function() cjson.encode_number_precision(2) return cjson.encode({[1.2345] = 1.2345, [100.5] = 3}) end)()"##,
+        r##"true | "{\"1.2\":1.2,\"1e+02\":3}""##,
+    ),
+    (
+        r##"cjson.encode({[1] = 'a', [2] = 'b', x = 1})"##,
+        r##"true | "{\"1\":\"a\",\"2\":\"b\",\"x\":1}""##,
+    ),
+    (
+        r##"cjson.encode({[1] = 'a', [2.5] = 'b'})"##,
+        r##"true | "{\"1\":\"a\",\"2.5\":\"b\"}""##,
+    ),
+    (
+        r##"cjson.encode({['1'] = 'a'})"##,
+        r##"true | "{\"1\":\"a\"}""##,
+    ),
+    (
+        r##"cjson.encode({[0.5] = 1})"##,
+        r##"true | "{\"0.5\":1}""##,
+    ),
+    (
+        r##"cjson.encode({{}, {{}}, {a = {}}})"##,
+        r##"true | "[{},[{}],{\"a\":{}}]""##,
+    ),
+    (
+        r##"cjson.encode({1, 2, {3, {4, {5}}}})"##,
+        r##"true | "[1,2,[3,[4,[5]]]]""##,
+    ),
+    (
+        r##"cjson.encode(string.rep('x', 40) .. '/' .. string.rep('y', 40))"##,
+        r##"true | "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\/yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"""##,
+    ),
+    (
+        r##"cjson.decode('[1,2,3,{"a":[4,5,{"b":6}]}]')[4].a[3].b"##,
+        r##"true | 6"##,
+    ),
+    (
+        r##"cjson.decode('{"a":{"b":{"c":[1,[2,[3]]]}}}').a.b.c[2][2][1]"##,
+        r##"true | 3"##,
+    ),
+    (r##"cjson.decode('  "x"  ')"##, r##"true | "x""##),
+    (
+        r##"cjson.decode('1 2')"##,
+        r##"false | "user_script:1: Expected the end but found T_NUMBER at character 3""##,
+    ),
+    (
+        r##"cjson.decode('[1]]')"##,
+        r##"false | "user_script:1: Expected the end but found T_ARR_END at character 4""##,
+    ),
+    (
+        r##"cjson.decode('{"a":1}}')"##,
+        r##"false | "user_script:1: Expected the end but found T_OBJ_END at character 8""##,
+    ),
+    (
+        r##"cjson.decode('[[[[]]]]')"##,
+        r##"true | {[1]={[1]={[1]={}}}}"##,
+    ),
+    (r##"cjson.decode('{"":1}')"##, r##"true | {[""]=1}"##),
+    (
+        r##"cjson.decode('{"a":[],"b":{}}')"##,
+        r##"true | {["a"]={},["b"]={}}"##,
+    ),
+    (
+        r##"cjson.decode('"\\u00"')"##,
+        r##"false | "user_script:1: Expected value but found invalid unicode escape code at character 2""##,
+    ),
+    (
+        r##"cjson.decode('"\\u0080\\u07ff\\u0800\\uffff"')"##,
+        r##"true | "\194\128\223\191\224\160\128\239\191\191""##,
+    ),
+    (
+        r##"cjson.decode('[1e-400, -1e-400, 1e308, 1.7976931348623157e308, 4.9e-324]')"##,
+        r##"true | {[1]=0,[2]=-0,[3]=1e+308,[4]=1.7976931348623e+308,[5]=4.9406564584125e-324}"##,
+    ),
+    (r##"cjson.decode('0.0000001')"##, r##"true | 1e-07"##),
+    (r##"cjson.decode('-0.0')"##, r##"true | -0"##),
+    (
+        r##"(function() cjson.decode_max_depth(3) return cjson.decode('{"a":{"b":{"c":1}}}') ~= nil end)()"##,
+        r##"true | true"##,
+    ),
+    (
+        r##"(function() cjson.decode_max_depth(3) return cjson.decode('{"a":{"b":{"c":{}}}}') end)()"##,
+        r##"false | "user_script:1: Found too many nested data structures (4) at character 16""##,
+    ),
+    (
+        r##"(function() cjson.encode_sparse_array(true, 1, 0) return cjson.encode({[1] = 1, [3] = 1}) end)()"##,
+        r##"true | "{\"1\":1,\"3\":1}""##,
+    ),
+    (
+        r##"(function() cjson.encode_sparse_array(false, 1, 0) return cjson.encode({[1] = 1, [2] = 1}) end)()"##,
+        r##"true | "[1,1]""##,
+    ),
+    (
+        r##"(function() cjson.encode_sparse_array(false, 1, 0) return cjson.encode({[1] = 1, [3] = 1}) end)()"##,
+        r##"false | "user_script:1: Cannot serialise table: excessively sparse array""##,
+    ),
+    (
+        r##"(function() cjson.encode_keep_buffer(false) return cjson.encode({1, 2}) end)()"##,
+        r##"true | "[1,2]""##,
     ),
 ];
