@@ -275,7 +275,9 @@ enum Open {
     },
     Map {
         pairs_left: usize,
-        has_key: bool,
+        /// The key read, waiting for its value (in `holder` when parked).
+        key: Option<Value>,
+        parked_key: bool,
         depth: usize,
     },
 }
@@ -319,7 +321,8 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     keep(&holder, &mut kept, open.len(), table)?;
                     open.push(Open::Map {
                         pairs_left: len,
-                        has_key: false,
+                        key: None,
+                        parked_key: false,
                         depth: at_depth,
                     });
                     at_depth += 1;
@@ -350,20 +353,32 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                 }
                 Some(Open::Map {
                     pairs_left,
-                    has_key,
+                    key,
+                    parked_key,
                     depth,
                 }) => {
-                    if !*has_key {
-                        holder.get()?.raw_set(key_slot(level), value)?;
-                        *has_key = true;
+                    if key.is_none() && !*parked_key {
+                        if level < KEEP_TABLES {
+                            *key = Some(value);
+                        } else {
+                            holder.get()?.raw_set(key_slot(level), value)?;
+                            *parked_key = true;
+                        }
                         at_depth = *depth + 2;
                         break;
                     }
-                    *has_key = false;
-                    let key: Value = holder.get()?.raw_get(key_slot(level))?;
-                    let key =
-                        exact_value(holder.get()?, &Value::Integer(key_slot(level) as i64), key)?;
-                    holder.clear(key_slot(level))?;
+                    let key = match key.take() {
+                        Some(key) => key,
+                        None => {
+                            *parked_key = false;
+                            let slot = key_slot(level);
+                            let parked: Value = holder.get()?.raw_get(slot)?;
+                            let parked =
+                                exact_value(holder.get()?, &Value::Integer(slot as i64), parked)?;
+                            holder.clear(slot)?;
+                            parked
+                        }
+                    };
                     match &key {
                         Value::Nil => {
                             return Err(DecodeError::Raise(Fail::Raw(
