@@ -4,9 +4,10 @@
 //! They are written here in Rust on mlua, and behave as Redis's C builds do,
 //! error texts included.
 //!
-//! How a library function is called: every function the scripts see is a
-//! small C closure (`trampoline`) whose upvalue is the Rust implementation,
-//! an mlua function. The trampoline calls the implementation, which never
+//! How a library function is called: `bit`'s functions are plain C
+//! functions on the Lua API (see `bit.rs`). Every other function the
+//! scripts see is a small C closure (`trampoline`) whose upvalue is the
+//! Rust implementation, an mlua function. The trampoline calls the implementation, which never
 //! raises a Lua error itself for the library's own errors: it returns a
 //! status and, on failure, the message. The trampoline then raises the error
 //! with `luaL_argerror`/`luaL_where` exactly as the C library does from its
