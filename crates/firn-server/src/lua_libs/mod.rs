@@ -859,6 +859,20 @@ mod tests {
         check_cases(redis_cases::CJSON);
     }
 
+    /// 1,200 random inputs (`redis_fuzz.py 1`): mutated JSON for
+    /// `cjson.decode`, random MessagePack bytes for `cmsgpack.unpack`,
+    /// random formats and data for `struct`, re-encodings of decoded JSON.
+    #[test]
+    fn random_inputs_match_redis() {
+        let lines: Vec<&str> = include_str!("redis_fuzz_cases.txt").lines().collect();
+        let cases: Vec<(&str, &str)> = lines
+            .chunks(2)
+            .filter_map(|pair| Some((*pair.first()?, *pair.get(1)?)))
+            .collect();
+        assert_eq!(cases.len(), 1200);
+        check_cases(&cases);
+    }
+
     #[test]
     fn format_g_matches_printf() {
         assert_eq!(format_g(0.1, 14), "0.1");
