@@ -46,6 +46,30 @@ for _ in range(100):
     t = rand_json()
     cases.append("cjson.encode(cjson.decode('%s'))" % t.replace('\\', '\\\\'))
     cases.append("cmsgpack.pack(cjson.decode('%s'))" % t.replace('\\', '\\\\'))
+def table_key():
+    return rnd.choice(['1', '2', '3', '5', '11', '20', '0', '-1', '1.5', "'a'", "'b'",
+                       "'1'", '2^31', '1e15', '0.1'])
+
+
+def table_value(depth=0):
+    if depth > 3 or rnd.random() < 0.5:
+        return rnd.choice(['1', '-0.5', '1e300', '2^53', '0.1', '"x"', "'/\\\\'", 'true',
+                           'false', 'cjson.null', '1/3', '-7', '255', '65536', '2^32',
+                           '-2^31', '3.5e-5'])
+    items = []
+    for _ in range(rnd.randint(0, 5)):
+        if rnd.random() < 0.5:
+            items.append(table_value(depth + 1))
+        else:
+            items.append('[%s]=%s' % (table_key(), table_value(depth + 1)))
+    return '{' + ', '.join(items) + '}'
+
+
+for _ in range(400):
+    t = table_value()
+    cases += ['cjson.encode(%s)' % t, 'cmsgpack.pack(%s)' % t,
+              'cmsgpack.unpack(cmsgpack.pack(%s))' % t]
+
 for e in cases:
     r = rc.run(PORT, e)
     assert '\n' not in e and '\n' not in r
