@@ -92,12 +92,37 @@ COMMAND_GROUPS = [
         "georadiusbymember georadiusbymember_ro",
     ),
     ("sort", "sort sort_ro"),
+    ("scripting", "eval evalsha eval_ro evalsha_ro script fcall fcall_ro function"),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
 # Firn's own one-line description of each command and subcommand. Redis's
 # summary sentences are not reused; everything else in COMMAND DOCS is.
 SUMMARIES = {
+    # scripting
+    "eval": "Runs a Lua script on the server, atomically, with the given keys and arguments.",
+    "evalsha": "Runs a cached Lua script, named by the SHA-1 of its body.",
+    "eval_ro": "Runs a Lua script that may only read, with the given keys and arguments.",
+    "evalsha_ro": "Runs a cached read-only Lua script, named by the SHA-1 of its body.",
+    "script": "Groups the commands that manage the cache of Lua scripts.",
+    "script|debug": "Sets the debug mode of the scripts this connection runs next.",
+    "script|exists": "Tells, for each SHA-1, whether the script is in the cache.",
+    "script|flush": "Empties the cache of Lua scripts.",
+    "script|help": "Lists the SCRIPT subcommands and what they do.",
+    "script|kill": "Stops the script that is running, if it has not written anything.",
+    "script|load": "Compiles a Lua script and caches it without running it, replying its SHA-1.",
+    "fcall": "Calls a function of a loaded library, with the given keys and arguments.",
+    "fcall_ro": "Calls a read-only function of a loaded library, with the given keys and arguments.",
+    "function": "Groups the commands that manage libraries of Lua functions.",
+    "function|delete": "Removes a library and its functions.",
+    "function|dump": "Returns a serialized copy of every loaded library.",
+    "function|flush": "Removes every library.",
+    "function|help": "Lists the FUNCTION subcommands and what they do.",
+    "function|kill": "Stops the function that is running, if it has not written anything.",
+    "function|list": "Describes the loaded libraries and their functions.",
+    "function|load": "Loads a library of Lua functions, or replaces one.",
+    "function|restore": "Loads the libraries of a FUNCTION DUMP payload.",
+    "function|stats": "Describes the function that is running and the engines available.",
     # connection
     "ping": "Checks that the server is alive, answering PONG or echoing the message.",
     "echo": "Replies with the message it was given.",

@@ -18,5 +18,6 @@ FIRN_DIFF_COLD=1 cargo test --locked -p firn-server \
     --test diff_strings --test diff_keyspace --test diff_bitmaps --test diff_random \
     --test diff_hashes --test diff_lists --test diff_sets --test diff_zsets \
     --test diff_hyperloglog --test diff_geo --test diff_sort --test diff_random_types \
+    --test diff_scripting --test diff_functions --test diff_lua_libs \
     -- --test-threads=2
 python3 scripts/gen_command_table.py --check

@@ -140,6 +140,9 @@ pub struct Config {
     /// Testing aid: every memory-only read of committed data answers
     /// "not in memory", so every command takes the cold path.
     pub debug_cold_reads: bool,
+    /// `busy-reply-threshold` (alias `lua-time-limit`): after this long a
+    /// running script makes other clients get BUSY.
+    pub busy_reply_threshold_ms: u64,
     /// Accepted and reported, never applied: Firn evicts no data.
     pub maxmemory_policy: &'static str,
     pub maxmemory_samples: u32,
@@ -181,6 +184,7 @@ impl Default for Config {
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             debug_cold_reads: false,
+            busy_reply_threshold_ms: 5000,
             maxmemory_policy: "noeviction",
             maxmemory_samples: 5,
             hz: 10,
@@ -522,6 +526,26 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| yn(c.debug_cold_reads),
         set: |c, a| {
             c.debug_cold_reads = yes_no(a)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "busy-reply-threshold",
+        mutable: true,
+        doc: "Milliseconds a script or function may run before other clients get a BUSY error (and SCRIPT KILL / FUNCTION KILL may stop it).",
+        get: |c| c.busy_reply_threshold_ms.to_string(),
+        set: |c, a| {
+            c.busy_reply_threshold_ms = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "lua-time-limit",
+        mutable: true,
+        doc: "Alias of `busy-reply-threshold`.",
+        get: |c| c.busy_reply_threshold_ms.to_string(),
+        set: |c, a| {
+            c.busy_reply_threshold_ms = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
     },

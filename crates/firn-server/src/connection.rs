@@ -724,7 +724,7 @@ async fn run_one(
 
     let Executed {
         reply,
-        tickets,
+        mut tickets,
         deferred,
     } = executed;
     let mut flow = Flow::Continue;
@@ -747,6 +747,11 @@ async fn run_one(
         Some(Deferred::Stream(job)) => {
             stream = Some(crate::stream_reply::start(server, job));
             None
+        }
+        Some(Deferred::Script(request)) => {
+            let (reply, more) = crate::scripting::dispatch(server, client, session, request).await;
+            tickets.extend(more);
+            Some(reply)
         }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
@@ -809,6 +814,13 @@ fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'
 fn check_allowed(server: &Server, session: &Session, cmd: &Command) -> Result<(), CmdError> {
     if !session.authenticated && !cmd.noauth {
         return Err(CmdError::Static(NOAUTH));
+    }
+    // One atomic load unless a script has been running for too long.
+    let busy = server.scripting.shared.busy.load(Ordering::Relaxed);
+    if busy != 0 {
+        if let Some(error) = crate::scripting::busy_error(busy, cmd.spec.flags) {
+            return Err(CmdError::Static(error));
+        }
     }
     if cmd.write {
         if let Some(why) = server.engine.write_error() {

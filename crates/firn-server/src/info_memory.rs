@@ -50,7 +50,8 @@ fn client_query_buffer_bytes(server: &Server) -> u64 {
 pub fn memory_section(server: &Server, out: &mut String) {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
-    let used = engine.total_bytes() + clients;
+    let scripting = crate::scripting::memory(server);
+    let used = engine.total_bytes() + clients + scripting.vm_total_bytes;
     let (rss, rss_peak) = rss_and_peak_bytes();
     let maxmemory = server.config().maxmemory;
     let budget = MemoryBudget::of(maxmemory);
@@ -72,6 +73,39 @@ pub fn memory_section(server: &Server, out: &mut String) {
     );
     line(out, "mem_table_readers", engine.table_reader_bytes);
     line(out, "mem_pending_writes", engine.pending_write_bytes);
+    line(out, "used_memory_lua", scripting.vm_eval_bytes);
+    line(out, "used_memory_vm_eval", scripting.vm_eval_bytes);
+    line(
+        out,
+        "used_memory_lua_human",
+        human_bytes(scripting.vm_eval_bytes),
+    );
+    line(
+        out,
+        "used_memory_scripts_eval",
+        scripting.scripts_eval_bytes,
+    );
+    line(out, "number_of_cached_scripts", scripting.cached_scripts);
+    line(out, "number_of_functions", scripting.functions);
+    line(out, "number_of_libraries", scripting.libraries);
+    line(
+        out,
+        "used_memory_vm_functions",
+        scripting.vm_functions_bytes,
+    );
+    line(out, "used_memory_vm_total", scripting.vm_total_bytes);
+    line(
+        out,
+        "used_memory_vm_total_human",
+        human_bytes(scripting.vm_total_bytes),
+    );
+    line(out, "used_memory_functions", scripting.functions_bytes);
+    line(out, "used_memory_scripts", scripting.scripts_bytes());
+    line(
+        out,
+        "used_memory_scripts_human",
+        human_bytes(scripting.scripts_bytes()),
+    );
     line(out, "maxmemory", maxmemory);
     line(out, "maxmemory_human", human_bytes(maxmemory));
     line(out, "maxmemory_policy", "noeviction");

@@ -21,6 +21,7 @@ mod info_memory;
 pub mod keyspecs;
 pub mod lua_libs;
 pub mod rdb;
+pub mod scripting;
 pub mod server;
 mod startup;
 pub mod stream_reply;

@@ -481,6 +481,8 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
+    /// Lua scripts and functions (their thread and shared state).
+    pub scripting: crate::scripting::Scripting,
 }
 
 impl Server {

@@ -162,8 +162,10 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: Default::default(),
+        scripting: Default::default(),
     });
 
+    server.scripting.start(&server);
     let expiry = start_active_expiry(server.clone())?;
     let trimmer = start_memory_trimmer(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -33,7 +33,7 @@ use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys;
-use crate::locks::{normalise, KeyGuard, KeyLocks};
+use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
 use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
 use crate::ticket::Ticket;
@@ -43,6 +43,15 @@ use crate::Cf;
 
 pub(crate) const VERSION_KEY: &[u8] = b"version";
 const DB_MAP_KEY: &[u8] = b"dbmap";
+/// Prefix of the server's own records in the System CF (function
+/// libraries: see `Txn::put_server_record`).
+const SERVER_RECORD_PREFIX: &[u8] = b"srv:";
+
+pub(crate) fn server_record_key(key: &[u8]) -> Vec<u8> {
+    let mut out = SERVER_RECORD_PREFIX.to_vec();
+    out.extend_from_slice(key);
+    out
+}
 pub const MAX_DATABASES: usize = 256;
 
 /// The hot tier's share for meta records; the rest (a quarter) holds
@@ -492,6 +501,69 @@ impl Engine {
                 return guard;
             }
         }
+    }
+
+    /// Locks the keys of a script's declared KEYS from a thread outside the
+    /// runtime (the script thread), in a guard that may grow; see
+    /// [`Engine::try_lock_more`]. Waits while contended: callers hold key
+    /// locks only across CPU work, so the wait is short. Never call it on
+    /// a network thread.
+    pub fn lock_keys_growing(&self, keys: &[(u8, &[u8])]) -> GrowingGuard<'_> {
+        loop {
+            let epoch = self.inner.locks.epoch();
+            let stripes = self.stripes_of(keys);
+            let guard = self.inner.locks.lock_growing_blocking(&stripes);
+            if self.inner.locks.epoch() == epoch || self.stripes_of(keys) == stripes {
+                return guard;
+            }
+        }
+    }
+
+    /// Every key lock, from a thread outside the runtime.
+    pub fn lock_all_growing(&self) -> GrowingGuard<'_> {
+        self.inner.locks.lock_all_blocking()
+    }
+
+    /// Adds the locks of `keys` to `guard` without waiting. False when one
+    /// is taken, or when a SWAPDB moved keys since `epoch` (from
+    /// [`Engine::lock_epoch`]): the caller starts again with every lock.
+    pub fn try_lock_more(
+        &self,
+        guard: &mut GrowingGuard<'_>,
+        keys: &[(u8, &[u8])],
+        epoch: u64,
+    ) -> bool {
+        if guard.holds_all() {
+            return true;
+        }
+        guard.try_add(&self.stripes_of(keys)) && self.inner.locks.epoch() == epoch
+    }
+
+    /// The server's own records whose keys start with `prefix`, as
+    /// committed to RocksDB (read at start-up; blocking).
+    pub fn server_records(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let Some(system) = self.inner.db.cf_handle(Cf::System.name()) else {
+            return Ok(Vec::new());
+        };
+        let start = server_record_key(prefix);
+        let mut out = Vec::new();
+        let iter = self.inner.db.iterator_cf(
+            system,
+            rocksdb::IteratorMode::From(&start, rocksdb::Direction::Forward),
+        );
+        for item in iter {
+            let (key, value) = item?;
+            if !key.starts_with(&start) {
+                break;
+            }
+            out.push((key[SERVER_RECORD_PREFIX.len()..].to_vec(), value.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// The lock epoch (bumped by flushes and swaps).
+    pub fn lock_epoch(&self) -> u64 {
+        self.inner.locks.epoch()
     }
 
     /// Every key lock: the caller runs alone among keyed commands.

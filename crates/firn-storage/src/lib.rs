@@ -40,7 +40,7 @@ pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
 pub use list::List;
-pub use locks::KeyGuard;
+pub use locks::{GrowingGuard, KeyGuard};
 pub use memory::MemoryUsage;
 pub use meta::{Body, EncodingHint, Meta, ValueType};
 pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};

@@ -39,6 +39,44 @@ pub struct KeyGuard<'a> {
     _guards: Vec<MutexGuard<'a, ()>>,
 }
 
+/// Stripes held by a thread outside the runtime (the script thread) that
+/// may take more while it runs: the first ones are awaited in order, any
+/// later one is only *tried* (a failed try means "start again holding
+/// every stripe"), so no lock order is ever violated. Dropping it unlocks.
+pub struct GrowingGuard<'a> {
+    locks: &'a KeyLocks,
+    held: std::collections::BTreeMap<usize, MutexGuard<'a, ()>>,
+    all: bool,
+}
+
+impl GrowingGuard<'_> {
+    /// Whether every stripe is held.
+    pub fn holds_all(&self) -> bool {
+        self.all
+    }
+
+    /// Tries to add `stripes` without waiting; false if one is taken (the
+    /// ones already acquired stay held until the guard is dropped).
+    pub fn try_add(&mut self, stripes: &[usize]) -> bool {
+        if self.all {
+            return true;
+        }
+        for &s in stripes {
+            let s = s % STRIPES;
+            if self.held.contains_key(&s) {
+                continue;
+            }
+            match self.locks.stripes[s].try_lock() {
+                Ok(guard) => {
+                    self.held.insert(s, guard);
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
 impl Default for KeyLocks {
     fn default() -> Self {
         KeyLocks {
@@ -80,6 +118,36 @@ impl KeyLocks {
                 .map(|&s| self.stripes[s % STRIPES].blocking_lock())
                 .collect(),
         }
+    }
+
+    /// Locks `stripes` (sorted) from a thread outside the async runtime,
+    /// in a guard that may grow (see [`GrowingGuard`]). Never call it on a
+    /// network thread.
+    pub fn lock_growing_blocking(&self, stripes: &[usize]) -> GrowingGuard<'_> {
+        let mut held = std::collections::BTreeMap::new();
+        for &s in stripes {
+            let s = s % STRIPES;
+            // An uncontended stripe is taken without blocking_lock's
+            // park/unpark machinery.
+            held.entry(s)
+                .or_insert_with(|| match self.stripes[s].try_lock() {
+                    Ok(guard) => guard,
+                    Err(_) => self.stripes[s].blocking_lock(),
+                });
+        }
+        GrowingGuard {
+            locks: self,
+            held,
+            all: false,
+        }
+    }
+
+    /// Every stripe, from a thread outside the async runtime.
+    pub fn lock_all_blocking(&self) -> GrowingGuard<'_> {
+        let all: Vec<usize> = (0..STRIPES).collect();
+        let mut guard = self.lock_growing_blocking(&all);
+        guard.all = true;
+        guard
     }
 
     /// Every stripe: the caller runs alone among keyed commands.
@@ -135,6 +203,24 @@ mod tests {
         let _free = locks.lock(&[8]).await;
         drop(held);
         assert_eq!(waiter.await.unwrap(), 1);
+    }
+
+    #[test]
+    fn a_growing_guard_tries_more_stripes_and_never_waits() {
+        let locks = KeyLocks::default();
+        let mut guard = locks.lock_growing_blocking(&[3, 5]);
+        assert!(guard.try_add(&[5, 6]));
+        {
+            let mut other = locks.lock_growing_blocking(&[7]);
+            assert!(!other.try_add(&[6]));
+            assert!(other.try_add(&[8]));
+        }
+        assert!(!guard.holds_all());
+        drop(guard);
+        let all = locks.lock_all_blocking();
+        assert!(all.holds_all());
+        drop(all);
+        assert!(locks.lock_growing_blocking(&[6]).try_add(&[3, 5, 7]));
     }
 
     #[test]

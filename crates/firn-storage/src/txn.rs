@@ -176,6 +176,23 @@ impl<'e> Txn<'e> {
         self.st.effects.commands = commands;
     }
 
+    /// Takes the replay form set so far (a script records each command's
+    /// own before running the next one over the same transaction).
+    pub fn take_replay(&mut self) -> Vec<Vec<Bytes>> {
+        std::mem::take(&mut self.st.effects.commands)
+    }
+
+    /// Writes one of the server's own records (function libraries) to the
+    /// System column family, under a prefix no engine record uses.
+    pub fn put_server_record(&mut self, key: &[u8], value: Bytes) {
+        self.put(Cf::System, &crate::engine::server_record_key(key), value);
+    }
+
+    /// Deletes one of the server's own records.
+    pub fn delete_server_record(&mut self, key: &[u8]) {
+        self.delete(Cf::System, &crate::engine::server_record_key(key));
+    }
+
     /// Whether a handler already set the replay form.
     pub fn has_replay(&self) -> bool {
         !self.st.effects.commands.is_empty()

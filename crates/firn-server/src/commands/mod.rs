@@ -16,11 +16,13 @@ use crate::server::{ClientInfo, Server, Session};
 pub mod bitmaps;
 pub mod collection;
 pub mod connection;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
+pub mod scripting;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
@@ -73,6 +75,9 @@ pub enum Deferred {
     /// Produce the reply on a background thread and write it in parts as
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
+    /// Run on the script thread (EVAL, SCRIPT LOAD, FUNCTION...); its
+    /// reply and tickets replace the handler's.
+    Script(crate::scripting::Request),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -219,6 +224,8 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(scripting::COMMANDS)
+        .chain(functions::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

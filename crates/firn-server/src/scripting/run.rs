@@ -1,0 +1,806 @@
+//! One script run, and the rounds around it.
+//!
+//! On the script thread, a run locks the declared KEYS (waiting: critical
+//! sections elsewhere are CPU-only), opens one transaction, and runs the
+//! script. Each `redis.call` runs its command's handler over that same
+//! transaction (so the script reads its own writes), after taking the
+//! locks of the command's keys with a *try*: a taken lock, or a command
+//! that needs every lock, abandons the run (`Abandoned::AllLocks`), and
+//! the next run holds every lock from the start. A read that misses
+//! memory abandons the run too (`Abandoned::Cold`). An abandoned run
+//! leaves nothing: its transaction is dropped, and a flag makes every
+//! later call and the VM's hook fail, so a `pcall` cannot swallow it.
+//!
+//! On the connection's task, [`run_eval`] submits runs until one is done:
+//! after a cold miss it runs the command that missed on the cold-read
+//! pool (reads only; its result is dropped) to bring the data into
+//! memory, then submits the run again. After `MAX_COLD_ROUNDS` misses the
+//! run reads with blocking reads on the script thread (holding only the
+//! locks it needs), so it always ends.
+//!
+//! A finished run commits its transaction once, with the script's write
+//! commands as its replay form (wrapped in MULTI/EXEC when there is more
+//! than one), and hands the tickets back: the reply waits for durability.
+
+use bytes::Bytes;
+use firn_resp::{Protocol, Reply};
+use firn_storage::{GrowingGuard, ReadMode, Ticket, Txn};
+use mlua::{Function, Lua, MultiValue, Value};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::convert::{error_table, lua_to_reply, reply_to_lua};
+use super::vm::{ScriptFlags, Vm, REPL_NONE};
+use super::{Shared, ABANDONED, KILLED, KIND_EVAL, NOSCRIPT};
+use crate::commands::{Ctx, Deferred};
+use crate::server::{ClientInfo, Server, Session};
+
+/// Warm-ups a run may need before it reads with blocking reads.
+const MAX_COLD_ROUNDS: usize = 4;
+
+/// An EVAL/EVALSHA(_RO) call, parsed by its handler.
+#[derive(Clone)]
+pub struct EvalRequest {
+    /// Lowercase hex SHA-1 of the body.
+    pub sha: String,
+    /// EVAL's body (compiled and cached if new); None for EVALSHA.
+    pub body: Option<Bytes>,
+    pub keys: Vec<Bytes>,
+    pub argv: Vec<Bytes>,
+    /// EVAL_RO / EVALSHA_RO.
+    pub read_only: bool,
+}
+
+/// An FCALL/FCALL_RO call, parsed by its handler.
+#[derive(Clone)]
+pub struct FcallRequest {
+    pub name: String,
+    pub keys: Vec<Bytes>,
+    pub argv: Vec<Bytes>,
+    pub read_only: bool,
+    /// The command line (FUNCTION STATS shows it).
+    pub command: Vec<Bytes>,
+}
+
+/// What a run runs.
+#[derive(Clone)]
+pub enum RunRequest {
+    Eval(EvalRequest),
+    Fcall(FcallRequest),
+}
+
+/// How a run takes its locks and reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunMode {
+    pub all_locks: bool,
+    pub blocking_reads: bool,
+}
+
+enum Abandoned {
+    /// A lock was taken or the command needs every lock.
+    AllLocks,
+    /// A read missed memory: warm `args` (in database `db`), run again.
+    Cold { args: Vec<Bytes>, db: u8 },
+}
+
+enum Outcome {
+    Done(Reply, Vec<Ticket>),
+    Abandoned(Abandoned),
+}
+
+/// What one run's `redis.call` works with.
+struct RunState<'a> {
+    server: &'a Arc<Server>,
+    client: &'a Arc<ClientInfo>,
+    shared: &'a Shared,
+    txn: Option<Txn<'a>>,
+    guard: GrowingGuard<'a>,
+    epoch: u64,
+    /// The script's own session (its SELECT never leaks to the caller),
+    /// lent to each call's `Ctx` and taken back.
+    session: Option<&'a mut Session>,
+    read_only: bool,
+    /// Replay form of the writes, in order (SELECTs included).
+    replay: Vec<Vec<Bytes>>,
+    /// Database the replay is in at its end.
+    replay_db: u8,
+    abandoned: Option<Abandoned>,
+}
+
+/// Compiles and caches a script body; returns its sha.
+pub fn load_script(vm: &mut Vm, shared: &Shared, body: &Bytes) -> Result<String, Reply> {
+    let sha = super::sha1::sha1_hex(body);
+    ensure_compiled(vm, shared, &sha, body)?;
+    Ok(sha)
+}
+
+/// Redis's `evalExtractShebangFlags`: the flags, and how many bytes the
+/// shebang line takes (its line break is kept).
+pub fn shebang_flags(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+    let mut flags = ScriptFlags {
+        compat: true,
+        ..ScriptFlags::default()
+    };
+    if !body.starts_with(b"#!") {
+        return Ok((flags, 0));
+    }
+    let Some(end) = memchr::memchr(b'\n', body) else {
+        return Err("Invalid script shebang".into());
+    };
+    let line = String::from_utf8_lossy(&body[..end]);
+    let parts: Vec<&str> = line.split_ascii_whitespace().collect();
+    let Some(engine) = parts.first() else {
+        return Err("Invalid engine in script shebang".into());
+    };
+    if *engine != "#!lua" {
+        return Err(format!("Unexpected engine in script shebang: {engine}"));
+    }
+    flags.compat = false;
+    for part in &parts[1..] {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(format!("Unknown lua shebang option: {part}"));
+        };
+        // Redis splits with sdssplitlen: an empty list has no flags.
+        for name in list.split(',').filter(|_| !list.is_empty()) {
+            if !flags.set(name) {
+                return Err(format!("Unexpected flag in script shebang: {name}"));
+            }
+        }
+    }
+    Ok((flags, end))
+}
+
+fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Result<(), Reply> {
+    if vm.scripts.contains_key(sha) {
+        return Ok(());
+    }
+    let (flags, shebang_len) = shebang_flags(body).map_err(|e| Reply::error(format!("ERR {e}")))?;
+    let func = vm
+        .compile(&body[shebang_len..])
+        .map_err(|e| Reply::error(format!("ERR Error compiling script (new function): {e}")))?;
+    vm.scripts
+        .insert(sha.to_string(), super::vm::Script { func, flags });
+    shared.scripts.write().insert(sha.to_string(), body.len());
+    shared
+        .scripts_bytes
+        .fetch_add(body.len() as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// EVAL, FCALL and friends for a client: runs until a run is done.
+pub async fn run_rounds(
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    request: RunRequest,
+) -> (Reply, Vec<Ticket>) {
+    let mut mode = RunMode {
+        all_locks: false,
+        blocking_reads: false,
+    };
+    let mut cold_rounds = 0;
+    loop {
+        let job_server = server.clone();
+        let job_client = client.clone();
+        let job_session = session.clone();
+        let job_request = request.clone();
+        let outcome = server
+            .scripting
+            .on_thread(server, move |vm| match &job_request {
+                RunRequest::Eval(eval) => {
+                    eval_on_thread(vm, &job_server, &job_client, &job_session, eval, mode)
+                }
+                RunRequest::Fcall(fcall) => {
+                    fcall_on_thread(vm, &job_server, &job_client, &job_session, fcall, mode)
+                }
+            })
+            .await;
+        match outcome {
+            Err(reply) => return (reply, Vec::new()),
+            Ok(Outcome::Done(reply, tickets)) => return (reply, tickets),
+            Ok(Outcome::Abandoned(Abandoned::AllLocks)) => mode.all_locks = true,
+            Ok(Outcome::Abandoned(Abandoned::Cold { args, db })) => {
+                if cold_rounds == 0 {
+                    server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
+                }
+                cold_rounds += 1;
+                if cold_rounds >= MAX_COLD_ROUNDS {
+                    mode.blocking_reads = true;
+                } else {
+                    warm(server, client, session, args, db).await;
+                }
+            }
+        }
+    }
+}
+
+/// Reads what `args` reads on the cold-read pool, so that the next run
+/// finds it in memory. Its result, writes included, is dropped.
+async fn warm(
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    args: Vec<Bytes>,
+    db: u8,
+) {
+    let job_server = server.clone();
+    let job_client = client.clone();
+    let mut job_session = session.clone();
+    job_session.db = db;
+    let submitted = server.cold_pool.submit(move || {
+        if let Ok(cmd) = job_server.registry.lookup(&args) {
+            let mut ctx = Ctx {
+                server: &job_server,
+                txn: job_server.engine.txn(ReadMode::Blocking),
+                session: &mut job_session,
+                client: &job_client,
+                deferred: None,
+            };
+            ctx.txn.set_db(db);
+            let _ = (cmd.handler)(&mut ctx, &args);
+        }
+    });
+    if let Ok(done) = submitted {
+        let _ = done.await;
+    }
+}
+
+fn eval_on_thread(
+    vm: &mut Vm,
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    request: &EvalRequest,
+    mode: RunMode,
+) -> Outcome {
+    let shared = server.scripting.shared.clone();
+    if let Some(body) = &request.body {
+        if let Err(reply) = ensure_compiled(vm, &shared, &request.sha, body) {
+            return Outcome::Done(reply, Vec::new());
+        }
+    }
+    let Some(script) = vm.scripts.get(&request.sha) else {
+        return Outcome::Done(Reply::error(NOSCRIPT), Vec::new());
+    };
+    let flags = script.flags;
+    let func = script.func.clone();
+    if !flags.compat && !flags.no_writes {
+        if request.read_only {
+            return Outcome::Done(
+                Reply::error("ERR Can not execute a script with write flag using *_ro command."),
+                Vec::new(),
+            );
+        }
+        if let Some(why) = server.engine.write_error() {
+            return Outcome::Done(
+                Reply::error(format!(
+                    "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
+                )),
+                Vec::new(),
+            );
+        }
+    }
+    let read_only = request.read_only || (!flags.compat && flags.no_writes);
+    let globals = vm.lua.globals();
+    let set_globals = (|| -> mlua::Result<()> {
+        globals.raw_set("KEYS", strings_table(&vm.lua, &request.keys)?)?;
+        globals.raw_set("ARGV", strings_table(&vm.lua, &request.argv)?)?;
+        Ok(())
+    })();
+    if let Err(e) = set_globals {
+        return Outcome::Done(Reply::error(format!("ERR {e}")), Vec::new());
+    }
+    run_function(
+        vm,
+        &shared,
+        server,
+        client,
+        session,
+        Target {
+            func,
+            name: &request.sha,
+            kind: KIND_EVAL,
+            keys: &request.keys,
+            args: None,
+            shown: None,
+        },
+        read_only,
+        mode,
+    )
+}
+
+fn fcall_on_thread(
+    vm: &mut Vm,
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    request: &FcallRequest,
+    mode: RunMode,
+) -> Outcome {
+    let shared = server.scripting.shared.clone();
+    let found = vm
+        .libraries
+        .index
+        .get(&request.name.to_ascii_lowercase())
+        .and_then(|library| vm.libraries.by_name.get(library))
+        .and_then(|library| {
+            library
+                .functions
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(&request.name))
+        });
+    let Some((name, function)) = found else {
+        return Outcome::Done(Reply::error("ERR Function not found"), Vec::new());
+    };
+    let name = name.clone();
+    let flags = function.flags;
+    let func = function.func.clone();
+    if !flags.no_writes {
+        if request.read_only {
+            return Outcome::Done(
+                Reply::error("ERR Can not execute a script with write flag using *_ro command."),
+                Vec::new(),
+            );
+        }
+        if let Some(why) = server.engine.write_error() {
+            return Outcome::Done(
+                Reply::error(format!(
+                    "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
+                )),
+                Vec::new(),
+            );
+        }
+    }
+    let read_only = request.read_only || flags.no_writes;
+    let shown = Some((name.clone(), request.command.clone()));
+    run_function(
+        vm,
+        &shared,
+        server,
+        client,
+        session,
+        Target {
+            func,
+            name: &name,
+            kind: super::KIND_FUNCTION,
+            keys: &request.keys,
+            args: Some(&request.argv),
+            shown,
+        },
+        read_only,
+        mode,
+    )
+}
+
+fn strings_table(lua: &Lua, items: &[Bytes]) -> mlua::Result<mlua::Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        table.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(table)
+}
+
+/// What a run calls.
+struct Target<'r> {
+    func: Function,
+    /// The name errors quote ("script: <name>"): a sha or a function name.
+    name: &'r str,
+    kind: u8,
+    keys: &'r [Bytes],
+    /// A function's (KEYS, ARGV) arguments; scripts read globals instead.
+    args: Option<&'r [Bytes]>,
+    /// What FUNCTION STATS shows while it runs: name and command line.
+    shown: Option<(String, Vec<Bytes>)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_function(
+    vm: &mut Vm,
+    shared: &Arc<Shared>,
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &Session,
+    target: Target<'_>,
+    read_only: bool,
+    mode: RunMode,
+) -> Outcome {
+    let engine = &server.engine;
+    let db = session.db;
+    let key_pairs: Vec<(u8, &[u8])> = target.keys.iter().map(|k| (db, k.as_ref())).collect();
+    let guard = if mode.all_locks {
+        engine.lock_all_growing()
+    } else {
+        engine.lock_keys_growing(&key_pairs)
+    };
+    let epoch = engine.lock_epoch();
+    let read_mode = if mode.blocking_reads {
+        ReadMode::Blocking
+    } else {
+        ReadMode::MemoryOnly
+    };
+    let mut txn = engine.txn_locked(read_mode);
+    txn.set_db(db);
+    let mut script_session = session.clone();
+    script_session.protocol = Protocol::Resp2;
+    let state = RefCell::new(RunState {
+        server,
+        client,
+        shared,
+        txn: Some(txn),
+        guard,
+        epoch,
+        session: Some(&mut script_session),
+        read_only,
+        replay: Vec::new(),
+        replay_db: db,
+        abandoned: None,
+    });
+    vm.settings.resp.set(2);
+    vm.settings.repl.set(super::vm::REPL_ALL);
+    *vm.settings.server.borrow_mut() = Some(server.clone());
+    let threshold_ms = server.config().busy_reply_threshold_ms;
+    shared.start(target.kind, threshold_ms);
+    *shared.running_function.lock() = target.shown.clone();
+
+    let settings = vm.settings.clone();
+    let current = CurrentRun {
+        state: &state,
+        settings: &settings,
+    };
+    let result: mlua::Result<Result<Reply, Reply>> = (|| {
+        let _running = current.install();
+        let (ok, value): (bool, Value) = match target.args {
+            None => vm.runner.call(target.func.clone())?,
+            Some(argv) => vm.runner.call((
+                target.func.clone(),
+                strings_table(&vm.lua, target.keys)?,
+                strings_table(&vm.lua, argv)?,
+            ))?,
+        };
+        let resp3 = settings.resp.get() == 3;
+        Ok(if ok {
+            Ok(lua_to_reply(&value, resp3))
+        } else {
+            Err(failure_reply(&value, target.name))
+        })
+    })();
+    shared.finish();
+    *vm.settings.server.borrow_mut() = None;
+
+    let state = state.into_inner();
+    if let Some(abandoned) = state.abandoned {
+        return Outcome::Abandoned(abandoned);
+    }
+    let reply = match result {
+        Ok(Ok(reply)) | Ok(Err(reply)) => reply,
+        Err(mlua::Error::MemoryError(_)) => Reply::error(format!(
+            "ERR Error running script {}, not enough memory",
+            target.name
+        )),
+        Err(e) => Reply::error(format!("ERR Error running script {}, {e}", target.name)),
+    };
+    let Some(mut txn) = state.txn else {
+        return Outcome::Done(reply, Vec::new());
+    };
+    let mut replay = state.replay;
+    if replay.len() > 1 {
+        replay.insert(0, vec![Bytes::from_static(b"MULTI")]);
+        replay.push(vec![Bytes::from_static(b"EXEC")]);
+    }
+    if !replay.is_empty() {
+        txn.set_replay(replay);
+    }
+    let outcome = match txn.commit() {
+        Ok(tickets) => Outcome::Done(reply, tickets),
+        Err(e) => Outcome::Done(crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
+    };
+    drop(state.guard);
+    outcome
+}
+
+/// The run in progress, as `redis.call` finds it.
+struct CurrentRun<'s, 'a> {
+    state: &'s RefCell<RunState<'a>>,
+    settings: &'s super::vm::RunSettings,
+}
+
+thread_local! {
+    /// The run in progress on the script thread (a `CurrentRun` on
+    /// `run_function`'s stack), or null. `redis.call` is one function
+    /// registered once; this is how it reaches the run, instead of a
+    /// function created (and collected) per run.
+    static CURRENT_RUN: Cell<*const ()> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Clears [`CURRENT_RUN`] when the run ends, even by a panic.
+struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        CURRENT_RUN.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+impl CurrentRun<'_, '_> {
+    fn install(&self) -> Installed {
+        CURRENT_RUN.with(|c| c.set(self as *const Self as *const ()));
+        Installed
+    }
+}
+
+/// The Rust side of `redis.call`/`redis.pcall` (see `vm.rs`): runs the
+/// command in the current run, `(status, value)`.
+pub fn call_entry(lua: &Lua, args: MultiValue) -> mlua::Result<(i32, Value)> {
+    let current = CURRENT_RUN.with(|c| c.get());
+    if current.is_null() {
+        return Ok((1, Value::Table(error_table(lua, "no script is running")?)));
+    }
+    // SAFETY: CURRENT_RUN points at the `CurrentRun` of the run in progress
+    // on this thread: `run_function` sets it for exactly as long as that
+    // value lives on its stack (the `Installed` guard clears it before the
+    // value goes), and only this thread reads it.
+    let current = unsafe { &*(current as *const CurrentRun<'_, '_>) };
+    let Ok(mut state) = current.state.try_borrow_mut() else {
+        return Ok((
+            1,
+            Value::Table(error_table(lua, "redis.call is not reentrant")?),
+        ));
+    };
+    redis_call(lua, &mut state, current.settings, args)
+}
+
+/// A failed run's reply: the error's text, and where it was raised.
+fn failure_reply(value: &Value, name: &str) -> Reply {
+    match value {
+        Value::Table(table) => {
+            let text: Vec<u8> = match table.raw_get::<Value>("err") {
+                Ok(Value::String(s)) => s.as_bytes().to_vec(),
+                _ => b"ERR unknown error".to_vec(),
+            };
+            let source = table.raw_get::<Value>("source").ok();
+            let line = table.raw_get::<Value>("line").ok();
+            let mut out = text;
+            if let (Some(Value::String(source)), Some(line)) = (source, line) {
+                let line = match line {
+                    Value::Integer(n) => n.to_string(),
+                    Value::Number(n) => (n as i64).to_string(),
+                    _ => String::new(),
+                };
+                if !line.is_empty() {
+                    out.extend_from_slice(format!(" script: {name}, on ").as_bytes());
+                    out.extend_from_slice(&source.as_bytes());
+                    out.extend_from_slice(format!(":{line}.").as_bytes());
+                }
+            }
+            Reply::Error(out.into())
+        }
+        Value::String(s) => Reply::error(format!(
+            "ERR Error running script {name}, {:.100}",
+            s.to_string_lossy()
+        )),
+        _ => Reply::error(format!(
+            "ERR Error running script {name}, execution failure"
+        )),
+    }
+}
+
+/// `(status, value)` of one `redis.call`/`redis.pcall`: 0 and the reply,
+/// 1 and an error table (call raises it, pcall returns it), or 2 and an
+/// error table both raise (the run is killed or abandoned).
+fn redis_call(
+    lua: &Lua,
+    state: &mut RunState<'_>,
+    settings: &super::vm::RunSettings,
+    args: MultiValue,
+) -> mlua::Result<(i32, Value)> {
+    let shared = state.shared;
+    if state.abandoned.is_some() || shared.abandon.load(Ordering::Acquire) {
+        return Ok((2, Value::Table(error_table(lua, ABANDONED)?)));
+    }
+    if shared.kill.load(Ordering::Acquire) {
+        return Ok((2, Value::Table(error_table(lua, KILLED)?)));
+    }
+    let fail = |text: &str| -> mlua::Result<(i32, Value)> {
+        Ok((1, Value::Table(error_table(lua, text)?)))
+    };
+    if args.is_empty() {
+        return fail("Please specify at least one argument for this redis lib call");
+    }
+    let mut argv: Vec<Bytes> = Vec::with_capacity(args.len());
+    for arg in args.iter() {
+        match arg {
+            Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
+            Value::Integer(n) => argv.push(Bytes::from(n.to_string())),
+            Value::Number(n) => argv.push(Bytes::from(firn_resp::format_double(*n))),
+            _ => return fail("Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    let server = state.server;
+    let cmd = match server.registry.lookup(&argv) {
+        Ok(cmd) => cmd,
+        Err(e) => {
+            let reply = e.into_reply();
+            let arity = matches!(&reply, Reply::Error(text) if text.starts_with(b"ERR wrong number of arguments"));
+            if arity {
+                return fail("Wrong number of args calling Redis command from script");
+            }
+            return match redis_command_flags(&argv) {
+                // A Redis command Firn does not serve answers as it does
+                // outside a script.
+                Some(flags) if !flags.contains(&"noscript") => {
+                    Ok((1, reply_to_lua(lua, &reply, false)?))
+                }
+                Some(_) => fail("This Redis command is not allowed from script"),
+                None => fail("Unknown Redis command called from script"),
+            };
+        }
+    };
+    let flags = cmd.spec.flags;
+    if flags.contains(&"noscript") {
+        return fail("This Redis command is not allowed from script");
+    }
+    if state.read_only && (cmd.write || flags.contains(&"may_replicate")) {
+        return fail("Write commands are not allowed from read-only scripts.");
+    }
+    if cmd.write {
+        if let Some(why) = server.engine.write_error() {
+            return fail(&format!(
+                "-MISCONF Errors writing to the RocksDB write-ahead log: {why}"
+            ));
+        }
+    }
+    // The locks this command needs, tried without waiting.
+    let locked = if cmd.locks_all() {
+        state.guard.holds_all()
+    } else {
+        let db = state.session.as_ref().map_or(0, |s| s.db);
+        let keys = cmd.lock_keys(&argv, db);
+        if keys.is_empty() && (cmd.readonly || cmd.write) {
+            // A keyspace command without keys (KEYS, SCAN, RANDOMKEY,
+            // DBSIZE) sees the whole database: only every lock keeps the
+            // script's view of it atomic.
+            state.guard.holds_all()
+        } else {
+            let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(d, k)| (*d, k.as_ref())).collect();
+            server
+                .engine
+                .try_lock_more(&mut state.guard, &pairs, state.epoch)
+        }
+    };
+    if !locked {
+        return abandon(lua, state, Abandoned::AllLocks);
+    }
+    if cmd.write {
+        shared.dirty.store(true, Ordering::Release);
+    }
+    if !cmd.admin {
+        feed_monitors(server, state.session.as_ref().map_or(0, |s| s.db), &argv);
+    }
+    let resp3 = settings.resp.get() == 3;
+    let (Some(txn), Some(session)) = (state.txn.take(), state.session.take()) else {
+        return fail("internal error: no transaction");
+    };
+    session.protocol = if resp3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let db = session.db;
+    let started = Instant::now();
+    let mut ctx = Ctx {
+        server,
+        txn,
+        session,
+        client: state.client,
+        deferred: None,
+    };
+    let result = (cmd.handler)(&mut ctx, &argv);
+    let handler_replay = ctx.txn.take_replay();
+    let deferred = ctx.deferred.take();
+    let db_after = ctx.session.db;
+    state.txn = Some(ctx.txn);
+    state.session = Some(ctx.session);
+    let reply = match result {
+        Err(e) if e.is_incomplete() => {
+            return abandon(lua, state, Abandoned::Cold { args: argv, db });
+        }
+        Err(e) => e.into_reply(),
+        Ok(reply) => match deferred {
+            Some(Deferred::Blocking(job)) => job(server),
+            Some(Deferred::Stream(job)) => collect_stream(server, job),
+            _ => reply,
+        },
+    };
+    let failed = reply.is_error();
+    server
+        .stats
+        .commands
+        .record_call(cmd.name(), started.elapsed().as_micros() as u64, failed);
+    if cmd.write && !failed && settings.repl.get() != REPL_NONE {
+        let commands = if handler_replay.is_empty() {
+            vec![argv]
+        } else {
+            handler_replay
+        };
+        let db = db_after;
+        if db != state.replay_db {
+            state.replay.push(vec![
+                Bytes::from_static(b"SELECT"),
+                Bytes::from(db.to_string()),
+            ]);
+            state.replay_db = db;
+        }
+        state.replay.extend(commands);
+    }
+    let value = reply_to_lua(lua, &reply, resp3)?;
+    Ok((i32::from(failed), value))
+}
+
+/// MONITOR's line for a command a script runs: `[db lua]`, as Redis shows
+/// it, after the EVAL/FCALL line the connection fed.
+fn feed_monitors(server: &Server, db: u8, args: &[Bytes]) {
+    if server.monitor_feed.receiver_count() == 0 {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut line = format!("+{}.{:06} [{db} lua]", now.as_secs(), now.subsec_micros());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&crate::connection::quote_arg(arg));
+    }
+    line.push_str("\r\n");
+    let _ = server.monitor_feed.send(Bytes::from(line));
+}
+
+/// The flags Redis 7.0 gives a command line's command, served or not.
+fn redis_command_flags(argv: &[Bytes]) -> Option<&'static [&'static str]> {
+    let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+    let specs = crate::command_table::KEY_SPECS;
+    if let Some(sub) = argv.get(1) {
+        let full = format!(
+            "{name}|{}",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        );
+        if let Some(spec) = specs.iter().find(|s| s.name == full) {
+            return Some(spec.flags);
+        }
+    }
+    specs.iter().find(|s| s.name == name).map(|s| s.flags)
+}
+
+fn abandon(lua: &Lua, state: &mut RunState<'_>, why: Abandoned) -> mlua::Result<(i32, Value)> {
+    state.abandoned = Some(why);
+    state.shared.abandon.store(true, Ordering::Release);
+    Ok((2, Value::Table(error_table(lua, ABANDONED)?)))
+}
+
+/// A streamed reply (KEYS, big HGETALL...) gathered whole for the script.
+fn collect_stream(server: &Arc<Server>, job: crate::stream_reply::StreamJob) -> Reply {
+    use crate::stream_reply::Part;
+    let mut parts = crate::stream_reply::start(server, job);
+    let mut shape: Option<Part> = None;
+    let mut items: Vec<Reply> = Vec::new();
+    while let Some(part) = parts.blocking_recv() {
+        match part {
+            Part::Error(reply) => return reply,
+            Part::Items(mut batch) => items.append(&mut batch),
+            header => shape = Some(header),
+        }
+    }
+    match shape {
+        Some(Part::Map(_)) => {
+            let mut pairs = Vec::with_capacity(items.len() / 2);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            Reply::Map(pairs)
+        }
+        Some(Part::Set(_)) => Reply::Set(items),
+        _ => Reply::Array(items),
+    }
+}
