@@ -1,7 +1,8 @@
 //! Differential tests of the Lua libraries scripts see (`cjson`,
 //! `cmsgpack`, `struct`, `bit`) against redis-server 7.0.15, through EVAL:
 //!
-//! - the whole catalogue of `src/lua_libs/redis_cases.rs` (each expression
+//! - the whole catalogue of `src/lua_libs/redis_cases.rs` and the random
+//!   inputs of `redis_fuzz_cases.txt` beside it (each expression
 //!   run under `pcall` by the case wrapper, after SCRIPT FLUSH so that each
 //!   starts from fresh library settings, as Redis's VM reset gives);
 //! - library results and errors returned straight from a script, so that
@@ -44,6 +45,19 @@ fn cmsgpack_catalogue() {
 #[test]
 fn cjson_catalogue() {
     run_catalogue(redis_cases::CJSON);
+}
+
+/// The random inputs of `src/lua_libs/redis_fuzz_cases.txt`.
+#[test]
+fn random_inputs() {
+    let lines: Vec<&str> = include_str!("../src/lua_libs/redis_fuzz_cases.txt")
+        .lines()
+        .collect();
+    let cases: Vec<(&str, &str)> = lines
+        .chunks(2)
+        .filter_map(|pair| Some((*pair.first()?, *pair.get(1)?)))
+        .collect();
+    run_catalogue(&cases);
 }
 
 /// Scripts returning library values directly, or failing inside a library.

@@ -19,8 +19,8 @@
 //! nesting together with `encode_max_depth`/`decode_max_depth` (1000).
 
 use super::{
-    exact_value, format_g, lib_function, next_function, strtod, type_name, Args, Fail, LibResult,
-    Ret, MAX_C_STACK,
+    exact_value, format_g, lib_function, next_function, strtod, type_name, Args, Fail, LazyTable,
+    LibResult, Ret, MAX_C_STACK,
 };
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
@@ -280,21 +280,41 @@ struct Encoder {
     out: Vec<u8>,
 }
 
-/// A table being written. The tables themselves (and an object's current
-/// key) wait in a Lua table, slots `2 * level + 1` and `2 * level + 2`, so
-/// that deep or large structures hold no Rust handle per level or element.
-enum Open {
-    Array { len: i32, next_index: i32 },
-    Object { first: bool },
+/// A table being written. Its elements are read by index (array) or, for
+/// an object, from the pairs collected while checking for an array, or
+/// for large objects step by step with `lua_next` (the key reached so far
+/// waiting in a Lua table, slot `2 * level + 2`). Tables nested deeper
+/// than `KEEP_TABLES` wait in that Lua table too (slot `2 * level + 1`):
+/// mlua handles are limited to about 8000 at a time.
+struct Open {
+    table: Option<Table>,
+    kind: OpenKind,
 }
+
+enum OpenKind {
+    Array {
+        len: i32,
+        next_index: i32,
+    },
+    Object {
+        first: bool,
+        pairs: Option<std::vec::IntoIter<(Value, Value)>>,
+        collected: usize,
+    },
+}
+
+/// Tables kept as mlua handles while open; deeper ones wait in Lua.
+const KEEP_TABLES: usize = 256;
+/// Object pairs collected as mlua handles at any one time.
+const PAIR_BUDGET: usize = 2048;
 
 impl Open {
     /// Stack slots an element of this table occupies in the C encoder:
     /// the element (array), or the key and the value (object).
     fn slots(&self) -> usize {
-        match self {
-            Open::Array { .. } => 1,
-            Open::Object { .. } => 2,
+        match self.kind {
+            OpenKind::Array { .. } => 1,
+            OpenKind::Object { .. } => 2,
         }
     }
 }
@@ -303,12 +323,13 @@ impl Encoder {
     /// Writes `root` without recursion: nesting is bounded by
     /// `encode_max_depth` and the modelled Lua stack, not by Rust's.
     fn value(&mut self, lua: &Lua, root: &Value, base_stack: usize) -> LibResult<()> {
-        let next = next_function(lua)?;
-        let holder = lua.create_table()?;
+        let mut next: Option<mlua::Function> = None;
+        let holder = LazyTable::new(lua);
         let table_slot = |level: usize| 2 * level + 1;
         let key_slot = |level: usize| 2 * level + 2;
         let mut open: Vec<Open> = Vec::new();
         let mut stack = base_stack;
+        let mut live_pairs = 0;
         let mut pending = Some(root.clone());
         loop {
             if let Some(value) = pending.take() {
@@ -319,17 +340,33 @@ impl Encoder {
                             "Cannot serialise, excessive nesting ({depth})"
                         )));
                     }
-                    let frame = match self.array_length(&value, table)? {
+                    let budget = PAIR_BUDGET.saturating_sub(live_pairs);
+                    let (length, pairs) = self.scan(&value, table, budget)?;
+                    let kind = match length {
                         Some(len) if len > 0 => {
                             self.out.push(b'[');
-                            Open::Array { len, next_index: 1 }
+                            OpenKind::Array { len, next_index: 1 }
                         }
                         _ => {
                             self.out.push(b'{');
-                            Open::Object { first: true }
+                            let collected = pairs.as_ref().map_or(0, Vec::len);
+                            live_pairs += collected;
+                            OpenKind::Object {
+                                first: true,
+                                pairs: pairs.map(Vec::into_iter),
+                                collected,
+                            }
                         }
                     };
-                    holder.raw_set(table_slot(open.len()), value)?;
+                    let kept = if open.len() < KEEP_TABLES {
+                        Some(table.clone())
+                    } else {
+                        holder
+                            .get()?
+                            .raw_set(table_slot(open.len()), table.clone())?;
+                        None
+                    };
+                    let frame = Open { table: kept, kind };
                     stack += frame.slots();
                     open.push(frame);
                 } else {
@@ -340,9 +377,12 @@ impl Encoder {
             let Some(frame) = open.last_mut() else {
                 return Ok(());
             };
-            let table: Table = holder.raw_get(table_slot(level))?;
-            match frame {
-                Open::Array { len, next_index } => {
+            let table: Table = match &frame.table {
+                Some(table) => table.clone(),
+                None => holder.get()?.raw_get(table_slot(level))?,
+            };
+            match &mut frame.kind {
+                OpenKind::Array { len, next_index } => {
                     if *next_index <= *len {
                         if *next_index > 1 {
                             self.out.push(b',');
@@ -355,24 +395,39 @@ impl Encoder {
                     }
                     self.out.push(b']');
                 }
-                Open::Object { first } => {
-                    let previous: Value = holder.raw_get(key_slot(level))?;
-                    let (key, value): (Value, Value) = next.call((&table, previous))?;
-                    if key != Value::Nil {
+                OpenKind::Object {
+                    first,
+                    pairs,
+                    collected,
+                } => {
+                    let pair = match pairs {
+                        Some(pairs) => pairs.next(),
+                        None => {
+                            let next = match &next {
+                                Some(next) => next,
+                                None => next.insert(next_function(lua)?),
+                            };
+                            let previous: Value = holder.get()?.raw_get(key_slot(level))?;
+                            let (key, value): (Value, Value) = next.call((&table, previous))?;
+                            holder.get()?.raw_set(key_slot(level), key.clone())?;
+                            (key != Value::Nil).then_some((key, value))
+                        }
+                    };
+                    if let Some((key, value)) = pair {
                         if !*first {
                             self.out.push(b',');
                         }
                         *first = false;
                         self.key(&key)?;
                         pending = Some(exact_value(&table, &key, value)?);
-                        holder.raw_set(key_slot(level), key)?;
                         continue;
                     }
+                    live_pairs -= *collected;
                     self.out.push(b'}');
                 }
             }
-            holder.raw_set(table_slot(level), Value::Nil)?;
-            holder.raw_set(key_slot(level), Value::Nil)?;
+            holder.clear(table_slot(level))?;
+            holder.clear(key_slot(level))?;
             if let Some(frame) = open.pop() {
                 stack -= frame.slots();
             }
@@ -464,12 +519,27 @@ impl Encoder {
 
     /// `lua_array_length`: `Some(largest key)` when every key is a positive
     /// integer, `None` for an object (or an excessively sparse array when
-    /// conversion is on).
-    fn array_length(&self, value: &Value, table: &Table) -> LibResult<Option<i32>> {
+    /// conversion is on). Also returns the pairs, in `next` order, when
+    /// there are at most `budget` of them.
+    #[allow(clippy::type_complexity)]
+    fn scan(
+        &self,
+        value: &Value,
+        table: &Table,
+        budget: usize,
+    ) -> LibResult<(Option<i32>, Option<Vec<(Value, Value)>>)> {
         let mut max: i32 = 0;
         let mut items: i32 = 0;
         let mut array = true;
-        table.for_each(|key: Value, _: Value| {
+        let mut pairs = Some(Vec::new());
+        table.for_each(|key: Value, element: Value| {
+            if let Some(collected) = &mut pairs {
+                if collected.len() < budget {
+                    collected.push((key.clone(), element));
+                } else {
+                    pairs = None;
+                }
+            }
             if !array {
                 return Ok(());
             }
@@ -493,7 +563,7 @@ impl Encoder {
             Ok(())
         })?;
         if !array {
-            return Ok(None);
+            return Ok((None, pairs));
         }
         let config = &self.config;
         if config.sparse_ratio > 0
@@ -503,9 +573,9 @@ impl Encoder {
             if config.sparse_convert == 0 {
                 return Err(encode_error(value, "excessively sparse array"));
             }
-            return Ok(None);
+            return Ok((None, pairs));
         }
-        Ok(Some(max))
+        Ok((Some(max), if max > 0 { None } else { pairs }))
     }
 }
 
@@ -819,15 +889,40 @@ impl Parser<'_> {
     /// `json_process_value` for `token` and everything nested in it,
     /// without recursion; `base_stack` is the Lua stack slots in use.
     fn value(&mut self, lua: &Lua, mut token: Token, base_stack: usize) -> LibResult<Value> {
-        // Open tables wait in a Lua table (slots `2 * level + 1`, and the
-        // object key awaiting its value at `2 * level + 2`), so that deep
-        // nesting holds no Rust handle per level; `open` says which levels
-        // are objects.
-        let holder = lua.create_table()?;
+        // Open tables, innermost last, with the key awaiting its value.
+        // Below `KEEP_TABLES` levels they are mlua handles; deeper ones
+        // wait in a Lua table (slots `2 * level + 1`, the key at
+        // `2 * level + 2`), as mlua handles are limited.
+        struct Level {
+            object: bool,
+            table: Option<Table>,
+            key: Option<mlua::String>,
+        }
+        let holder = LazyTable::new(lua);
         let table_slot = |level: usize| 2 * level + 1;
         let key_slot = |level: usize| 2 * level + 2;
-        let mut open: Vec<bool> = Vec::new();
+        let mut open: Vec<Level> = Vec::new();
         let mut stack = base_stack;
+        let push =
+            |open: &mut Vec<Level>, object: bool, table: Table, key: Option<mlua::String>| {
+                let level = open.len();
+                if level < KEEP_TABLES {
+                    open.push(Level {
+                        object,
+                        table: Some(table),
+                        key,
+                    });
+                    return Ok(());
+                }
+                holder.get()?.raw_set(table_slot(level), table)?;
+                holder.get()?.raw_set(key_slot(level), key)?;
+                open.push(Level {
+                    object,
+                    table: None,
+                    key: None,
+                });
+                Ok::<(), mlua::Error>(())
+            };
         loop {
             let mut value = match token.kind {
                 TokenKind::String => Value::String(lua.create_string(&token.text)?),
@@ -843,9 +938,7 @@ impl Parser<'_> {
                         Value::Table(table)
                     } else {
                         let key = self.object_key(lua, &token)?;
-                        holder.raw_set(table_slot(open.len()), table)?;
-                        holder.raw_set(key_slot(open.len()), key)?;
-                        open.push(true);
+                        push(&mut open, true, table, Some(key))?;
                         stack += 2;
                         token = self.next_token();
                         continue;
@@ -859,8 +952,7 @@ impl Parser<'_> {
                         self.depth -= 1;
                         Value::Table(table)
                     } else {
-                        holder.raw_set(table_slot(open.len()), table)?;
-                        open.push(false);
+                        push(&mut open, false, table, None)?;
                         stack += 1;
                         continue;
                     }
@@ -870,13 +962,20 @@ impl Parser<'_> {
             // Store the value in the innermost open table, closing those
             // that end here.
             loop {
-                let Some(&in_object) = open.last() else {
+                let level = open.len().saturating_sub(1);
+                let Some(current) = open.last_mut() else {
                     return Ok(value);
                 };
-                let level = open.len() - 1;
-                let table: Table = holder.raw_get(table_slot(level))?;
+                let in_object = current.object;
+                let table: Table = match &current.table {
+                    Some(table) => table.clone(),
+                    None => holder.get()?.raw_get(table_slot(level))?,
+                };
                 if in_object {
-                    let key: mlua::String = holder.raw_get(key_slot(level))?;
+                    let key: mlua::String = match current.key.take() {
+                        Some(key) => key,
+                        None => holder.get()?.raw_get(key_slot(level))?,
+                    };
                     table.raw_set(key, value)?;
                 } else {
                     table.raw_set(table.raw_len() + 1, value)?;
@@ -890,8 +989,10 @@ impl Parser<'_> {
                 if token.kind == end {
                     self.depth -= 1;
                     open.pop();
-                    holder.raw_set(table_slot(level), Value::Nil)?;
-                    holder.raw_set(key_slot(level), Value::Nil)?;
+                    if level >= KEEP_TABLES {
+                        holder.clear(table_slot(level))?;
+                        holder.clear(key_slot(level))?;
+                    }
                     stack -= if in_object { 2 } else { 1 };
                     value = Value::Table(table);
                     continue;
@@ -902,7 +1003,13 @@ impl Parser<'_> {
                 token = self.next_token();
                 if in_object {
                     let next_key = self.object_key(lua, &token)?;
-                    holder.raw_set(key_slot(level), next_key)?;
+                    if level < KEEP_TABLES {
+                        if let Some(current) = open.last_mut() {
+                            current.key = Some(next_key);
+                        }
+                    } else {
+                        holder.get()?.raw_set(key_slot(level), next_key)?;
+                    }
                     token = self.next_token();
                 }
                 break;

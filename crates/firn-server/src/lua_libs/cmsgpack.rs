@@ -15,7 +15,8 @@
 //! deep a nesting fail with the same "stack overflow (...)" errors.
 
 use super::{
-    exact_value, lib_function, number_to_integer, Args, Fail, LibResult, LuaStack, Ret, MAX_C_STACK,
+    exact_value, lib_function, number_to_integer, Args, Fail, LazyTable, LibResult, LuaStack, Ret,
+    MAX_C_STACK,
 };
 use mlua::{Lua, Table, Value};
 
@@ -274,7 +275,9 @@ enum Open {
     },
     Map {
         pairs_left: usize,
-        has_key: bool,
+        /// The key read, waiting for its value (in `holder` when parked).
+        key: Option<Value>,
+        parked_key: bool,
         depth: usize,
     },
 }
@@ -283,7 +286,10 @@ enum Open {
 /// modelled Lua stack).
 fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Value, DecodeError> {
     let mut open: Vec<Open> = Vec::new();
-    let holder = lua.create_table()?;
+    // The open tables below `KEEP_TABLES` levels, as mlua handles (mlua
+    // handles are limited; deeper ones wait only in `holder`).
+    let mut kept: Vec<Table> = Vec::new();
+    let holder = LazyTable::new(lua);
     let table_slot = |level: usize| 2 * level + 1;
     let key_slot = |level: usize| 2 * level + 2;
     let mut at_depth = depth;
@@ -298,7 +304,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     )));
                 }
                 if len > 0 {
-                    holder.raw_set(table_slot(open.len()), table)?;
+                    keep(&holder, &mut kept, open.len(), table)?;
                     open.push(Open::Array {
                         len,
                         next_index: 1,
@@ -312,10 +318,11 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
             Head::Map(len) => {
                 let table = lua.create_table()?;
                 if len > 0 {
-                    holder.raw_set(table_slot(open.len()), table)?;
+                    keep(&holder, &mut kept, open.len(), table)?;
                     open.push(Open::Map {
                         pairs_left: len,
-                        has_key: false,
+                        key: None,
+                        parked_key: false,
                         depth: at_depth,
                     });
                     at_depth += 1;
@@ -335,7 +342,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     next_index,
                     depth,
                 }) => {
-                    let table: Table = holder.raw_get(table_slot(level))?;
+                    let table = open_table(&holder, &kept, level)?;
                     table.raw_set(*next_index, value)?;
                     *next_index += 1;
                     if *next_index <= *len {
@@ -346,19 +353,32 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                 }
                 Some(Open::Map {
                     pairs_left,
-                    has_key,
+                    key,
+                    parked_key,
                     depth,
                 }) => {
-                    if !*has_key {
-                        holder.raw_set(key_slot(level), value)?;
-                        *has_key = true;
+                    if key.is_none() && !*parked_key {
+                        if level < KEEP_TABLES {
+                            *key = Some(value);
+                        } else {
+                            holder.get()?.raw_set(key_slot(level), value)?;
+                            *parked_key = true;
+                        }
                         at_depth = *depth + 2;
                         break;
                     }
-                    *has_key = false;
-                    let key: Value = holder.raw_get(key_slot(level))?;
-                    let key = exact_value(&holder, &Value::Integer(key_slot(level) as i64), key)?;
-                    holder.raw_set(key_slot(level), Value::Nil)?;
+                    let key = match key.take() {
+                        Some(key) => key,
+                        None => {
+                            *parked_key = false;
+                            let slot = key_slot(level);
+                            let parked: Value = holder.get()?.raw_get(slot)?;
+                            let parked =
+                                exact_value(holder.get()?, &Value::Integer(slot as i64), parked)?;
+                            holder.clear(slot)?;
+                            parked
+                        }
+                    };
                     match &key {
                         Value::Nil => {
                             return Err(DecodeError::Raise(Fail::Raw(
@@ -372,7 +392,7 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                         }
                         _ => {}
                     }
-                    let table: Table = holder.raw_get(table_slot(level))?;
+                    let table = open_table(&holder, &kept, level)?;
                     table.raw_set(key, value)?;
                     *pairs_left -= 1;
                     if *pairs_left > 0 {
@@ -382,10 +402,40 @@ fn decode_value(lua: &Lua, cursor: &mut Cursor<'_>, depth: usize) -> Result<Valu
                     table
                 }
             };
-            holder.raw_set(table_slot(level), Value::Nil)?;
+            if level < KEEP_TABLES {
+                kept.pop();
+            } else {
+                holder.clear(table_slot(level))?;
+            }
             open.pop();
             value = Value::Table(complete);
         }
+    }
+}
+
+/// Tables open below this many levels are kept as mlua handles.
+const KEEP_TABLES: usize = 256;
+
+/// Keeps the table opened at `level`: as a handle, or in `holder`.
+fn keep(
+    holder: &LazyTable<'_>,
+    kept: &mut Vec<Table>,
+    level: usize,
+    table: Table,
+) -> mlua::Result<()> {
+    if level < KEEP_TABLES {
+        kept.push(table);
+        Ok(())
+    } else {
+        holder.get()?.raw_set(2 * level + 1, table)
+    }
+}
+
+/// The table open at `level` (see `keep`).
+fn open_table(holder: &LazyTable<'_>, kept: &[Table], level: usize) -> mlua::Result<Table> {
+    match kept.get(level) {
+        Some(table) if level < KEEP_TABLES => Ok(table.clone()),
+        _ => holder.get()?.raw_get(2 * level + 1),
     }
 }
 
@@ -529,37 +579,43 @@ fn decode_string(
 }
 
 /// `mp_unpack_full`: `limit` and `offset` both 0 decode everything.
+/// `limit` and `offset` are `lua_Integer`s, printed in errors with `%d`
+/// (their low 32 bits).
 fn unpack_full(
     lua: &Lua,
     args: &Args,
     base_depth: usize,
-    limit: i32,
-    offset: i32,
+    limit: i64,
+    offset: i64,
 ) -> LibResult<Ret> {
     let data = args.check_bytes(1)?;
     let len = data.len();
     if offset < 0 || limit < 0 {
         return Err(Fail::error(format!(
-            "Invalid request to unpack with offset of {offset} and limit of {}.",
-            len as i32
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
         )));
     }
-    if offset as usize > len {
+    if offset as u64 > len as u64 {
         return Err(Fail::error(format!(
-            "Start offset {offset} greater than input length {}.",
-            len as i32
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
         )));
     }
     let decode_all = limit == 0 && offset == 0;
-    let limit = if decode_all { i32::MAX } else { limit };
+    let limit = if decode_all {
+        i64::from(i32::MAX)
+    } else {
+        limit
+    };
     let mut cursor = Cursor {
         data: &data,
         pos: offset as usize,
     };
-    let mut results = LuaStack::new(lua)?;
-    while cursor.left() > 0 && (results.len() as i64) < i64::from(limit) {
+    let mut results = LuaStack::new();
+    while cursor.left() > 0 && (results.len() as i64) < limit {
         match decode_value(lua, &mut cursor, base_depth + results.len()) {
-            Ok(value) => results.push(value)?,
+            Ok(value) => results.push(lua, value)?,
             Err(DecodeError::Eof) => return Err(Fail::error("Missing bytes in input.")),
             Err(DecodeError::BadFormat) => return Err(Fail::error("Bad data format in input.")),
             Err(DecodeError::Raise(fail)) => return Err(fail),
@@ -571,7 +627,7 @@ fn unpack_full(
         } else {
             f64::from((len - cursor.left()) as i32)
         };
-        results.insert_first(Value::Number(next))?;
+        results.insert_first(lua, Value::Number(next))?;
     }
     results.into_results()
 }
@@ -581,12 +637,12 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
 }
 
 fn unpack_one(lua: &Lua, args: Args) -> LibResult<Ret> {
-    let offset = args.opt_integer(2, 0)? as i32;
+    let offset = args.opt_integer(2, 0)?;
     unpack_full(lua, &args, 1, 1, offset)
 }
 
 fn unpack_limit(lua: &Lua, args: Args) -> LibResult<Ret> {
-    let limit = args.check_integer(2)? as i32;
-    let offset = args.opt_integer(3, 0)? as i32;
+    let limit = args.check_integer(2)?;
+    let offset = args.opt_integer(3, 0)?;
     unpack_full(lua, &args, 1, limit, offset)
 }

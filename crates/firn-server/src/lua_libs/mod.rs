@@ -4,9 +4,10 @@
 //! They are written here in Rust on mlua, and behave as Redis's C builds do,
 //! error texts included.
 //!
-//! How a library function is called: every function the scripts see is a
-//! small C closure (`trampoline`) whose upvalue is the Rust implementation,
-//! an mlua function. The trampoline calls the implementation, which never
+//! How a library function is called: `bit`'s functions are plain C
+//! functions on the Lua API (see `bit.rs`). Every other function the
+//! scripts see is a small C closure (`trampoline`) whose upvalue is the
+//! Rust implementation, an mlua function. The trampoline calls the implementation, which never
 //! raises a Lua error itself for the library's own errors: it returns a
 //! status and, on failure, the message. The trampoline then raises the error
 //! with `luaL_argerror`/`luaL_where` exactly as the C library does from its
@@ -16,10 +17,12 @@
 //! plain Lua string. The trampoline holds no Rust value with a destructor
 //! when it raises, so the `longjmp` skips nothing that needs dropping.
 //!
-//! mlua hands a Lua 5.1 number that has an integral value to Rust as
-//! `Value::Integer`, which loses the sign of -0.0. The trampoline passes a
-//! bit mask of the arguments that are -0.0, and table traversals re-read
-//! zero values as `f64`, so that every number reaches the libraries exactly.
+//! mlua hands a Lua 5.1 number within `f64::EPSILON` of an integer to Rust
+//! as that integer, which turns -0.0 and tiny numbers into 0. The
+//! trampoline passes the arguments in a table when one of them is such a
+//! number, and table traversals re-read zero values as `f64`, so that
+//! every argument and table value reaches the libraries exactly (table
+//! keys excepted: a key of -0.0 or smaller than 2.2e-16 reads as 0).
 
 mod bit;
 mod cjson;
@@ -103,19 +106,33 @@ const STATUS_RAW_ERROR: i32 = 4;
 
 /// More arguments than this are passed in a table.
 const DIRECT_ARGS: c_int = 32;
-/// In place of the -0.0 mask: the arguments come as (table, count).
+/// First argument of the implementation: the others come as (table,
+/// count) rather than one by one.
 const PACKED_ARGS_MARK: f64 = -1.0;
+const DIRECT_ARGS_MARK: f64 = 0.0;
 
-/// Arguments of -0.0 beyond this position lose their sign (none of the
-/// libraries reads that many numeric arguments where the sign matters).
-const NEGATIVE_ZERO_MASK_ARGS: usize = 52;
+/// Whether mlua would hand this number to Rust as something else: it
+/// reports a number within `f64::EPSILON` of an integer as that integer,
+/// which turns -0.0 and every nonzero number smaller than 2.2e-16 in
+/// magnitude into 0.
+fn lossy_in_mlua(number: f64) -> bool {
+    number.abs() < f64::EPSILON && (number != 0.0 || number.is_sign_negative())
+}
 
 /// The C function every library function is.
 unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     let nargs = ffi::lua_gettop(state);
-    if nargs > DIRECT_ARGS {
-        // Many arguments travel in a table: mlua would hold a handle for
-        // each (see `next_function`).
+    // Many arguments, or a number mlua would not pass exactly, travel in a
+    // table: mlua holds a handle for each argument (see `next_function`),
+    // and the implementation reads numbers from a table exactly.
+    let mut packed = nargs > DIRECT_ARGS;
+    let mut index = 1;
+    while !packed && index <= nargs {
+        packed = ffi::lua_type(state, index) == ffi::LUA_TNUMBER
+            && lossy_in_mlua(ffi::lua_tonumber(state, index));
+        index += 1;
+    }
+    if packed {
         ffi::lua_createtable(state, nargs, 0);
         ffi::lua_insert(state, 1);
         for index in (1..=nargs).rev() {
@@ -129,18 +146,9 @@ unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         ffi::lua_call(state, 3, ffi::LUA_MULTRET);
         return finish(state);
     }
-    let mut negative_zeros: u64 = 0;
-    for index in 1..=nargs.min(NEGATIVE_ZERO_MASK_ARGS as c_int) {
-        if ffi::lua_type(state, index) == ffi::LUA_TNUMBER {
-            let number = ffi::lua_tonumber(state, index);
-            if number == 0.0 && number.is_sign_negative() {
-                negative_zeros |= 1 << (index - 1);
-            }
-        }
-    }
     ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
     ffi::lua_insert(state, 1);
-    ffi::lua_pushnumber(state, negative_zeros as f64);
+    ffi::lua_pushnumber(state, DIRECT_ARGS_MARK);
     ffi::lua_insert(state, 2);
     ffi::lua_call(state, nargs + 1, ffi::LUA_MULTRET);
     finish(state)
@@ -191,12 +199,12 @@ where
     F: Fn(&Lua, Args) -> LibResult<Ret> + Send + 'static,
 {
     let inner = lua.create_function(move |lua, mut values: MultiValue| {
-        let negative_zeros = match values.pop_front() {
-            Some(Value::Integer(mask)) => mask as f64,
-            Some(Value::Number(mask)) => mask,
-            _ => 0.0,
+        let mark = match values.pop_front() {
+            Some(Value::Integer(mark)) => mark as f64,
+            Some(Value::Number(mark)) => mark,
+            _ => DIRECT_ARGS_MARK,
         };
-        let args = if negative_zeros == PACKED_ARGS_MARK {
+        let args = if mark == PACKED_ARGS_MARK {
             let (table, count) = match (values.pop_front(), values.pop_front()) {
                 (Some(Value::Table(table)), Some(count)) => {
                     (table, to_number(&count).unwrap_or(0.0))
@@ -205,7 +213,6 @@ where
             };
             Args::Packed(table, count as usize)
         } else {
-            fix_negative_zeros(&mut values, negative_zeros as u64);
             Args::Direct(values)
         };
         let status = |code: i32| Value::Integer(code.into());
@@ -266,76 +273,137 @@ pub(crate) fn next_function(lua: &Lua) -> mlua::Result<Function> {
     unsafe { lua.create_c_function(raw_next) }
 }
 
-/// A sequence of Lua values kept in a Lua table rather than in Rust
-/// handles (see `next_function`): results, or the tables open during a
-/// traversal.
+/// A Lua table created on first use: where deep traversals park what they
+/// cannot keep as mlua handles.
+pub(crate) struct LazyTable<'a> {
+    lua: &'a Lua,
+    table: std::cell::OnceCell<Table>,
+}
+
+impl<'a> LazyTable<'a> {
+    pub(crate) fn new(lua: &'a Lua) -> LazyTable<'a> {
+        LazyTable {
+            lua,
+            table: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> mlua::Result<&Table> {
+        if let Some(table) = self.table.get() {
+            return Ok(table);
+        }
+        let table = self.lua.create_table()?;
+        Ok(self.table.get_or_init(|| table))
+    }
+
+    /// Empties slot `index` (nothing to do before the first use).
+    pub(crate) fn clear(&self, index: usize) -> mlua::Result<()> {
+        match self.table.get() {
+            Some(table) => table.raw_set(index, Value::Nil),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A function's results: Rust values while they are few, moved into a Lua
+/// table past `DIRECT_RESULTS` (mlua handles are limited; see
+/// `next_function`), and returned from there by the trampoline.
 pub(crate) struct LuaStack {
-    table: Table,
+    direct: Vec<Value>,
+    table: Option<Table>,
     len: usize,
 }
 
+/// Results returned directly, not through a table.
+const DIRECT_RESULTS: usize = 32;
+
 impl LuaStack {
-    pub(crate) fn new(lua: &Lua) -> mlua::Result<LuaStack> {
-        Ok(LuaStack {
-            table: lua.create_table()?,
+    pub(crate) fn new() -> LuaStack {
+        LuaStack {
+            direct: Vec::new(),
+            table: None,
             len: 0,
-        })
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub(crate) fn push(&mut self, value: Value) -> mlua::Result<()> {
+    /// The table the values are in once there are too many.
+    fn spill(&mut self, lua: &Lua) -> mlua::Result<&Table> {
+        if self.table.is_none() {
+            let table = lua.create_table_with_capacity(self.len * 2, 0)?;
+            for (index, value) in self.direct.drain(..).enumerate() {
+                table.raw_set(index + 1, value)?;
+            }
+            self.table = Some(table);
+        }
+        self.table
+            .as_ref()
+            .ok_or_else(|| mlua::Error::runtime("results table"))
+    }
+
+    pub(crate) fn push(&mut self, lua: &Lua, value: Value) -> mlua::Result<()> {
+        if self.table.is_none() && self.len < DIRECT_RESULTS {
+            self.direct.push(value);
+        } else {
+            let index = self.len + 1;
+            self.spill(lua)?.raw_set(index, value)?;
+        }
         self.len += 1;
-        self.table.raw_set(self.len, value)
+        Ok(())
     }
 
-    /// Element `index` (1-based).
-    pub(crate) fn get<V: mlua::FromLua>(&self, index: usize) -> mlua::Result<V> {
-        self.table.raw_get(index)
+    /// The last value.
+    pub(crate) fn last(&self) -> mlua::Result<Value> {
+        match &self.table {
+            Some(table) => {
+                let value = table.raw_get(self.len)?;
+                exact_value(table, &Value::Integer(self.len as i64), value)
+            }
+            None => Ok(self.direct.last().cloned().unwrap_or(Value::Nil)),
+        }
     }
 
-    pub(crate) fn pop<V: mlua::FromLua>(&mut self) -> mlua::Result<V> {
-        let value = self.table.raw_get(self.len)?;
-        self.table.raw_set(self.len, Value::Nil)?;
+    pub(crate) fn pop(&mut self) -> mlua::Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        match &self.table {
+            Some(table) => table.raw_set(self.len, Value::Nil)?,
+            None => {
+                self.direct.pop();
+            }
+        }
         self.len -= 1;
-        Ok(value)
+        Ok(())
     }
 
     /// Moves everything one place up and puts `value` first.
-    pub(crate) fn insert_first(&mut self, value: Value) -> mlua::Result<()> {
-        for index in (1..=self.len).rev() {
-            let moved: Value = self.table.raw_get(index)?;
-            self.table.raw_set(index + 1, moved)?;
+    pub(crate) fn insert_first(&mut self, lua: &Lua, value: Value) -> mlua::Result<()> {
+        if self.table.is_none() && self.len < DIRECT_RESULTS {
+            self.direct.insert(0, value);
+            self.len += 1;
+            return Ok(());
         }
+        let len = self.len;
+        let table = self.spill(lua)?;
+        for index in (1..=len).rev() {
+            let moved: Value = table.raw_get(index)?;
+            let moved = exact_value(table, &Value::Integer(index as i64), moved)?;
+            table.raw_set(index + 1, moved)?;
+        }
+        table.raw_set(1, value)?;
         self.len += 1;
-        self.table.raw_set(1, value)
+        Ok(())
     }
 
-    /// The elements as a function's results.
+    /// The values as a function's results.
     pub(crate) fn into_results(self) -> LibResult<Ret> {
-        const DIRECT_RESULTS: usize = 32;
-        if self.len > DIRECT_RESULTS {
-            return Ok(Ret::Packed(self.table, self.len));
-        }
-        let mut values = MultiValue::with_capacity(self.len);
-        for index in 1..=self.len {
-            let key = Value::Integer(index as i64);
-            let value = self.table.raw_get(index)?;
-            values.push_back(exact_value(&self.table, &key, value)?);
-        }
-        Ok(Ret::Values(values))
-    }
-}
-
-fn fix_negative_zeros(values: &mut MultiValue, negative_zeros: u64) {
-    if negative_zeros == 0 {
-        return;
-    }
-    for (index, value) in values.iter_mut().enumerate().take(NEGATIVE_ZERO_MASK_ARGS) {
-        if negative_zeros & (1 << index) != 0 {
-            *value = Value::Number(-0.0);
+        match self.table {
+            Some(table) => Ok(Ret::Packed(table, self.len)),
+            None => Ok(Ret::Values(MultiValue::from_vec(self.direct))),
         }
     }
 }
@@ -469,8 +537,9 @@ pub(crate) fn to_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// A number read from a table exactly: mlua reports integral numbers as
-/// `Integer`, which turns -0.0 into 0, so zeros are re-read as `f64`.
+/// A number read from a table exactly: mlua reports a number within
+/// `f64::EPSILON` of an integer as that `Integer`, which turns -0.0 and
+/// tiny numbers into 0, so zeros are re-read as `f64`.
 pub(crate) fn exact_value(table: &Table, key: &Value, value: Value) -> mlua::Result<Value> {
     if let Value::Integer(0) = value {
         return Ok(Value::Number(table.raw_get::<f64>(key.clone())?));
@@ -788,6 +857,22 @@ mod tests {
     #[test]
     fn cjson_matches_redis() {
         check_cases(redis_cases::CJSON);
+    }
+
+    /// 2,400 random inputs (`redis_fuzz.py 1`): mutated JSON for
+    /// `cjson.decode`, random MessagePack bytes for `cmsgpack.unpack`,
+    /// random formats and data for `struct`, re-encodings of decoded JSON,
+    /// random Lua tables (mixed keys, holes, nesting) through
+    /// `cjson.encode`, `cmsgpack.pack` and back.
+    #[test]
+    fn random_inputs_match_redis() {
+        let lines: Vec<&str> = include_str!("redis_fuzz_cases.txt").lines().collect();
+        let cases: Vec<(&str, &str)> = lines
+            .chunks(2)
+            .filter_map(|pair| Some((*pair.first()?, *pair.get(1)?)))
+            .collect();
+        assert_eq!(cases.len(), 2400);
+        check_cases(&cases);
     }
 
     #[test]

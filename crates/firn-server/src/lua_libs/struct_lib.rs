@@ -251,7 +251,7 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
     pos -= 1;
     let len = data.len();
     let mut header = Header::new();
-    let mut results = LuaStack::new(lua)?;
+    let mut results = LuaStack::new();
     let too_short = || Fail::arg(2, "data string too short");
     while let Some(opt) = format.next_option() {
         let mut size = format.size(opt)?;
@@ -266,11 +266,10 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
         match opt {
             _ if is_integer_option(opt) => {
                 let signed = opt.is_ascii_lowercase();
-                results.push(Value::Number(read_integer(
-                    item,
-                    header.little_endian,
-                    signed,
-                )))?;
+                results.push(
+                    lua,
+                    Value::Number(read_integer(item, header.little_endian, signed)),
+                )?;
             }
             b'x' => {}
             b'f' => {
@@ -280,7 +279,7 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
                 } else {
                     f32::from_be_bytes(bytes)
                 };
-                results.push(Value::Number(f64::from(n)))?;
+                results.push(lua, Value::Number(f64::from(n)))?;
             }
             b'd' => {
                 let bytes: [u8; 8] = item.try_into().map_err(|_| too_short())?;
@@ -289,37 +288,43 @@ fn unpack(lua: &Lua, args: Args) -> LibResult<Ret> {
                 } else {
                     f64::from_be_bytes(bytes)
                 };
-                results.push(Value::Number(n))?;
+                results.push(lua, Value::Number(n))?;
             }
             b'c' => {
                 if size == 0 {
                     let previous = match results.len() {
                         0 => None,
-                        last => super::to_number(&results.get::<Value>(last)?),
+                        _ => super::to_number(&results.last()?),
                     };
                     let Some(previous) = previous else {
                         return Err(Fail::error("format 'c0' needs a previous size"));
                     };
-                    results.pop::<Value>()?;
+                    results.pop()?;
                     size = double_to_u64(previous) as usize;
                     if size > len || pos > len - size {
                         return Err(too_short());
                     }
                 }
-                results.push(Value::String(lua.create_string(&data[pos..pos + size])?))?;
+                results.push(
+                    lua,
+                    Value::String(lua.create_string(&data[pos..pos + size])?),
+                )?;
             }
             b's' => {
                 let Some(nul) = data[pos..].iter().position(|&b| b == 0) else {
                     return Err(Fail::error("unfinished string in data"));
                 };
                 size = nul + 1;
-                results.push(Value::String(lua.create_string(&data[pos..pos + nul])?))?;
+                results.push(
+                    lua,
+                    Value::String(lua.create_string(&data[pos..pos + nul])?),
+                )?;
             }
             _ => format.control(opt, &mut header)?,
         }
         pos = pos.wrapping_add(size);
     }
-    results.push(Value::Number(pos.wrapping_add(1) as i64 as f64))?;
+    results.push(lua, Value::Number(pos.wrapping_add(1) as i64 as f64))?;
     results.into_results()
 }
 

@@ -247,7 +247,11 @@ impl Scripting {
                 // garbage would stay until the next cycle, which needs
                 // memory to start. A full collection frees it now.
                 if vm.lua.used_memory() > vm.memory_limit() / 2 {
+                    // The collection itself allocates a little (mlua's
+                    // protected call): lift the limit while it runs.
+                    let _ = vm.lua.set_memory_limit(0);
                     let _ = vm.lua.gc_collect();
+                    let _ = vm.lua.set_memory_limit(vm.memory_limit());
                 }
                 shared
                     .lua_memory
