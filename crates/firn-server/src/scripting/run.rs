@@ -251,6 +251,20 @@ async fn warm(
     }
 }
 
+/// Why a script that may write cannot run now: called with an `*_RO`
+/// command, or the disk refuses writes (MISCONF).
+fn refuse_writing_script(server: &Server, read_only_command: bool) -> Option<Outcome> {
+    let reply = if read_only_command {
+        Reply::error("ERR Can not execute a script with write flag using *_ro command.")
+    } else {
+        let why = server.engine.write_error()?;
+        Reply::error(format!(
+            "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
+        ))
+    };
+    Some(Outcome::Done(reply, Vec::new()))
+}
+
 fn eval_on_thread(
     vm: &mut Vm,
     server: &Arc<Server>,
@@ -271,19 +285,8 @@ fn eval_on_thread(
     let flags = script.flags;
     let func = script.func.clone();
     if !flags.compat && !flags.no_writes {
-        if request.read_only {
-            return Outcome::Done(
-                Reply::error("ERR Can not execute a script with write flag using *_ro command."),
-                Vec::new(),
-            );
-        }
-        if let Some(why) = server.engine.write_error() {
-            return Outcome::Done(
-                Reply::error(format!(
-                    "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
-                )),
-                Vec::new(),
-            );
+        if let Some(refused) = refuse_writing_script(server, request.read_only) {
+            return refused;
         }
     }
     let read_only = request.read_only || (!flags.compat && flags.no_writes);
@@ -342,19 +345,8 @@ fn fcall_on_thread(
     let flags = function.flags;
     let func = function.func.clone();
     if !flags.no_writes {
-        if request.read_only {
-            return Outcome::Done(
-                Reply::error("ERR Can not execute a script with write flag using *_ro command."),
-                Vec::new(),
-            );
-        }
-        if let Some(why) = server.engine.write_error() {
-            return Outcome::Done(
-                Reply::error(format!(
-                    "MISCONF Errors writing to the RocksDB write-ahead log: {why}"
-                )),
-                Vec::new(),
-            );
+        if let Some(refused) = refuse_writing_script(server, request.read_only) {
+            return refused;
         }
     }
     let read_only = request.read_only || flags.no_writes;
