@@ -214,7 +214,7 @@ pub fn queue(
         return Some(Reply::Simple(Bytes::from_static(b"QUEUED")));
     }
     queued.push(args.to_vec());
-    tx.writes |= cmd.write;
+    tx.writes |= may_replicate(cmd);
     let memory = client.tx.multi_mem()
         + args.iter().map(|a| a.len() as u64).sum::<u64>()
         + 8 * args.len() as u64;
@@ -225,7 +225,18 @@ pub fn queue(
 /// Whether CLIENT PAUSE WRITE holds this command: a write, or an EXEC
 /// whose queue holds one (Redis 7.0's is_may_replicate_command).
 pub fn pauses_as_write(session: &Session, cmd: &Command) -> bool {
-    cmd.write || (cmd.name() == "exec" && session.tx.writes)
+    may_replicate(cmd) || (cmd.name() == "exec" && session.tx.writes)
+}
+
+/// Redis's CMD_WRITE or CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds.
+/// COMMAND INFO does not show MAY_REPLICATE, so the generated table lacks
+/// it: these are the commands Redis 7.0's JSON gives it.
+fn may_replicate(cmd: &Command) -> bool {
+    cmd.write
+        || matches!(
+            cmd.name(),
+            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
+        )
 }
 
 /// Whether this request is an EXEC that runs a transaction.

@@ -298,3 +298,31 @@ fn blocking_jobs_reply_inside_exec() {
     let reply = a.cmd(&["EXEC"]);
     assert_eq!(reply, R::Array(Some(vec![R::Int(4), R::Int(2000001)])));
 }
+
+#[test]
+fn client_pause_write_holds_scripts_and_publish_as_redis() {
+    let server = Server::firn();
+    let mut a = server.conn();
+    let mut b = server.conn();
+    // Redis 7.0 holds CMD_MAY_REPLICATE commands (EVAL, PUBLISH) like writes,
+    // and lets a read-only script through.
+    b.cmd(&["CLIENT", "PAUSE", "2000", "WRITE"]);
+    let started = Instant::now();
+    assert_eq!(
+        a.cmd(&["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "k"]),
+        R::Bulk(None)
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    for command in [
+        vec!["EVAL", "return 1", "0"],
+        vec!["PUBLISH", "channel", "message"],
+    ] {
+        b.cmd(&["CLIENT", "PAUSE", "400", "WRITE"]);
+        let started = Instant::now();
+        a.cmd(&command);
+        assert!(
+            started.elapsed() >= Duration::from_millis(350),
+            "{command:?} was not held"
+        );
+    }
+}
