@@ -316,6 +316,9 @@ impl Connection {
     /// MONITOR mode (see [`monitor_loop`]); false when the connection
     /// must close, true once RESET left the mode.
     async fn monitor(&mut self) -> bool {
+        // Subscribed before the OK leaves, as Redis registers a monitor
+        // before replying: a command run right after the OK is shown.
+        let feed = self.server.monitor_feed.subscribe();
         if self.finish().await.is_err() {
             return false;
         }
@@ -340,7 +343,8 @@ impl Connection {
                 &self.server,
                 &self.client,
                 &mut self.session,
-                &mut monitored
+                &mut monitored,
+                feed
             )
             .await,
             Flow::Close
@@ -1115,6 +1119,12 @@ async fn wait_for_pause(server: &Server, write: bool) {
 
 /// Shows a command that ran, in database `db`, to the MONITOR clients.
 pub(crate) fn feed_monitors(server: &Server, client: &ClientInfo, db: u8, args: &[Bytes]) {
+    feed_monitors_from(server, &client.addr, db, args);
+}
+
+/// Shows a command to the MONITOR clients as coming from `origin` (a
+/// client's address, or `lua` for the commands a script runs).
+pub(crate) fn feed_monitors_from(server: &Server, origin: &str, db: u8, args: &[Bytes]) {
     if server.monitor_feed.receiver_count() == 0 {
         return;
     }
@@ -1128,7 +1138,7 @@ pub(crate) fn feed_monitors(server: &Server, client: &ClientInfo, db: u8, args: 
         now.as_secs(),
         now.subsec_micros(),
         db,
-        client.addr
+        origin
     );
     if redacted && name != b"config" {
         line.push_str(&format!(" {}", quote_arg(&args[0])));
@@ -1186,8 +1196,8 @@ async fn monitor_loop(
     client: &Arc<ClientInfo>,
     session: &mut Session,
     conn: &mut Monitored<'_>,
+    mut feed: tokio::sync::broadcast::Receiver<Bytes>,
 ) -> Flow {
-    let mut feed = server.monitor_feed.subscribe();
     let mut shutdown = server.shutdown.subscribe();
     let mut out = BytesMut::new();
     loop {

@@ -745,19 +745,7 @@ fn redis_call(
 /// MONITOR's line for a command a script runs: `[db lua]`, as Redis shows
 /// it, after the EVAL/FCALL line the connection fed.
 fn feed_monitors(server: &Server, db: u8, args: &[Bytes]) {
-    if server.monitor_feed.receiver_count() == 0 {
-        return;
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let mut line = format!("+{}.{:06} [{db} lua]", now.as_secs(), now.subsec_micros());
-    for arg in args {
-        line.push(' ');
-        line.push_str(&crate::connection::quote_arg(arg));
-    }
-    line.push_str("\r\n");
-    let _ = server.monitor_feed.send(Bytes::from(line));
+    crate::connection::feed_monitors_from(server, "lua", db, args);
 }
 
 /// The flags Redis 7.0 gives a command line's command, served or not.
