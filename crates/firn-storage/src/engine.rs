@@ -28,7 +28,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::changes::{ChangeReceiver, ChangeSender, Event};
+use crate::changes::{Change, ChangeReceiver, ChangeSender, Event};
 
 /// Receives the keyspace events of each committed batch (see
 /// [`Engine::set_event_sink`]).
@@ -164,6 +164,9 @@ pub(crate) struct Inner {
     queue: Mutex<CommitQueue>,
     /// Committed batches, in order, for WATCH, notifications, replication.
     pub(crate) changes: ChangeSender,
+    /// Batches as they are submitted (visible, not yet durable), for
+    /// consumers that act before the commit: blocked clients' wake-ups.
+    pub(crate) submits: ChangeSender,
     /// Notified after every commit group (the overlay shrank).
     pub(crate) drained: tokio::sync::Notify,
     write_error: Mutex<Option<String>>,
@@ -244,6 +247,20 @@ impl Inner {
         // nobody watches).
         if self.watches.is_active() {
             self.watches.touch_batch(self, &batch);
+        }
+        if self.submits.receiver_count() > 0 {
+            let mut whole_dbs = batch.flushes.clone();
+            if let Some((a, b)) = batch.swap {
+                whole_dbs.extend([a, b]);
+            }
+            let _ = self.submits.send(Arc::new(Change {
+                db: batch.db,
+                keys: crate::txn::changed_keys(&batch.writes),
+                whole_dbs,
+                commands: batch.commands.clone(),
+                client: batch.client,
+                ..Change::default()
+            }));
         }
         let mut queue = self.queue.lock();
         let queue = &mut *queue;
@@ -368,6 +385,7 @@ impl Engine {
                 tx: Some(tx),
             }),
             changes: crate::changes::channel(),
+            submits: crate::changes::channel(),
             drained: tokio::sync::Notify::new(),
             write_error: Mutex::new(None),
             has_write_error: AtomicBool::new(false),
@@ -659,6 +677,16 @@ impl Engine {
     /// Subscribes to the change stream (committed batches, in order).
     pub fn subscribe_changes(&self) -> ChangeReceiver {
         self.inner.changes.subscribe()
+    }
+
+    /// Every batch at submit: its writes are visible to every reader (the
+    /// overlay) but may not be durable yet, and the submitter still holds
+    /// its keys' locks. `seq` is 0 and `events` empty; a batch the disk then
+    /// refuses is not taken back. Blocked clients wake from here, so a
+    /// waiter retries as soon as the pusher releases its locks, and its
+    /// reply waits for the push's durability like any reply that read it.
+    pub fn subscribe_submits(&self) -> ChangeReceiver {
+        self.inner.submits.subscribe()
     }
 
     /// The replay records the WAL holds from RocksDB sequence `since` on,

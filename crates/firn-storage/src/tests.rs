@@ -821,3 +821,16 @@ fn small_collections_are_cached_decoded_and_never_stale() {
     put(b"z", b"9");
     assert_eq!(walk(&engine), vec![(b"z".to_vec(), b"9".to_vec())]);
 }
+
+#[test]
+fn submitted_batches_are_announced_with_their_keys_before_they_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut submits = engine.subscribe_submits();
+    set_replayed(&engine, "pushed", "v");
+    let change = submits.try_recv().expect("announced at submit");
+    assert_eq!(change.keys.len(), 1);
+    assert_eq!(change.keys[0].1, Bytes::from("pushed"));
+    assert_eq!(change.commands[0][1], Bytes::from("pushed"));
+    assert!(submits.try_recv().is_err(), "once");
+}
