@@ -336,7 +336,7 @@ impl AccessTimes {
 /// value, DEL of a missing key, SETRANGE of an empty string...). Derived
 /// from the arguments and the reply, which tell it exactly for these
 /// commands; FLUSHDB/FLUSHALL add the keys they removed themselves.
-fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
+pub(crate) fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
     use crate::args::is;
     let int = match reply {
         Reply::Error(_) => return 0,

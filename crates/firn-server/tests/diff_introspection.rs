@@ -735,6 +735,9 @@ fn changes_since_last_save_count_only_real_changes() {
         ],
         &["SETEX", "e", "100", "v"],
         &["TOUCH", "a", "b2"],
+        // A script's writes count as the commands it ran.
+        &["EVAL", "redis.call('SET', KEYS[1], 'v') redis.call('SET', KEYS[1], 'w', 'NX') return redis.call('INCR', KEYS[2])", "2", "s1", "s2"],
+        &["EVAL", "return redis.call('GET', KEYS[1])", "1", "s1"],
         &["FLUSHDB"],
         &["SET", "k", "v"],
         &["FLUSHALL"],

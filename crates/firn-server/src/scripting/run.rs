@@ -111,6 +111,9 @@ struct RunState<'a> {
     /// tracking caller tracks once the script runs a read-only command.
     declared: (u8, &'a [Bytes]),
     declared_tracked: bool,
+    /// `server.dirty` of the calls (INFO rdb_changes_since_last_save),
+    /// added once the run commits.
+    dirty: u64,
 }
 
 /// Compiles and caches a script body; returns its sha.
@@ -434,6 +437,7 @@ fn run_function(
         abandoned: None,
         declared: (db, target.keys),
         declared_tracked: false,
+        dirty: 0,
     });
     vm.settings.resp.set(2);
     vm.settings.repl.set(super::vm::REPL_ALL);
@@ -482,6 +486,7 @@ fn run_function(
     let Some(mut txn) = state.txn else {
         return Outcome::Done(reply, Vec::new());
     };
+    let dirty = state.dirty;
     let mut replay = state.replay;
     if replay.len() > 1 {
         replay.insert(0, vec![Bytes::from_static(b"MULTI")]);
@@ -491,7 +496,10 @@ fn run_function(
         txn.set_replay(replay);
     }
     let outcome = match txn.commit() {
-        Ok(tickets) => Outcome::Done(reply, tickets),
+        Ok(tickets) => {
+            server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
+            Outcome::Done(reply, tickets)
+        }
         Err(e) => Outcome::Done(crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
     };
     drop(state.guard);
@@ -722,6 +730,9 @@ fn redis_call(
         .stats
         .commands
         .record_call(cmd.name(), started.elapsed().as_micros() as u64, failed);
+    if cmd.write {
+        state.dirty += crate::server::dirty_changes(cmd.name(), &argv, &reply);
+    }
     if cmd.write && !failed && settings.repl.get() != REPL_NONE {
         let commands = if handler_replay.is_empty() {
             vec![argv]
