@@ -3,9 +3,10 @@
 //!
 //! A blocked client is a suspended future on its connection's task holding
 //! no key lock; what it waits for is its [`Waiter`] in this registry, one
-//! FIFO per `(logical db, key)`. Wake-ups come from the engine's change
-//! stream: while at least one client is blocked, a listener task consumes
-//! it, and each committed batch that may have added elements to a key wakes
+//! FIFO per `(logical db, key)`. Wake-ups come from the engine's submit
+//! stream (`Engine::subscribe_submits`: the change stream's records, sent
+//! when a batch is submitted): while at least one client is blocked, a
+//! listener task consumes it, and each batch that may have added elements to a key wakes
 //! the *first* waiter of that key (Redis serves the client that blocked
 //! first). The woken client re-runs its command under the key's lock, as
 //! any command runs (memory first, the cold path if needed):
@@ -18,17 +19,21 @@
 //! kill) with a wake-up it did not use passes it on to the next waiter.
 //!
 //! Race freedom: a client registers *before* its second attempt. A push
-//! that commits after that attempt's read is written by the writer after
-//! the registration subscribed to the change stream, so it reaches the
-//! listener; a push before it is seen by the attempt.
+//! submitted after that attempt's read (under the key's lock, so after the
+//! registration subscribed) reaches the listener; a push before it is seen
+//! by the attempt.
 //!
-//! Cost when nobody is blocked: none per command or commit. The writer
-//! computes changed keys only while the stream has a subscriber, and the
-//! listener unsubscribes once no client has been blocked for
+//! Cost when nobody is blocked: one atomic load per commit. Submit builds
+//! records only while a subscription is alive, and the listener
+//! unsubscribes once no client has been blocked for
 //! [`LISTENER_IDLE`].
 
 use bytes::Bytes;
 use firn_storage::{Change, ChangeReceiver};
+
+/// A subscription the listener reads: the engine's submit stream
+/// (`Engine::subscribe_submits`), or any change channel in tests.
+pub type Subscription = Box<dyn std::ops::DerefMut<Target = ChangeReceiver> + Send>;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -165,7 +170,7 @@ impl Blocking {
         db: u8,
         keys: &[Bytes],
         timed: bool,
-        subscribe: impl FnOnce() -> ChangeReceiver,
+        subscribe: impl FnOnce() -> Subscription,
     ) -> Registration {
         let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
         for key in keys {
@@ -320,7 +325,7 @@ fn may_add_elements(change: &Change) -> bool {
 }
 
 /// Consumes the change stream while clients are blocked.
-async fn listen(registry: Arc<Blocking>, mut changes: ChangeReceiver) {
+async fn listen(registry: Arc<Blocking>, mut changes: Subscription) {
     let mut idle_since: Option<Instant> = None;
     loop {
         match tokio::time::timeout(LISTENER_IDLE, changes.recv()).await {
@@ -351,6 +356,11 @@ async fn listen(registry: Arc<Blocking>, mut changes: ChangeReceiver) {
 mod tests {
     use super::*;
 
+    /// A subscription to a plain change channel.
+    fn plain(tx: &tokio::sync::broadcast::Sender<Arc<Change>>) -> Subscription {
+        Box::new(Box::new(tx.subscribe()))
+    }
+
     fn change(keys: &[&str], command: &str) -> Change {
         Change {
             keys: keys
@@ -370,8 +380,8 @@ mod tests {
     async fn the_first_waiter_is_woken_and_passes_on_when_served() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, || tx.subscribe());
-        let second = registry.register(2, 0, &[key("q"), key("q")], true, || tx.subscribe());
+        let first = registry.register(1, 0, &[key("q")], false, || plain(&tx));
+        let second = registry.register(2, 0, &[key("q"), key("q")], true, || plain(&tx));
         assert_eq!(registry.blocked_clients(), 2);
         assert_eq!(registry.clients_with_timeout(), 1);
         registry.on_change(&change(&["q"], "LPUSH"));
@@ -393,9 +403,9 @@ mod tests {
     async fn an_unused_wake_up_is_passed_on_and_unblock_reaches_one_client() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, || tx.subscribe());
-        let second = registry.register(2, 0, &[key("q")], false, || tx.subscribe());
-        let other_db = registry.register(3, 1, &[key("q")], false, || tx.subscribe());
+        let first = registry.register(1, 0, &[key("q")], false, || plain(&tx));
+        let second = registry.register(2, 0, &[key("q")], false, || plain(&tx));
+        let other_db = registry.register(3, 1, &[key("q")], false, || plain(&tx));
         registry.on_change(&change(&["q"], "RPUSH"));
         assert!(other_db.waiter().woken.load(Ordering::Acquire));
         drop(first);

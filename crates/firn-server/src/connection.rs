@@ -726,7 +726,7 @@ impl Connection {
             self.session.db,
             &on.keys,
             deadline.is_some(),
-            || server.engine.subscribe_submits(),
+            || Box::new(server.engine.subscribe_submits()),
         );
         self.client.blocked.store(true, Ordering::Release);
         let waited = self.wait_for_keys(cmd, args, &registration, deadline).await;

@@ -23,7 +23,9 @@ use rocksdb::{
     DBCompressionType, Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -167,6 +169,9 @@ pub(crate) struct Inner {
     /// Batches as they are submitted (visible, not yet durable), for
     /// consumers that act before the commit: blocked clients' wake-ups.
     pub(crate) submits: ChangeSender,
+    /// Live [`SubmitReceiver`]s: submit builds no record while it is 0 (an
+    /// atomic load, where `receiver_count` would take the channel's lock).
+    pub(crate) submit_subscribers: AtomicUsize,
     /// Notified after every commit group (the overlay shrank).
     pub(crate) drained: tokio::sync::Notify,
     write_error: Mutex<Option<String>>,
@@ -248,7 +253,7 @@ impl Inner {
         if self.watches.is_active() {
             self.watches.touch_batch(self, &batch);
         }
-        if self.submits.receiver_count() > 0 {
+        if self.submit_subscribers.load(Ordering::Acquire) > 0 {
             let mut whole_dbs = batch.flushes.clone();
             if let Some((a, b)) = batch.swap {
                 whole_dbs.extend([a, b]);
@@ -386,6 +391,7 @@ impl Engine {
             }),
             changes: crate::changes::channel(),
             submits: crate::changes::channel(),
+            submit_subscribers: AtomicUsize::new(0),
             drained: tokio::sync::Notify::new(),
             write_error: Mutex::new(None),
             has_write_error: AtomicBool::new(false),
@@ -685,8 +691,15 @@ impl Engine {
     /// refuses is not taken back. Blocked clients wake from here, so a
     /// waiter retries as soon as the pusher releases its locks, and its
     /// reply waits for the push's durability like any reply that read it.
-    pub fn subscribe_submits(&self) -> ChangeReceiver {
-        self.inner.submits.subscribe()
+    pub fn subscribe_submits(&self) -> SubmitReceiver {
+        // Counted after the receiver exists: a submit that sees the count
+        // also reaches the receiver.
+        let receiver = self.inner.submits.subscribe();
+        self.inner.submit_subscribers.fetch_add(1, Ordering::AcqRel);
+        SubmitReceiver {
+            receiver,
+            inner: self.inner.clone(),
+        }
     }
 
     /// The replay records the WAL holds from RocksDB sequence `since` on,
@@ -840,4 +853,30 @@ fn cf_options(
         opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(weak.clone()));
     }
     opts
+}
+
+/// A subscription to [`Engine::subscribe_submits`]; submits stop building
+/// records once the last one is dropped.
+pub struct SubmitReceiver {
+    receiver: ChangeReceiver,
+    inner: Arc<Inner>,
+}
+
+impl std::ops::Deref for SubmitReceiver {
+    type Target = ChangeReceiver;
+    fn deref(&self) -> &ChangeReceiver {
+        &self.receiver
+    }
+}
+
+impl std::ops::DerefMut for SubmitReceiver {
+    fn deref_mut(&mut self) -> &mut ChangeReceiver {
+        &mut self.receiver
+    }
+}
+
+impl Drop for SubmitReceiver {
+    fn drop(&mut self) {
+        self.inner.submit_subscribers.fetch_sub(1, Ordering::AcqRel);
+    }
 }
