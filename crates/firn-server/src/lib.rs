@@ -23,7 +23,7 @@ pub mod keyspecs;
 pub mod lua_libs;
 pub mod notify;
 pub mod pubsub;
-pub mod rdb;
+pub use firn_rdb as rdb;
 pub mod scripting;
 pub mod server;
 mod startup;

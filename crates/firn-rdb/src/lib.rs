@@ -170,7 +170,7 @@ pub fn dump(value: &RdbValue) -> Vec<u8> {
 
 /// Appends the footer of a DUMP payload: the RDB version and the CRC64 of
 /// everything before it. Also used by FUNCTION DUMP.
-pub(crate) fn append_footer(out: &mut Vec<u8>) {
+pub fn append_footer(out: &mut Vec<u8>) {
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = CRC64.checksum(out);
     out.extend_from_slice(&crc.to_le_bytes());
@@ -192,7 +192,7 @@ fn write_len(out: &mut Vec<u8>, len: u64) {
 }
 
 /// Redis's rdbSaveRawString: integer encoding, then LZF, then raw.
-pub(crate) fn write_string(out: &mut Vec<u8>, value: &[u8]) {
+pub fn write_string(out: &mut Vec<u8>, value: &[u8]) {
     if value.len() <= 11 {
         if let Some(n) = canonical_i64(value) {
             if let Ok(b) = i8::try_from(n) {
@@ -408,7 +408,7 @@ fn write_hash(out: &mut Vec<u8>, pairs: &[(Vec<u8>, Vec<u8>)]) {
 
 /// A score as Redis 7.0's d2string writes it into a listpack: integral
 /// values within +-2^62 as integers, others as printf's "%.17g".
-pub(crate) fn score_text(score: f64) -> Vec<u8> {
+pub fn score_text(score: f64) -> Vec<u8> {
     const LIMIT: f64 = (i64::MAX / 2) as f64;
     if score.is_nan() {
         return b"nan".to_vec();
@@ -572,7 +572,7 @@ pub fn restore(payload: &[u8]) -> Result<RdbValue, RdbError> {
 /// Redis's verifyDumpPayload: at least the 10-byte footer, an RDB version
 /// up to 10 and a matching CRC64. Returns what precedes the footer. Also
 /// used by FUNCTION RESTORE.
-pub(crate) fn verify_footer(payload: &[u8]) -> Result<&[u8], RdbError> {
+pub fn verify_footer(payload: &[u8]) -> Result<&[u8], RdbError> {
     let Some((body, footer)) = payload.split_last_chunk::<10>() else {
         return Err(RdbError::BadChecksum);
     };
@@ -591,7 +591,7 @@ pub(crate) fn verify_footer(payload: &[u8]) -> Result<&[u8], RdbError> {
 
 /// Reads one RDB string (raw, integer or LZF encoded) at `*pos`, moving
 /// `*pos` past it. Used by FUNCTION RESTORE.
-pub(crate) fn read_string_at(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, RdbError> {
+pub fn read_string_at(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, RdbError> {
     let mut reader = Reader { data, pos: *pos };
     let value = reader.string()?;
     *pos = reader.pos;
@@ -601,7 +601,7 @@ pub(crate) fn read_string_at(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, Rd
 /// Reads one RDB length at `*pos` as Redis's `rdbLoadLen(rdb, NULL)` does:
 /// the 6-bit value of an encoded-string marker counts as a length. Used by
 /// FUNCTION RESTORE.
-pub(crate) fn read_length_at(data: &[u8], pos: &mut usize) -> Result<u64, RdbError> {
+pub fn read_length_at(data: &[u8], pos: &mut usize) -> Result<u64, RdbError> {
     let mut reader = Reader { data, pos: *pos };
     let length = reader.length()?.unwrap_or_else(u64::from);
     *pos = reader.pos;
