@@ -13,8 +13,10 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace -- --test-threads=2
 # The differential suites again with every firn read forced cold
 # (debug-cold-reads): each command runs on the cold-read pool and commits
-# through the write-stamp check, and must still match redis-server.
-FIRN_DIFF_COLD=1 cargo test --locked -p firn-server \
+# through the write-stamp check, and must still match redis-server. This
+# pass also runs two group-commit writers (writer-threads 2), so every
+# command group's batches go through the stripe routing and rendezvous.
+FIRN_DIFF_COLD=1 FIRN_DIFF_WRITERS=2 cargo test --locked -p firn-server \
     --test diff_strings --test diff_keyspace --test diff_bitmaps --test diff_random \
     --test diff_hashes --test diff_lists --test diff_sets --test diff_zsets \
     --test diff_hyperloglog --test diff_geo --test diff_sort --test diff_random_types \

@@ -128,6 +128,7 @@ pub struct Config {
     pub logfile: String,
     pub pidfile: String,
     pub io_threads: usize,
+    pub writer_threads: usize,
     pub io_queue_max: usize,
     pub maxmemory: u64,
     pub proto_max_bulk_len: u64,
@@ -177,6 +178,7 @@ impl Default for Config {
             logfile: String::new(),
             pidfile: String::new(),
             io_threads: 4,
+            writer_threads: 1,
             io_queue_max: 1024,
             maxmemory: 0,
             proto_max_bulk_len: 512 << 20,
@@ -520,6 +522,16 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| c.io_threads.to_string(),
         set: |c, a| {
             c.io_threads = int_in(a, 1, 128)? as usize;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "writer-threads",
+        mutable: false,
+        doc: "Group-commit writer threads. Each owns the keys of a share of the lock stripes, and they write to RocksDB in parallel; a batch whose keys span writers (or that acts on whole databases) is ordered against all of them.",
+        get: |c| c.writer_threads.to_string(),
+        set: |c, a| {
+            c.writer_threads = int_in(a, 1, 64)? as usize;
             Ok(())
         },
     },

@@ -132,6 +132,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         hot_cache_bytes: budget.hot_cache_bytes,
         write_buffer_bytes: budget.memtable_bytes as usize,
         sync: config.appendfsync,
+        writers: config.writer_threads,
     })
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 

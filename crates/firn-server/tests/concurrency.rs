@@ -26,9 +26,19 @@ fn pipeline(conn: &mut Conn, args: &[&str], count: usize, check: impl Fn(&R)) {
     }
 }
 
+/// Each test runs with one group-commit writer and with two, whose batches
+/// are ordered by key stripe and rendezvous (writer.rs).
+const WRITERS: [&str; 2] = ["1", "2"];
+
 #[test]
 fn incr_from_many_clients_is_exact() {
-    let server = Server::firn();
+    for writers in WRITERS {
+        incr_from_many_clients_is_exact_with(writers);
+    }
+}
+
+fn incr_from_many_clients_is_exact_with(writers: &str) {
+    let server = Server::firn_with(&["--writer-threads", writers]);
     let port = server.port();
     let clients = 16;
     let rounds = 20;
@@ -57,7 +67,13 @@ fn incr_from_many_clients_is_exact() {
 
 #[test]
 fn swapdb_during_increments_loses_and_duplicates_nothing() {
-    let server = Server::firn();
+    for writers in WRITERS {
+        swapdb_during_increments_loses_and_duplicates_nothing_with(writers);
+    }
+}
+
+fn swapdb_during_increments_loses_and_duplicates_nothing_with(writers: &str) {
+    let server = Server::firn_with(&["--writer-threads", writers]);
     let port = server.port();
     let stop = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicUsize::new(0));
@@ -99,7 +115,13 @@ fn swapdb_during_increments_loses_and_duplicates_nothing() {
 
 #[test]
 fn writes_acknowledged_after_flushall_survive_it() {
-    let server = Server::firn();
+    for writers in WRITERS {
+        writes_acknowledged_after_flushall_survive_it_with(writers);
+    }
+}
+
+fn writes_acknowledged_after_flushall_survive_it_with(writers: &str) {
+    let server = Server::firn_with(&["--writer-threads", writers]);
     let port = server.port();
     let flushed = Arc::new(AtomicBool::new(false));
     let writer_index = Arc::new(AtomicUsize::new(0));

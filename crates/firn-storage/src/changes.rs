@@ -162,21 +162,23 @@ fn read_header(raw: &[u8], tag: u8) -> Option<(usize, &[u8])> {
 pub fn log_data_in_batch(data: &[u8]) -> Result<Vec<&[u8]>, &'static str> {
     const DELETION: u8 = 0x0;
     const VALUE: u8 = 0x1;
+    const MERGE: u8 = 0x2;
     const LOG_DATA: u8 = 0x3;
     const CF_DELETION: u8 = 0x4;
     const CF_VALUE: u8 = 0x5;
+    const CF_MERGE: u8 = 0x6;
     const CF_RANGE_DELETION: u8 = 0xE;
     const RANGE_DELETION: u8 = 0xF;
     let mut rest = data.get(12..).ok_or("truncated header")?;
     let mut blobs = Vec::new();
     while let Some((&tag, after)) = rest.split_first() {
         rest = after;
-        if matches!(tag, CF_DELETION | CF_VALUE | CF_RANGE_DELETION) {
+        if matches!(tag, CF_DELETION | CF_VALUE | CF_MERGE | CF_RANGE_DELETION) {
             rest = read_varint(rest)?.1;
         }
         let strings = match tag {
             DELETION | CF_DELETION | LOG_DATA => 1,
-            VALUE | CF_VALUE | RANGE_DELETION | CF_RANGE_DELETION => 2,
+            VALUE | CF_VALUE | MERGE | CF_MERGE | RANGE_DELETION | CF_RANGE_DELETION => 2,
             _ => return Err("unexpected record type"),
         };
         for i in 0..strings {

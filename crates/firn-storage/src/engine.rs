@@ -2,10 +2,13 @@
 //! the whole database (flush, swap, checkpoint, counters).
 //!
 //! Invariants kept here:
-//! - every write reaches RocksDB through the single group-commit writer, in
-//!   `seq` order, and each batch's ticket resolves after it is written;
-//! - per-database key counts live in the `System` CF and are written in the
-//!   same batch as the keys they count, so DBSIZE is exact after a crash;
+//! - every write reaches RocksDB through a group-commit writer (writer.rs):
+//!   one key's batches through one writer in `seq` order, batches that span
+//!   writers after everything submitted before them; each batch's ticket
+//!   resolves after it is written;
+//! - per-database key counts live in the `System` CF as merge operands
+//!   (summed there, see `system_merge`) written in the same batch as the
+//!   keys they count, so DBSIZE is exact after a crash;
 //! - collection versions come from a persisted monotonic counter and are
 //!   never reused, so a member whose version differs from its key's stored
 //!   metadata is garbage that the compaction filter may drop
@@ -44,7 +47,7 @@ use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
-use crate::writer::{self, CommitBatch};
+use crate::writer::{self, CommitBatch, Job, Rendezvous};
 use crate::Cf;
 
 pub(crate) const VERSION_KEY: &[u8] = b"version";
@@ -105,6 +108,8 @@ pub struct EngineConfig {
     /// Firn's own hot tier of meta records (0 disables it).
     pub hot_cache_bytes: u64,
     pub sync: SyncPolicy,
+    /// Group-commit writer threads (at least 1).
+    pub writers: usize,
 }
 
 #[derive(Default)]
@@ -141,11 +146,18 @@ impl Counts {
         self.keys[db as usize].store(keys, Ordering::Release);
         self.expires[db as usize].store(expires, Ordering::Release);
     }
+    pub(crate) fn add(&self, db: u8, keys: i64, expires: i64) {
+        self.keys[db as usize].fetch_add(keys, Ordering::AcqRel);
+        self.expires[db as usize].fetch_add(expires, Ordering::AcqRel);
+    }
 }
 
 struct CommitQueue {
     next_seq: u64,
-    tx: Option<Sender<CommitBatch>>,
+    /// One queue per writer thread; `None` once shutting down.
+    writers: Option<Vec<Sender<Job>>>,
+    /// A batch went to a single writer since the last spanning batch.
+    single_since_spanning: bool,
 }
 
 pub(crate) struct Inner {
@@ -166,6 +178,8 @@ pub(crate) struct Inner {
     queue: Mutex<CommitQueue>,
     /// Committed batches, in order, for WATCH, notifications, replication.
     pub(crate) changes: ChangeSender,
+    /// Completes committed batches in `seq` order across writers.
+    pub(crate) completions: writer::Completions,
     /// Batches as they are submitted (visible, not yet durable), for
     /// consumers that act before the commit: blocked clients' wake-ups.
     pub(crate) submits: ChangeSender,
@@ -269,8 +283,8 @@ impl Inner {
         }
         let mut queue = self.queue.lock();
         let queue = &mut *queue;
-        let tx = queue
-            .tx
+        let writers = queue
+            .writers
             .as_ref()
             .ok_or_else(|| StorageError::WriteFailed("server is shutting down".into()))?;
         queue.next_seq += 1;
@@ -294,8 +308,30 @@ impl Inner {
         if !batch.flushes.is_empty() || batch.swap.is_some() {
             self.locks.bump_epoch();
         }
-        tx.send(batch)
-            .map_err(|_| StorageError::WriteFailed("writer thread stopped".into()))?;
+        let sent = match writer::writer_of(&batch, writers.len()) {
+            Some(w) => {
+                queue.single_since_spanning = true;
+                writers[w].send(Job::Batch(batch)).is_ok()
+            }
+            None => {
+                // Every queue gets its place in the same order: this runs
+                // under the queue lock.
+                let rendezvous = Arc::new(Rendezvous::new(
+                    writers.len(),
+                    !std::mem::replace(&mut queue.single_since_spanning, false),
+                ));
+                writers[1..]
+                    .iter()
+                    .all(|f| f.send(Job::Follow(rendezvous.clone())).is_ok())
+                    && writers[0].send(Job::Lead(batch, rendezvous)).is_ok()
+            }
+        };
+        if !sent {
+            // A writer thread is gone: complete the batch as failed, so that
+            // later batches are not held behind its sequence number.
+            self.completions.fail(self, ticket.clone());
+            return Err(StorageError::WriteFailed("writer thread stopped".into()));
+        }
         Ok(ticket)
     }
 }
@@ -355,12 +391,9 @@ impl Engine {
         let mut db_map: Vec<u8> = (0..MAX_DATABASES).map(|d| d as u8).collect();
         if let Some(system) = db.cf_handle(Cf::System.name()) {
             for pdb in 0..MAX_DATABASES {
-                if let Some(raw) = db.get_cf(system, count_key(pdb as u8))? {
-                    if raw.len() == 16 {
-                        let keys = i64::from_be_bytes(raw[..8].try_into().unwrap_or([0; 8]));
-                        let expires = i64::from_be_bytes(raw[8..].try_into().unwrap_or([0; 8]));
-                        counts.set(pdb as u8, keys, expires);
-                    }
+                let raw = db.get_cf(system, count_key(pdb as u8))?;
+                if let Some((keys, expires)) = raw.as_deref().and_then(decode_counts) {
+                    counts.set(pdb as u8, keys, expires);
                 }
             }
             if let Some(raw) = db.get_cf(system, DB_MAP_KEY)? {
@@ -370,7 +403,9 @@ impl Engine {
             }
         }
 
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.writers.max(1))
+            .map(|_| crossbeam_channel::unbounded())
+            .unzip();
         let inner = Arc::new(Inner {
             db,
             overlay: Overlay::default(),
@@ -387,9 +422,11 @@ impl Engine {
             db_map: RwLock::new(db_map),
             queue: Mutex::new(CommitQueue {
                 next_seq: 0,
-                tx: Some(tx),
+                writers: Some(senders),
+                single_since_spanning: true,
             }),
             changes: crate::changes::channel(),
+            completions: Default::default(),
             submits: crate::changes::channel(),
             submit_subscribers: AtomicUsize::new(0),
             drained: tokio::sync::Notify::new(),
@@ -404,13 +441,15 @@ impl Engine {
         let _ = weak.set(Arc::downgrade(&inner));
 
         let mut threads = Vec::new();
-        let writer_inner = inner.clone();
-        threads.push(
-            std::thread::Builder::new()
-                .name("firn-writer".into())
-                .spawn(move || writer::run(writer_inner, rx))
-                .map_err(|e| StorageError::Rocks(format!("cannot start writer thread: {e}")))?,
-        );
+        for rx in receivers {
+            let writer_inner = inner.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name("firn-writer".into())
+                    .spawn(move || writer::run(writer_inner, rx))
+                    .map_err(|e| StorageError::Rocks(format!("cannot start writer thread: {e}")))?,
+            );
+        }
         let sync_inner = inner.clone();
         threads.push(
             std::thread::Builder::new()
@@ -797,7 +836,7 @@ impl Engine {
     /// the WAL. Idempotent.
     pub fn shutdown(&self) {
         self.inner.shutting_down.store(true, Ordering::Release);
-        self.inner.queue.lock().tx = None;
+        self.inner.queue.lock().writers = None;
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();
@@ -849,10 +888,45 @@ fn cf_options(
         _ => (total / 8).max(1 << 20),
     };
     opts.set_write_buffer_size(write_buffer);
+    if cf == Cf::System {
+        opts.set_merge_operator_associative("firn-system", system_merge);
+    }
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
         opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(weak.clone()));
     }
     opts
+}
+
+/// The System CF's merge operator: key-count records add up (16 bytes:
+/// keys and keys with an expiry, big-endian i64s) and the version
+/// high-water mark keeps the largest value, so parallel writers can each
+/// write their own part. A record of another length counts as absent.
+fn system_merge(
+    key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &rocksdb::MergeOperands,
+) -> Option<Vec<u8>> {
+    let values = existing.into_iter().chain(operands.iter());
+    if key == VERSION_KEY {
+        let max = values
+            .filter_map(|v| v.try_into().ok().map(u64::from_be_bytes))
+            .max()
+            .unwrap_or(0);
+        return Some(max.to_be_bytes().to_vec());
+    }
+    let (keys, expires) = values
+        .filter_map(decode_counts)
+        .fold((0i64, 0i64), |(k, e), (dk, de)| {
+            (k.wrapping_add(dk), e.wrapping_add(de))
+        });
+    Some(encode_counts(keys, expires).to_vec())
+}
+
+/// A System-CF key-count record: `(keys, keys with an expiry)`.
+fn decode_counts(raw: &[u8]) -> Option<(i64, i64)> {
+    let keys = raw.get(..8)?.try_into().ok().map(i64::from_be_bytes)?;
+    let expires = raw.get(8..16)?.try_into().ok().map(i64::from_be_bytes)?;
+    (raw.len() == 16).then_some((keys, expires))
 }
 
 /// A subscription to [`Engine::subscribe_submits`]; submits stop building

@@ -15,6 +15,7 @@ pub(crate) fn open(dir: &std::path::Path) -> Engine {
         write_buffer_bytes: 4 << 20,
         hot_cache_bytes: 1 << 20,
         sync: SyncPolicy::EverySec,
+        writers: 2,
     })
     .expect("open engine")
 }
@@ -411,6 +412,7 @@ fn the_change_stream_sees_every_commit_once_in_order() {
     }
     assert_eq!(seen.len(), 200);
     assert!(changes.try_recv().is_err(), "no change twice");
+    // Two writers write in parallel; batches complete in submit order.
     assert!(seen.windows(2).all(|w| w[0].seq < w[1].seq), "commit order");
     let mut keys: Vec<Bytes> = seen
         .iter()
@@ -424,13 +426,112 @@ fn the_change_stream_sees_every_commit_once_in_order() {
     keys.dedup();
     assert_eq!(keys.len(), 200, "every key exactly once");
     // Within one writer thread, its own changes keep their order.
-    let t0: Vec<String> = seen
-        .iter()
-        .map(|c| String::from_utf8_lossy(&c.keys[0].1).into_owned())
-        .filter(|k| k.starts_with("k0:"))
-        .collect();
-    let expected: Vec<String> = (0..50).map(|i| format!("k0:{i}")).collect();
-    assert_eq!(t0, expected);
+    for t in 0..4 {
+        let own: Vec<String> = seen
+            .iter()
+            .map(|c| String::from_utf8_lossy(&c.keys[0].1).into_owned())
+            .filter(|k| k.starts_with(&format!("k{t}:")))
+            .collect();
+        let expected: Vec<String> = (0..50).map(|i| format!("k{t}:{i}")).collect();
+        assert_eq!(own, expected);
+    }
+    engine.shutdown();
+}
+
+/// Commits a batch setting `keys` in `db` without waiting for it.
+fn submit_sets(engine: &Engine, db: u8, keys: &[String]) -> Vec<crate::Ticket> {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    for key in keys {
+        txn.set_string(
+            db,
+            key.as_bytes(),
+            Bytes::from_static(b"v"),
+            ExpireAction::Clear,
+        )
+        .expect("set");
+    }
+    txn.commit().expect("commit")
+}
+
+#[test]
+fn parallel_writers_keep_counts_exact_and_spanning_batches_ordered() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut changes = engine.subscribe_changes();
+    let singles = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            (0..300)
+                .flat_map(|i| submit_sets(&engine, 0, &[format!("s{i}")]))
+                .collect::<Vec<_>>()
+        })
+    };
+    let pairs = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            (0..150)
+                .flat_map(|i| submit_sets(&engine, 0, &[format!("m{i}a"), format!("m{i}b")]))
+                .collect::<Vec<_>>()
+        })
+    };
+    // Db 1: writes, a flush, more writes, none waited for in between.
+    let mut tickets = Vec::new();
+    for i in 0..60 {
+        tickets.extend(submit_sets(&engine, 1, &[format!("before{i}")]));
+    }
+    let mut flush = engine.txn(ReadMode::MemoryOnly);
+    flush.flush_databases(Some(1));
+    tickets.extend(flush.commit().unwrap());
+    for i in 0..10 {
+        tickets.extend(submit_sets(&engine, 1, &[format!("after{i}")]));
+    }
+    tickets.extend(singles.join().unwrap());
+    tickets.extend(pairs.join().unwrap());
+    for ticket in tickets {
+        ticket.wait_blocking().expect("durable");
+    }
+    assert_eq!(engine.key_count(0), (600, 0));
+    assert_eq!(engine.key_count(1), (10, 0));
+
+    let mut seen = Vec::new();
+    while let Ok(change) = changes.try_recv() {
+        seen.push(change);
+    }
+    assert_eq!(seen.len(), 300 + 150 + 60 + 1 + 10);
+    assert!(seen.windows(2).all(|w| w[0].seq < w[1].seq), "commit order");
+    // A batch whose keys belong to both writers, or a flush, is ordered
+    // against every other batch: all before it in the stream were
+    // submitted before it, all after it after.
+    let writer_of_key = |db: u8, key: &[u8]| engine.stripes_of(&[(db, key)])[0] % 2;
+    let mut spanning = 0;
+    for (i, change) in seen.iter().enumerate() {
+        let writers: std::collections::BTreeSet<usize> = change
+            .keys
+            .iter()
+            .map(|(db, key)| writer_of_key(*db, key))
+            .collect();
+        if change.whole_dbs.is_empty() && writers.len() < 2 {
+            continue;
+        }
+        spanning += 1;
+        assert!(seen[..i].iter().all(|c| c.seq < change.seq), "before {i}");
+        assert!(
+            seen[i + 1..].iter().all(|c| c.seq > change.seq),
+            "after {i}"
+        );
+    }
+    assert!(spanning > 10, "only {spanning} spanning batches");
+    engine.shutdown();
+    drop(engine);
+
+    let engine = open(dir.path());
+    assert_eq!(engine.key_count(0), (600, 0));
+    assert_eq!(engine.key_count(1), (10, 0));
+    assert_eq!(read(&engine, |t| t.get_string(1, b"before3")), None);
+    assert_eq!(
+        read(&engine, |t| t.get_string(1, b"after3")),
+        Some(Bytes::from_static(b"v"))
+    );
     engine.shutdown();
 }
 

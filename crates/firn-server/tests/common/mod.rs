@@ -52,6 +52,13 @@ pub fn cold_mode() -> bool {
     std::env::var("FIRN_DIFF_COLD").is_ok_and(|v| v == "1")
 }
 
+/// `FIRN_DIFF_WRITERS=N`: every firn runs with `writer-threads N`.
+pub fn writers_mode() -> Option<String> {
+    std::env::var("FIRN_DIFF_WRITERS")
+        .ok()
+        .filter(|v| v.parse::<usize>().is_ok_and(|n| n >= 1))
+}
+
 // ---------------------------------------------------------------- servers
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +124,7 @@ impl Server {
     /// with `debug-cold-reads yes`: each command that reads committed data
     /// takes the cold path (pool run, write-stamp check, commit), so the
     /// suites prove the cold path gives the same replies as the warm one.
+    /// `FIRN_DIFF_WRITERS=N` sets `writer-threads` (unless `args` do).
     pub fn firn_with(args: &[&str]) -> Server {
         if selftest() {
             return Server::start(Kind::Redis, args);
@@ -124,6 +132,12 @@ impl Server {
         let mut args: Vec<&str> = args.to_vec();
         if cold_mode() {
             args.extend(["--debug-cold-reads", "yes"]);
+        }
+        let writers = writers_mode();
+        if let Some(n) = &writers {
+            if !args.contains(&"--writer-threads") {
+                args.extend(["--writer-threads", n.as_str()]);
+            }
         }
         Server::start(Kind::Firn, &args)
     }
