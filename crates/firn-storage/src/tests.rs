@@ -935,3 +935,57 @@ fn submitted_batches_are_announced_with_their_keys_before_they_commit() {
     assert_eq!(change.commands[0][1], Bytes::from("pushed"));
     assert!(submits.try_recv().is_err(), "once");
 }
+
+#[test]
+fn a_flush_of_an_empty_database_leaves_no_tombstone_but_its_replay_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let entries = || engine.property_sum("rocksdb.num-entries-active-mem-table");
+    let flush_all = |with_set: bool| {
+        let mut txn = engine.txn(ReadMode::Blocking);
+        txn.set_db(0);
+        if with_set {
+            txn.set_string(0, b"mine", Bytes::from_static(b"v"), ExpireAction::Clear)
+                .unwrap();
+        }
+        txn.flush_databases(None);
+        txn.set_replay(vec![vec![Bytes::from_static(b"FLUSHALL")]]);
+        for ticket in txn.commit().unwrap() {
+            ticket.wait_blocking().unwrap();
+        }
+    };
+    // Per database: 4 range deletes (meta, data, zscore, stream) for a
+    // real flush, none for an empty one; its key counter is reset either
+    // way (one entry).
+    let before = entries();
+    flush_all(false);
+    assert_eq!(
+        entries() - before,
+        16,
+        "no range delete for empty databases"
+    );
+    let records = engine.wal_records_since(0).unwrap();
+    assert_eq!(records.len(), 1, "the replay record is in the WAL");
+    assert_eq!(records[0].2, vec![vec![Bytes::from_static(b"FLUSHALL")]]);
+
+    // The transaction's own write before the flush is flushed with it.
+    flush_all(true);
+    assert_eq!(read(&engine, |t| t.get_string(0, b"mine")), None);
+    assert_eq!(engine.key_count(0), (0, 0));
+
+    // A database with a key is flushed for real, the others are skipped.
+    write(&engine, |t| {
+        t.set_string(3, b"k", Bytes::from_static(b"v"), ExpireAction::Clear)
+    });
+    let before = entries();
+    flush_all(false);
+    assert_eq!(read(&engine, |t| t.get_string(3, b"k")), None);
+    assert_eq!(engine.key_count(3), (0, 0));
+    assert_eq!(entries() - before, 16 + 4, "one database's range deletes");
+    engine.shutdown();
+    drop(engine);
+    let engine = open(dir.path());
+    assert_eq!(read(&engine, |t| t.get_string(3, b"k")), None);
+    assert_eq!(engine.key_count(3), (0, 0));
+    engine.shutdown();
+}

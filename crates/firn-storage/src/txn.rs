@@ -109,6 +109,10 @@ pub(crate) struct Effects {
     pub commands: Vec<Vec<Bytes>>,
     /// Physical databases this batch flushes.
     pub flushes: Vec<u8>,
+    /// A flush found nothing to delete: the batch (its counter resets) is
+    /// still submitted, so that its replay record reaches the WAL (Redis
+    /// propagates FLUSHALL of an empty database too).
+    pub empty_flush: bool,
     /// Logical databases this batch swaps.
     pub swap: Option<(u8, u8)>,
     /// What a swap found of the watched keys of both databases.
@@ -299,8 +303,12 @@ impl<'e> Txn<'e> {
         self.mode
     }
 
+    /// Whether the transaction changes anything: a flush does, even of an
+    /// empty database (it resets the counters and is replayed).
     pub fn has_writes(&self) -> bool {
-        !self.st.writes.is_empty() || !self.st.range_deletes.is_empty()
+        !self.st.writes.is_empty()
+            || !self.st.range_deletes.is_empty()
+            || !self.st.count_resets.is_empty()
     }
 
     pub(crate) fn physical(&self, db: u8) -> u8 {
@@ -745,8 +753,34 @@ impl<'e> Txn<'e> {
                 .collect(),
         };
         for pdb in targets {
-            self.delete_database(pdb);
+            if self.holds_nothing(pdb) {
+                // Only its counter is reset (to the 0 it holds): the batch
+                // then has an entry, and RocksDB's WAL a record to carry
+                // the replay form.
+                self.st.effects.empty_flush = true;
+                self.st.count_resets.push(pdb);
+            } else {
+                self.delete_database(pdb);
+            }
         }
+    }
+
+    /// Whether physical database `pdb` provably has no key, so that a
+    /// flush of it has nothing to delete and leaves no range tombstone
+    /// (each one costs later reads until compaction): no committed key,
+    /// no write pending anywhere (the caller holds every key lock, so none
+    /// can start), and none of this transaction's own. Members of deleted
+    /// collections may remain; they are already invisible, and compaction
+    /// drops them.
+    fn holds_nothing(&self, pdb: u8) -> bool {
+        self.inner.counts.get(pdb).0 == 0
+            && self.inner.overlay.len() == 0
+            && self.inner.overlay.fence(pdb).is_none()
+            && !self.st.count_deltas.iter().any(|(db, _, _)| *db == pdb)
+            && !self.st.writes.keys().any(|k| {
+                let cf = k.first().and_then(|&b| Cf::from_u8(b));
+                matches!(cf.and_then(|cf| pdb_of_raw(cf, &k[1..])), Some(p) if p == pdb)
+            })
     }
 
     /// SWAPDB: only the logical→physical map changes, when the batch is
@@ -769,6 +803,7 @@ impl<'e> Txn<'e> {
             && self.st.range_deletes.is_empty()
             && effects.swap.is_none()
             && effects.events.is_empty()
+            && !effects.empty_flush
         {
             return Ok(effects.depends);
         }

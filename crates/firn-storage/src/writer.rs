@@ -169,22 +169,12 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
                 // queued right behind this one (nothing in between for
                 // anyone) join its group: a run of multi-key commands pays
                 // one meeting, not one each.
-                let mut group = vec![batch];
-                let mut bytes = 0;
-                while bytes < MAX_GROUP_BYTES {
-                    match rx.try_recv() {
-                        Ok(Job::Lead(next, next_meeting)) if next_meeting.follows_directly => {
-                            next_meeting.merged.store(true, Ordering::Release);
-                            bytes += next.bytes();
-                            group.push(next);
-                        }
-                        Ok(other) => {
-                            held = Some(other);
-                            break;
-                        }
-                        Err(_) => break,
-                    }
-                }
+                let group = gather(
+                    &rx,
+                    batch,
+                    &mut held,
+                    |job| matches!(job, Job::Lead(_, meeting) if meeting.follows_directly),
+                );
                 commit_group(
                     &inner,
                     &group,
@@ -204,21 +194,7 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
                 continue;
             }
         };
-        let mut group = vec![first];
-        let mut bytes: usize = 0;
-        while bytes < MAX_GROUP_BYTES {
-            match rx.try_recv() {
-                Ok(Job::Batch(next)) => {
-                    bytes += next.bytes();
-                    group.push(next);
-                }
-                Ok(other) => {
-                    held = Some(other);
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
+        let group = gather(&rx, first, &mut held, |job| matches!(job, Job::Batch(_)));
         commit_group(
             &inner,
             &group,
@@ -226,6 +202,42 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
             &mut persisted_version,
         );
     }
+}
+
+/// A group: `first` and whatever else is queued (up to `MAX_GROUP_BYTES`)
+/// that `accept` takes; the first job it refuses is kept in `held`, to go
+/// next. A `Lead` taken is marked merged, so its followers skip it.
+fn gather(
+    rx: &Receiver<Job>,
+    first: CommitBatch,
+    held: &mut Option<Job>,
+    accept: impl Fn(&Job) -> bool,
+) -> Vec<CommitBatch> {
+    let mut group = vec![first];
+    let mut bytes: usize = 0;
+    while bytes < MAX_GROUP_BYTES {
+        let Ok(job) = rx.try_recv() else {
+            break;
+        };
+        if !accept(&job) {
+            *held = Some(job);
+            break;
+        }
+        let next = match job {
+            Job::Batch(next) => next,
+            Job::Lead(next, meeting) => {
+                meeting.merged.store(true, Ordering::Release);
+                next
+            }
+            follow @ Job::Follow(_) => {
+                *held = Some(follow);
+                break;
+            }
+        };
+        bytes += next.bytes();
+        group.push(next);
+    }
+    group
 }
 
 fn commit_group(
@@ -479,6 +491,13 @@ fn put_sorted(inner: &Inner, wb: &mut WriteBatch, writes: &mut Vec<(&[u8], &Opti
 /// The change-stream record of a committed batch.
 fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
     let mut whole_dbs = batch.flushes.clone();
+    // A flush of an empty database only resets its counter (txn.rs):
+    // still a flush to the stream's consumers (tracking's invalidation).
+    for &pdb in &batch.count_resets {
+        if !whole_dbs.contains(&pdb) {
+            whole_dbs.push(pdb);
+        }
+    }
     if let Some((a, b)) = batch.swap {
         // After the swap: the physical databases now behind a and b.
         whole_dbs.push(inner.physical(a));
