@@ -290,6 +290,12 @@ impl MemoryBudget {
         }
     }
 
+    /// OBJECT IDLETIME's access times (server.rs `AccessTimes`), taken
+    /// from the reserve: 1/32 of the budget.
+    pub fn access_times_bytes(&self) -> u64 {
+        self.total_bytes / 32
+    }
+
     /// Gives the caches of a running engine their shares (CONFIG SET).
     pub fn apply(&self, engine: &firn_storage::Engine) {
         engine.set_cache_budget(
@@ -942,7 +948,7 @@ fn render_memory_budget() -> String {
          `maxmemory` bounds the process, not just one cache. It is shared out at start\n\
          (and again on `CONFIG SET maxmemory`) in fixed shares that add up to the budget:\n\n\
          | share | of the budget | holds |\n|---|---|---|\n\
-         | reserve | 1/8 | no cache: client query and reply buffers, writes queued for the writer thread (the pending-write overlay), flush and compaction buffers, SST readers, allocator slack |\n\
+         | reserve | 1/8 | no cache: client query and reply buffers, writes queued for the writer thread (the pending-write overlay), OBJECT IDLETIME's access times (1/32 of the budget at most), flush and compaction buffers, SST readers, allocator slack |\n\
          | hot tier | 1/4 | Firn's own cache: meta records (a small string is stored whole in its meta record) in three quarters of it, small collections (up to 512 members) decoded in the last quarter |\n\
          | RocksDB block cache | 5/8 | data blocks, index and filter blocks (partitioned; only the top level of each file and the blocks of level-0 files are pinned), and the memtables |\n\
          | of which memtables | 1/8 (4 MiB to 512 MiB) | writes not yet flushed to SST files; they are charged to the block cache through RocksDB's write-buffer manager, which flushes when they reach their share and stalls writes if flushes fall behind |\n\n\

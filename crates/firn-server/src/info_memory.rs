@@ -51,7 +51,8 @@ pub fn memory_section(server: &Server, out: &mut String) {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
     let scripting = crate::scripting::memory(server);
-    let used = engine.total_bytes() + clients + scripting.vm_total_bytes;
+    let access_times = server.access_times.bytes();
+    let used = engine.total_bytes() + clients + scripting.vm_total_bytes + access_times;
     let (rss, rss_peak) = rss_and_peak_bytes();
     let maxmemory = server.config().maxmemory;
     let budget = MemoryBudget::of(maxmemory);
@@ -63,6 +64,7 @@ pub fn memory_section(server: &Server, out: &mut String) {
     line(out, "used_memory_rss_peak", rss_peak);
     line(out, "used_memory_rss_peak_human", human_bytes(rss_peak));
     line(out, "mem_clients_normal", clients);
+    line(out, "mem_access_times", access_times);
     line(out, "mem_hot_tier", engine.hot_tier_bytes);
     line(out, "mem_block_cache", engine.block_cache_bytes);
     line(out, "mem_block_cache_memtables", engine.memtable_bytes);

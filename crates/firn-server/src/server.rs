@@ -6,7 +6,7 @@ use firn_resp::{Protocol, Reply};
 use firn_storage::Engine;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{broadcast, watch, Notify};
@@ -239,41 +239,62 @@ impl ServerStats {
 /// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
 /// LRU clock also ticks in seconds).
 ///
-/// Bounded in bytes by two generations of at most `ACCESS_GENERATION_BYTES`
-/// each: when the current one is full it becomes the previous one and the
-/// old previous one is dropped. The keys accessed most recently (about 32
-/// MiB of them: some 300,000 keys of 40 bytes) are therefore always found;
-/// a key not found is reported as idle since the server started, as Redis
-/// reports keys loaded from an RDB file.
+/// Bounded in bytes by two generations of half its limit each (1/32 of the
+/// memory budget, see `MemoryBudget::access_times_bytes`; counted in INFO
+/// memory): when the current one is full it becomes the previous one and
+/// the old previous one is dropped. The keys accessed most recently (with
+/// the default 1 GiB budget, about 16 MiB of them: some 100,000 keys of 40
+/// bytes) are therefore always found; a key not found is reported as idle
+/// since the server started, as Redis reports keys loaded from an RDB
+/// file. (Before it was bounded by the budget, its fixed 64 MiB was most
+/// of what a 64 MB `maxmemory` server held beyond its budget.)
 pub struct AccessTimes {
     shards: Vec<Mutex<AccessShard>>,
+    /// Bytes both generations may hold together, over all shards (a share
+    /// of the memory budget: `MemoryBudget::access_times_bytes`).
+    limit: AtomicUsize,
 }
 
-/// Bytes of one generation, over all shards.
-const ACCESS_GENERATION_BYTES: usize = 32 << 20;
 const ACCESS_SHARDS: usize = 16;
-/// What an entry costs besides its key: the map slot, the key's header and
-/// its heap allocation's overhead (an estimate).
-const ACCESS_ENTRY_OVERHEAD_BYTES: usize = 80;
+/// What an entry costs besides its key: the map slot at its load factor,
+/// the key's header and its heap allocation's overhead (an estimate).
+const ACCESS_ENTRY_OVERHEAD_BYTES: usize = 112;
 
 #[derive(Default)]
 struct AccessShard {
     current: HashMap<(u8, Bytes), u64>,
     current_bytes: usize,
     previous: HashMap<(u8, Bytes), u64>,
+    previous_bytes: usize,
 }
 
-impl Default for AccessTimes {
-    fn default() -> Self {
+impl AccessTimes {
+    /// Access times bounded to `limit_bytes` (both generations).
+    pub fn new(limit_bytes: u64) -> AccessTimes {
         AccessTimes {
             shards: (0..ACCESS_SHARDS)
                 .map(|_| Mutex::new(AccessShard::default()))
                 .collect(),
+            limit: AtomicUsize::new(limit_bytes as usize),
         }
     }
-}
 
-impl AccessTimes {
+    /// A new bound (CONFIG SET maxmemory); generations adapt as they turn.
+    pub fn set_limit(&self, limit_bytes: u64) {
+        self.limit.store(limit_bytes as usize, Ordering::Relaxed);
+    }
+
+    /// Bytes held (the estimate the bound applies to), for INFO memory.
+    pub fn bytes(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock();
+                (s.current_bytes + s.previous_bytes) as u64
+            })
+            .sum()
+    }
+
     fn shard(&self, db: u8, key: &[u8]) -> &Mutex<AccessShard> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -284,10 +305,13 @@ impl AccessTimes {
     /// Records an access to `key` at `unix_secs`.
     pub fn touch(&self, db: u8, key: &[u8], unix_secs: u64) {
         let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+        // Two generations share the bound: the older one is dropped when
+        // the current one fills its half.
+        let generation = self.limit.load(Ordering::Relaxed) / 2 / ACCESS_SHARDS;
         let mut shard = self.shard(db, key).lock();
-        if shard.current_bytes + cost > ACCESS_GENERATION_BYTES / ACCESS_SHARDS {
+        if shard.current_bytes + cost > generation {
             shard.previous = std::mem::take(&mut shard.current);
-            shard.current_bytes = 0;
+            shard.previous_bytes = std::mem::take(&mut shard.current_bytes);
         }
         // A copy: `key` may share the connection's whole read buffer.
         let entry = (db, Bytes::copy_from_slice(key));
@@ -300,10 +324,13 @@ impl AccessTimes {
     pub fn forget(&self, db: u8, key: &Bytes) {
         let mut shard = self.shard(db, key).lock();
         let entry = (db, key.clone());
+        let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
         if shard.current.remove(&entry).is_some() {
-            shard.current_bytes -= key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
+            shard.current_bytes = shard.current_bytes.saturating_sub(cost);
         }
-        shard.previous.remove(&entry);
+        if shard.previous.remove(&entry).is_some() {
+            shard.previous_bytes = shard.previous_bytes.saturating_sub(cost);
+        }
     }
 
     /// Entries held, both generations.
@@ -647,16 +674,18 @@ mod tests {
 
     #[test]
     fn access_times_keep_recent_keys_within_their_byte_budget() {
-        let times = AccessTimes::default();
+        let limit = 4 << 20;
+        let times = AccessTimes::new(limit as u64);
         let key = |i: usize| Bytes::from(format!("key:{i:08}"));
         let cost = key(0).len() + ACCESS_ENTRY_OVERHEAD_BYTES;
-        let per_generation = ACCESS_GENERATION_BYTES / cost;
+        let per_generation = limit / 2 / cost;
         let total = per_generation * 3;
         for i in 0..total {
             times.touch(0, &key(i), i as u64);
         }
         // Two generations at most, and the latest keys are all there.
         assert!(times.len() <= 2 * per_generation + ACCESS_SHARDS);
+        assert!(times.bytes() <= limit as u64);
         for i in total - per_generation / 2..total {
             assert_eq!(times.last_access(0, &key(i)), Some(i as u64));
         }

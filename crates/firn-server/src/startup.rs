@@ -162,7 +162,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         pause: Mutex::new(Pause::default()),
         pause_changed: Notify::new(),
         scan_cursors: Mutex::new(Default::default()),
-        access_times: Default::default(),
+        access_times: crate::server::AccessTimes::new(budget.access_times_bytes()),
         blocking: Default::default(),
         pubsub: Default::default(),
         tracking: Default::default(),

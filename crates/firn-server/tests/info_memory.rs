@@ -51,11 +51,15 @@ fn used_memory_is_the_sum_of_components_counted_once() {
         "mem_table_readers",
         "mem_pending_writes",
         "mem_clients_normal",
+        // OBJECT IDLETIME's access times (1/32 of the budget at most).
+        "mem_access_times",
         // The Lua VM (scripts and functions).
         "used_memory_vm_total",
     ];
     let sum: u64 = parts.iter().map(|p| field(&memory, p)).sum();
     assert_eq!(field(&memory, "used_memory"), sum);
+    assert!(field(&memory, "mem_access_times") > 300 * 10);
+    assert!(field(&memory, "mem_access_times") <= (64 << 20) / 32);
     assert!(field(&memory, "mem_hot_tier") > 300 * 1000);
     // Memtables and index/filter blocks live inside the block cache.
     assert!(field(&memory, "mem_block_cache_memtables") > 0);

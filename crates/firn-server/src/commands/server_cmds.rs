@@ -249,7 +249,11 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .engine
         .set_force_cold_reads(updated.debug_cold_reads);
     ctx.server.engine.set_sync_policy(updated.appendfsync);
-    crate::config::MemoryBudget::of(updated.maxmemory).apply(&ctx.server.engine);
+    let budget = crate::config::MemoryBudget::of(updated.maxmemory);
+    budget.apply(&ctx.server.engine);
+    ctx.server
+        .access_times
+        .set_limit(budget.access_times_bytes());
     crate::notify::apply(ctx.server, updated.notify_keyspace_events);
     *ctx.server.config.write() = updated;
     Ok(Reply::ok())
