@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_err, Diff, R};
+use common::{assert_err, slowlog_normalised, Diff, R};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -361,23 +361,6 @@ fn commandstats_and_errorstats_count_as_redis_does() {
 }
 
 // ------------------------------------------------------------------ SLOWLOG
-
-/// SLOWLOG GET entries without id, time, duration and address; the
-/// arguments and the client name are kept.
-fn slowlog_normalised(r: &R) -> R {
-    let entries = r
-        .items()
-        .iter()
-        .map(|e| {
-            let items = e.items();
-            match (items.get(3), items.get(5), items.len()) {
-                (Some(args), Some(name), 6) => R::Array(Some(vec![args.clone(), name.clone()])),
-                _ => R::Simple(format!("malformed entry {}", e.render())),
-            }
-        })
-        .collect();
-    R::Array(Some(entries))
-}
 
 #[test]
 fn slowlog_trims_long_commands_and_get_minus_one_returns_all() {

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{random_seeds, random_steps, Diff, R};
+use common::{random_seeds, random_steps, slowlog_normalised, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -428,22 +428,6 @@ fn monitors_see_the_queued_commands_when_exec_runs_them() {
         assert_eq!(redis, expected, "redis's feed line");
         assert_eq!(firn, expected, "firn's feed line");
     }
-}
-
-/// SLOWLOG entries reduced to their arguments and client name.
-fn slowlog_normalised(r: &R) -> R {
-    let entries = r
-        .items()
-        .iter()
-        .map(|e| {
-            let items = e.items();
-            match (items.get(3), items.get(5), items.len()) {
-                (Some(args), Some(name), 6) => R::Array(Some(vec![args.clone(), name.clone()])),
-                _ => R::Simple(format!("malformed entry {}", e.render())),
-            }
-        })
-        .collect();
-    R::Array(Some(entries))
 }
 
 #[test]

@@ -378,7 +378,7 @@ fn commit_group(
         .fetch_add(group.len() as u64, Ordering::Relaxed);
     inner
         .completions
-        .finish(inner, group.iter().map(|b| completion(inner, b, true)));
+        .finish(inner, completions(inner, group, true));
     inner.drained.notify_waiters();
 }
 
@@ -391,14 +391,22 @@ pub(crate) struct Completion {
     ticket: Option<Ticket>,
 }
 
-fn completion(inner: &Inner, batch: &CommitBatch, ok: bool) -> Completion {
-    Completion {
+/// The completions of a group written (`ok`) or given up on. Whether the
+/// change stream has a listener is asked once per group: the count takes
+/// the channel's lock.
+fn completions<'a>(
+    inner: &'a Inner,
+    group: &'a [CommitBatch],
+    ok: bool,
+) -> impl Iterator<Item = Completion> + 'a {
+    let listened = ok && inner.changes.receiver_count() > 0;
+    group.iter().map(move |batch| Completion {
         seq: batch.seq,
         ok,
-        change: (ok && inner.changes.receiver_count() > 0).then(|| change_of(inner, batch)),
+        change: listened.then(|| change_of(inner, batch)),
         events: if ok { batch.events.clone() } else { Vec::new() },
         ticket: batch.ticket.clone(),
-    }
+    })
 }
 
 /// Completes batches in submit (`seq`) order, whichever writer wrote them:
@@ -535,7 +543,7 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
     inner.coll.clear();
     inner
         .completions
-        .finish(inner, group.iter().map(|b| completion(inner, b, false)));
+        .finish(inner, completions(inner, group, false));
     inner.drained.notify_waiters();
 }
 

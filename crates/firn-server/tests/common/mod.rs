@@ -1588,3 +1588,20 @@ pub fn read_streamed(
     }
     count
 }
+
+/// SLOWLOG GET entries without id, time, duration and address; the
+/// arguments and the client name are kept.
+pub fn slowlog_normalised(r: &R) -> R {
+    let entries = r
+        .items()
+        .iter()
+        .map(|e| {
+            let items = e.items();
+            match (items.get(3), items.get(5), items.len()) {
+                (Some(args), Some(name), 6) => R::Array(Some(vec![args.clone(), name.clone()])),
+                _ => R::Simple(format!("malformed entry {}", e.render())),
+            }
+        })
+        .collect();
+    R::Array(Some(entries))
+}
