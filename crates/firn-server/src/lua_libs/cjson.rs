@@ -90,34 +90,28 @@ pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
             ])))
         })?,
     )?;
-    let shared = config.clone();
-    table.set(
-        "encode_max_depth",
-        lib_function(lua, move |_, args| {
-            let args = arg_init(args, 1)?;
-            Ret::one(integer_option(
-                &args,
-                1,
-                &mut shared.lock().encode_max_depth,
-                1,
-                i32::MAX,
-            )?)
-        })?,
-    )?;
-    let shared = config.clone();
-    table.set(
-        "decode_max_depth",
-        lib_function(lua, move |_, args| {
-            let args = arg_init(args, 1)?;
-            Ret::one(integer_option(
-                &args,
-                1,
-                &mut shared.lock().decode_max_depth,
-                1,
-                i32::MAX,
-            )?)
-        })?,
-    )?;
+    for (name, depth) in [
+        (
+            "encode_max_depth",
+            (|c| &mut c.encode_max_depth) as fn(&mut Config) -> &mut i32,
+        ),
+        ("decode_max_depth", |c| &mut c.decode_max_depth),
+    ] {
+        let shared = config.clone();
+        table.set(
+            name,
+            lib_function(lua, move |_, args| {
+                let args = arg_init(args, 1)?;
+                Ret::one(integer_option(
+                    &args,
+                    1,
+                    depth(&mut shared.lock()),
+                    1,
+                    i32::MAX,
+                )?)
+            })?,
+        )?;
+    }
     let shared = config.clone();
     table.set(
         "encode_number_precision",
