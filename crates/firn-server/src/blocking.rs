@@ -315,9 +315,8 @@ impl Blocking {
 /// Whether a batch may have made a key non-empty: every batch except those
 /// that only pop (a woken client's own pop, most of a queue's traffic).
 fn may_add_elements(change: &Change) -> bool {
-    change.commands.is_empty()
-        || change.commands.iter().any(|command| {
-            let name = command.first().map(|n| n.as_ref()).unwrap_or_default();
+    change.command_names.is_empty()
+        || change.command_names.iter().any(|name| {
             !["LPOP", "RPOP", "ZPOPMIN", "ZPOPMAX"]
                 .iter()
                 .any(|pop| name.eq_ignore_ascii_case(pop.as_bytes()))
@@ -367,7 +366,7 @@ mod tests {
                 .iter()
                 .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
                 .collect(),
-            commands: vec![vec![Bytes::copy_from_slice(command.as_bytes())]],
+            command_names: vec![Bytes::copy_from_slice(command.as_bytes())],
             ..Change::default()
         }
     }

@@ -13,8 +13,11 @@
 //!    it had run under the locks. Otherwise round 1 runs again (the data is
 //!    in the cache now).
 //!
-//! No lock is ever held while waiting for the disk or for durability, and
-//! a cold command costs one memory attempt plus one pool run.
+//! No lock is ever held while waiting for durability, and a cold command
+//! costs one memory attempt plus one pool run. A read must always end, so
+//! after [`OPTIMISTIC_ROUNDS`] pool runs whose keys changed meanwhile the
+//! command takes its locks first and runs on the pool holding them: only
+//! its own keys' writers wait for that one disk read.
 //!
 //! The unit the rounds run is a [`Body`]: one command, or a transaction's
 //! queued commands (EXEC), which run in order over one `Txn` under the
@@ -27,12 +30,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::commands::{Command, Ctx, Deferred};
+use crate::effects::SideEffect;
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
 
-/// Pool runs a command may need before it gives up: each one fails only if
-/// another client wrote one of its keys meanwhile and the data fell out of
-/// memory again, so this bound is never reached in practice.
-const MAX_COLD_ROUNDS: usize = 16;
+/// Lock-free pool runs before a command takes its locks for the next one:
+/// each fails only if another client wrote one of its keys meanwhile.
+/// (Giving up after 16 instead answered 139 of 300 LRANGEs of a busy list
+/// with an error.)
+const OPTIMISTIC_ROUNDS: usize = 2;
 
 pub struct Executed {
     pub reply: Reply,
@@ -80,16 +85,24 @@ impl Body<'_> {
     }
 
     /// Whether it takes every key lock: a command that changes whole
-    /// databases, or a transaction with one, or with a command that changes
-    /// the session's database (its later keys would be elsewhere).
+    /// databases, or a transaction with one, with a command that changes
+    /// the session's database (its later keys would be elsewhere), or with
+    /// a keyspace command that names no key (KEYS, SCAN, RANDOMKEY,
+    /// DBSIZE: it reads the whole database, which only every lock keeps
+    /// still until the transaction commits, as for scripts).
     fn locks_all(&self, server: &Server) -> bool {
         match self {
-            Body::Command(cmd, _) => cmd.locks_all(),
+            Body::Command(cmd, args) => cmd.locks_all(args),
             Body::Transaction { commands, .. } => {
                 commands
                     .iter()
                     .any(|args| match server.registry.lookup(args) {
-                        Ok(cmd) => cmd.locks_all() || matches!(cmd.name(), "select" | "reset"),
+                        Ok(cmd) => {
+                            cmd.locks_all(args)
+                                || matches!(cmd.name(), "select" | "reset")
+                                || ((cmd.readonly || cmd.write)
+                                    && cmd.lock_keys(args, 0).is_empty())
+                        }
                         Err(_) => false,
                     })
             }
@@ -117,6 +130,11 @@ impl Body<'_> {
             Body::Command(..) => None,
             Body::Transaction { watcher, .. } => Some(watcher),
         }
+    }
+
+    /// Whether it is a unit of several commands (see `Ctx::in_unit`).
+    fn is_unit(&self) -> bool {
+        matches!(self, Body::Transaction { .. })
     }
 }
 
@@ -166,24 +184,20 @@ enum Attempt {
     Incomplete,
 }
 
-/// What a lock-free pool run produced, to be committed under the locks.
+/// What a pool run produced, to be committed under the locks.
 struct PoolRun {
     outcome: Outcome,
     parts: TxnParts,
     session: Session,
+    effects: Vec<SideEffect>,
 }
 
-/// Counts key lookups of read-only commands (INFO keyspace_hits/misses).
-fn count_lookups(server: &Server, cmd: &Command, lookups: (u64, u64)) {
-    if cmd.readonly {
-        server
-            .stats
-            .keyspace_hits
-            .fetch_add(lookups.0, Ordering::Relaxed);
-        server
-            .stats
-            .keyspace_misses
-            .fetch_add(lookups.1, Ordering::Relaxed);
+/// Counts key lookups of read-only commands (INFO keyspace_hits/misses)
+/// once the run they were made in commits (effects.rs): a discarded run's
+/// lookups are made again by the run that counts.
+pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u64, u64)) {
+    if cmd.readonly && hits + misses > 0 {
+        ctx.effects.push(SideEffect::KeyLookups { hits, misses });
     }
 }
 
@@ -248,7 +262,6 @@ impl ReplayLog {
 /// deferred work is handed back. `Err(NeedsDisk)` means the whole list
 /// must run again where reads may block.
 pub fn run_step(
-    server: &Server,
     ctx: &mut Ctx<'_>,
     cmd: &Command,
     args: &[Bytes],
@@ -279,7 +292,7 @@ pub fn run_step(
         }
         Ok(reply) => {
             let after = ctx.txn.key_lookups();
-            count_lookups(server, cmd, (after.0 - lookups.0, after.1 - lookups.1));
+            count_lookups(ctx, cmd, (after.0 - lookups.0, after.1 - lookups.1));
             let mut own = ctx.txn.take_replay();
             if own.is_empty() && cmd.write && ctx.txn.write_generation() != generation {
                 own.push(args.to_vec());
@@ -304,7 +317,8 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
                     deferred: ctx.deferred.take(),
                 }),
                 Ok(reply) => {
-                    count_lookups(server, cmd, ctx.txn.key_lookups());
+                    let lookups = ctx.txn.key_lookups();
+                    count_lookups(ctx, cmd, lookups);
                     default_replay(ctx, cmd, args);
                     Ok(Outcome::Command {
                         result: Ok(reply),
@@ -320,7 +334,7 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
                 let (name, (reply, deferred)) = match server.registry.lookup(args) {
                     // Checked when queued; the registry does not change.
                     Err(e) => ("", (e.into_reply(), None)),
-                    Ok(cmd) => (cmd.name(), run_step(server, ctx, cmd, args, &mut log)?),
+                    Ok(cmd) => (cmd.name(), run_step(ctx, cmd, args, &mut log)?),
                 };
                 steps.push(Step {
                     name,
@@ -367,10 +381,20 @@ fn watch_failed(server: &Server, body: Body<'_>) -> bool {
         .is_some_and(|w| server.engine.watch_failed(w, firn_storage::now_ms()))
 }
 
-/// Commits a body's writes; an error reply if the batch cannot be queued.
-fn commit(txn: firn_storage::Txn<'_>, outcome: Outcome) -> Finished {
+/// Commits a body's writes, then applies its side effects (once: only a
+/// run that commits gets here); an error reply if the batch cannot be
+/// queued.
+fn commit(
+    server: &Server,
+    txn: firn_storage::Txn<'_>,
+    outcome: Outcome,
+    effects: Vec<SideEffect>,
+) -> Finished {
     match txn.commit() {
-        Ok(tickets) => Finished { outcome, tickets },
+        Ok(tickets) => {
+            crate::effects::apply(server, effects);
+            Finished { outcome, tickets }
+        }
         Err(e) => Finished::failed(crate::errors::CmdError::Storage(e).into_reply()),
     }
 }
@@ -392,6 +416,10 @@ async fn run_locked(
             tickets: Vec::new(),
         });
     }
+    // A unit's commands may change the session (SELECT) before one of
+    // them needs the disk: the pool run must start from the session as it
+    // was, so the unit runs on a copy kept only if it completes.
+    let mut unit_session = body.is_unit().then(|| session.clone());
     let mut ctx = Ctx {
         server,
         // Only a run holding its keys' locks may fill the hot cache.
@@ -400,20 +428,34 @@ async fn run_locked(
         } else {
             engine.txn(ReadMode::MemoryOnly)
         },
-        session,
+        session: match unit_session.as_mut() {
+            Some(copy) => copy,
+            None => &mut *session,
+        },
         client,
         deferred: None,
+        in_unit: body.is_unit(),
+        effects: Vec::new(),
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
-    match run_body(server, &mut ctx, body) {
+    let outcome = run_body(server, &mut ctx, body);
+    let effects = ctx.effects;
+    // Detached from the session's borrow, so the copy can be kept.
+    let txn = engine.txn_from_parts(ctx.txn.into_parts());
+    if outcome.is_ok() {
+        if let Some(copy) = unit_session {
+            *session = copy;
+        }
+    }
+    match outcome {
         Err(NeedsDisk) => Attempt::Incomplete,
         // A command that failed alone leaves nothing behind.
         Ok(outcome @ Outcome::Command { result: Err(_), .. }) => Attempt::Done(Finished {
             outcome,
             tickets: Vec::new(),
         }),
-        Ok(outcome) => Attempt::Done(commit(ctx.txn, outcome)),
+        Ok(outcome) => Attempt::Done(commit(server, txn, outcome, effects)),
     }
 }
 
@@ -438,6 +480,8 @@ fn run_unlocked(
         session: &mut session,
         client,
         deferred: None,
+        in_unit: body.is_unit(),
+        effects: Vec::new(),
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
@@ -446,11 +490,13 @@ fn run_unlocked(
         // Blocking reads are never incomplete; nothing to keep.
         Err(NeedsDisk) => return None,
     };
+    let effects = ctx.effects;
     let parts = ctx.txn.into_parts();
     Some(PoolRun {
         outcome,
         parts,
         session,
+        effects,
     })
 }
 
@@ -496,13 +542,22 @@ pub async fn execute_body(
         body.lock_keys(server, session.db)
     };
     let keys: Vec<(u8, &[u8])> = owned_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
-    for round in 0..MAX_COLD_ROUNDS {
+    let keyless = keys.is_empty() && !all;
+    for round in 0..=OPTIMISTIC_ROUNDS + 1 {
         if let Attempt::Done(done) = run_locked(server, body, session, client, all, &keys).await {
             return done;
         }
         if round == 0 {
             server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
         }
+        // After the optimistic rounds the locks come first, and the pool
+        // run under them cannot be invalidated.
+        let locked_run = round >= OPTIMISTIC_ROUNDS && !keyless;
+        let early_guard = if locked_run {
+            acquire(server, all, &keys).await
+        } else {
+            None
+        };
         let stamp = server
             .engine
             .write_stamp(&guarded_stripes(server, all, &keys));
@@ -513,8 +568,9 @@ pub async fn execute_body(
         };
         // A keyless command (KEYS, SCAN, RANDOMKEY...) locks nothing: its
         // pool result is as good as any. The expired keys it met are
-        // deleted under their own locks, as a warm run would have.
-        if keys.is_empty() && !all {
+        // deleted under their own locks, as a warm run would have, and
+        // its reply waits for the pending writes it read.
+        if keyless {
             if watch_failed(server, body) {
                 return Finished {
                     outcome: Outcome::WatchFailed,
@@ -522,19 +578,27 @@ pub async fn execute_body(
                 };
             }
             *session = run.session;
-            let tickets = server.engine.delete_expired(run.parts.expired_keys()).await;
+            let mut tickets = server.engine.delete_expired(run.parts.expired_keys()).await;
+            tickets.extend(run.parts.pending_reads().iter().cloned());
             return match run.outcome {
                 Outcome::Command {
                     result: Err(reply), ..
                 } => Finished::failed(reply),
-                outcome => Finished { outcome, tickets },
+                outcome => {
+                    crate::effects::apply(server, run.effects);
+                    Finished { outcome, tickets }
+                }
             };
         }
-        let _guard = acquire(server, all, &keys).await;
-        if server
-            .engine
-            .write_stamp(&guarded_stripes(server, all, &keys))
-            != stamp
+        let _guard = match early_guard {
+            Some(guard) => Some(guard),
+            None => acquire(server, all, &keys).await,
+        };
+        if !locked_run
+            && server
+                .engine
+                .write_stamp(&guarded_stripes(server, all, &keys))
+                != stamp
         {
             // Someone wrote one of its keys meanwhile: run again.
             continue;
@@ -550,12 +614,18 @@ pub async fn execute_body(
             Outcome::Command {
                 result: Err(reply), ..
             } => Finished::failed(reply),
-            outcome => commit(server.engine.txn_from_parts(run.parts), outcome),
+            outcome => commit(
+                server,
+                server.engine.txn_from_parts(run.parts),
+                outcome,
+                run.effects,
+            ),
         };
     }
+    // A locked run always ends the rounds; only a pool that lost the job
+    // gets here.
     Finished::failed(Reply::Error(
-        "ERR command could not read its data: its keys kept changing while it waited for the disk"
-            .into(),
+        "ERR command could not run on the cold-read pool".into(),
     ))
 }
 

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod cursors;
+pub mod effects;
 pub mod errors;
 pub mod exec;
 pub mod function_payload;

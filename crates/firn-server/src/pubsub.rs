@@ -400,6 +400,29 @@ pub fn publish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
     receivers
 }
 
+/// How many clients a PUBLISH to `channel` (`sharded`: SPUBLISH) reaches
+/// now: its reply inside EXEC or a script, where the message itself goes
+/// out once the unit commits (effects.rs).
+pub fn receivers(server: &Server, channel: &[u8], sharded: bool) -> usize {
+    let pubsub = &server.pubsub;
+    if pubsub.total.load(Ordering::Acquire) == 0 {
+        return 0;
+    }
+    if sharded {
+        return pubsub.shard.read().get(channel).map_or(0, |s| s.len());
+    }
+    let mut receivers = pubsub.channels.read().get(channel).map_or(0, |s| s.len());
+    if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
+        let patterns = pubsub.patterns.read();
+        receivers += patterns
+            .values()
+            .filter(|(glob, _)| glob.matches(channel))
+            .map(|(_, subscribers)| subscribers.len())
+            .sum::<usize>();
+    }
+    receivers
+}
+
 /// SPUBLISH: delivers `smessage` to the subscribers of a shard channel.
 pub fn spublish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
     let pubsub = &server.pubsub;

@@ -505,10 +505,8 @@ fn apply_changes(server: &Server, changes: &[Arc<Change>], lagged: bool) -> Vec<
 /// FLUSHDB and FLUSHALL (not SWAPDB, which Redis 7.0 does not signal).
 fn is_flush(change: &Change) -> bool {
     !change.whole_dbs.is_empty()
-        && change.commands.iter().any(|c| {
-            c.first().is_some_and(|name| {
-                name.eq_ignore_ascii_case(b"flushdb") || name.eq_ignore_ascii_case(b"flushall")
-            })
+        && change.command_names.iter().any(|name| {
+            name.eq_ignore_ascii_case(b"flushdb") || name.eq_ignore_ascii_case(b"flushall")
         })
 }
 
@@ -610,7 +608,7 @@ mod tests {
                 .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
                 .collect(),
             whole_dbs: whole.to_vec(),
-            commands: vec![vec![Bytes::copy_from_slice(command.as_bytes())]],
+            command_names: vec![Bytes::copy_from_slice(command.as_bytes())],
             client,
             ..Default::default()
         })

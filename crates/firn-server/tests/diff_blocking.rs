@@ -245,23 +245,7 @@ fn short_timeouts_reply_null_in_both_protocols() {
         d.cmd(&["EXISTS", "k", "d"]);
     }
     // Each blocked command counts as one call when it ends (times apart).
-    d.cmd_with(&["INFO", "commandstats"], calls_only);
-}
-
-/// INFO commandstats reduced to the sorted `name calls=N` of each command.
-fn calls_only(info: &R) -> R {
-    let text = info.as_str().unwrap_or_default();
-    let mut rows: Vec<String> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("cmdstat_"))
-        .filter_map(|line| {
-            let (name, fields) = line.split_once(':')?;
-            let calls = fields.split(',').next()?;
-            Some(format!("{name} {calls}"))
-        })
-        .collect();
-    rows.sort();
-    R::Array(Some(rows.iter().map(|r| R::bulk(r.as_bytes())).collect()))
+    d.cmd_with(&["INFO", "commandstats"], common::calls_only);
 }
 
 // ------------------------------------------------------------ woken waiters

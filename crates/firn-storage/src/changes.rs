@@ -68,9 +68,12 @@ pub struct Change {
     pub keys: Vec<(u8, Bytes)>,
     /// Physical databases changed as a whole (FLUSHDB/FLUSHALL/SWAPDB).
     pub whole_dbs: Vec<u8>,
-    /// The commands a replica replays, in deterministic form (an EX becomes
-    /// an absolute PXAT, a lazy expiry a DEL, ...).
-    pub commands: Vec<Vec<Bytes>>,
+    /// The names of the commands a replica replays (an EX becomes an
+    /// absolute PXAT, a lazy expiry a DEL, ...). Only the names: the whole
+    /// replay form is in the WAL beside the data (`encode_log_record`), and
+    /// a subscriber that lags holds up to [`CHANGE_STREAM_CAPACITY`]
+    /// records, which must stay small whatever the values written.
+    pub command_names: Vec<Bytes>,
     /// Keyspace events, in the order Redis emits them (recorded only
     /// while `notify-keyspace-events` enables their class).
     pub events: Vec<Event>,
@@ -87,6 +90,11 @@ pub(crate) fn channel() -> ChangeSender {
 /// bulk strings, exactly what a replica would be sent after a SELECT.
 /// Built on the writer thread, which bounds write throughput: one
 /// allocation per record, no formatting machinery.
+/// The names of a batch's replay commands (see [`Change::command_names`]).
+pub(crate) fn command_names(commands: &[Vec<Bytes>]) -> Vec<Bytes> {
+    commands.iter().filter_map(|c| c.first().cloned()).collect()
+}
+
 pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {
     let size: usize = commands
         .iter()

@@ -51,7 +51,7 @@ use crate::writer::{self, CommitBatch, Job, Rendezvous};
 use crate::Cf;
 
 pub(crate) const VERSION_KEY: &[u8] = b"version";
-const DB_MAP_KEY: &[u8] = b"dbmap";
+pub(crate) const DB_MAP_KEY: &[u8] = b"dbmap";
 /// Prefix of the server's own records in the System CF (function
 /// libraries: see `Txn::put_server_record`).
 const SERVER_RECORD_PREFIX: &[u8] = b"srv:";
@@ -124,23 +124,49 @@ pub struct EngineStats {
     pub write_errors: AtomicU64,
 }
 
+/// Per physical database, `(keys, keys with an expiry)` twice: as RocksDB
+/// has them (`committed`, applied by the writer), and as every submitted
+/// batch leaves them (`visible`, what DBSIZE and INFO keyspace answer: a
+/// write is visible before it is durable, its count too).
 pub(crate) struct Counts {
     keys: Box<[AtomicI64]>,
     expires: Box<[AtomicI64]>,
+    visible_keys: Box<[AtomicI64]>,
+    visible_expires: Box<[AtomicI64]>,
+}
+
+fn atomics() -> Box<[AtomicI64]> {
+    (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect()
 }
 
 impl Counts {
     fn new() -> Self {
         Counts {
-            keys: (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect(),
-            expires: (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect(),
+            keys: atomics(),
+            expires: atomics(),
+            visible_keys: atomics(),
+            visible_expires: atomics(),
         }
     }
+    /// What RocksDB has.
     pub(crate) fn get(&self, db: u8) -> (i64, i64) {
         (
             self.keys[db as usize].load(Ordering::Acquire),
             self.expires[db as usize].load(Ordering::Acquire),
         )
+    }
+    /// What every submitted batch leaves.
+    pub(crate) fn visible(&self, db: u8) -> (i64, i64) {
+        (
+            self.visible_keys[db as usize].load(Ordering::Acquire),
+            self.visible_expires[db as usize].load(Ordering::Acquire),
+        )
+    }
+    /// Loaded at open: both views agree.
+    fn load(&self, db: u8, keys: i64, expires: i64) {
+        self.set(db, keys, expires);
+        self.visible_keys[db as usize].store(keys, Ordering::Release);
+        self.visible_expires[db as usize].store(expires, Ordering::Release);
     }
     pub(crate) fn set(&self, db: u8, keys: i64, expires: i64) {
         self.keys[db as usize].store(keys, Ordering::Release);
@@ -150,6 +176,32 @@ impl Counts {
         self.keys[db as usize].fetch_add(keys, Ordering::AcqRel);
         self.expires[db as usize].fetch_add(expires, Ordering::AcqRel);
     }
+    /// A batch was submitted (under the submit lock, in `seq` order): its
+    /// resets, then its deltas, as the writer will apply them.
+    fn submitted(&self, batch: &CommitBatch) {
+        for &db in &batch.count_resets {
+            self.visible_keys[db as usize].store(0, Ordering::Release);
+            self.visible_expires[db as usize].store(0, Ordering::Release);
+        }
+        for &(db, keys, expires) in &batch.count_deltas {
+            self.visible_keys[db as usize].fetch_add(keys, Ordering::AcqRel);
+            self.visible_expires[db as usize].fetch_add(expires, Ordering::AcqRel);
+        }
+    }
+    /// A batch was given up on: its deltas are taken back. A reset cannot
+    /// be taken back exactly; the committed count stands in for it (the
+    /// WAL error that failed it fails every batch after it too).
+    pub(crate) fn given_up(&self, batch: &CommitBatch) {
+        for &(db, keys, expires) in &batch.count_deltas {
+            self.visible_keys[db as usize].fetch_sub(keys, Ordering::AcqRel);
+            self.visible_expires[db as usize].fetch_sub(expires, Ordering::AcqRel);
+        }
+        for &db in &batch.count_resets {
+            let (keys, expires) = self.get(db);
+            self.visible_keys[db as usize].store(keys, Ordering::Release);
+            self.visible_expires[db as usize].store(expires, Ordering::Release);
+        }
+    }
 }
 
 struct CommitQueue {
@@ -158,6 +210,37 @@ struct CommitQueue {
     writers: Option<Vec<Sender<Job>>>,
     /// A batch went to a single writer since the last spanning batch.
     single_since_spanning: bool,
+}
+
+/// The logical→physical database map that SWAPDB changes. Readers see
+/// `live`: the committed map with every submitted swap applied, in submit
+/// order. The writer persists the committed map as swaps commit; a swap
+/// given up on leaves `pending`, and `live` is rebuilt from what remains.
+struct DbMap {
+    live: Vec<u8>,
+    committed: Vec<u8>,
+    /// `(seq, a, b)` of submitted swaps not yet written, in submit order.
+    pending: Vec<(u64, u8, u8)>,
+}
+
+/// SWAPDB of logical databases `a` and `b`, with what the watched keys of
+/// both were at that point of its transaction (watch.rs).
+#[derive(Clone, Debug)]
+pub(crate) struct Swap {
+    pub a: u8,
+    pub b: u8,
+    pub checks: Vec<crate::watch::SwapCheck>,
+}
+
+pub(crate) fn swap_entries(map: &mut [u8], a: u8, b: u8) {
+    if (a as usize) < map.len() && (b as usize) < map.len() {
+        map.swap(a as usize, b as usize);
+    }
+}
+
+/// The logical database `map` sends to physical database `pdb`.
+pub(crate) fn logical_in(map: &[u8], pdb: u8) -> u8 {
+    map.iter().position(|&p| p == pdb).map_or(pdb, |l| l as u8)
 }
 
 pub(crate) struct Inner {
@@ -174,7 +257,7 @@ pub(crate) struct Inner {
     write_buffers: Mutex<WriteBufferManager>,
     pub(crate) stats: EngineStats,
     pub(crate) databases: usize,
-    db_map: RwLock<Vec<u8>>,
+    db_map: RwLock<DbMap>,
     queue: Mutex<CommitQueue>,
     /// Committed batches, in order, for WATCH, notifications, replication.
     pub(crate) changes: ChangeSender,
@@ -201,6 +284,9 @@ pub(crate) struct Inner {
     /// Where the writer hands each committed batch's keyspace events,
     /// before it resolves the batch's ticket (the server's publisher).
     pub(crate) event_sink: RwLock<Option<EventSink>>,
+    /// Open [`crate::KeyspaceView`]s: while any is open the compaction
+    /// filter drops no member (member_filter.rs).
+    pub(crate) members_pinned: Arc<AtomicUsize>,
 }
 
 impl Inner {
@@ -217,25 +303,78 @@ impl Inner {
     }
 
     pub(crate) fn physical(&self, db: u8) -> u8 {
-        self.db_map.read().get(db as usize).copied().unwrap_or(db)
+        self.db_map
+            .read()
+            .live
+            .get(db as usize)
+            .copied()
+            .unwrap_or(db)
     }
 
     /// The logical database currently mapped to physical database `pdb`.
     pub(crate) fn logical(&self, pdb: u8) -> u8 {
-        self.db_map
-            .read()
-            .iter()
-            .position(|&p| p == pdb)
-            .map_or(pdb, |l| l as u8)
+        logical_in(&self.db_map.read().live, pdb)
     }
 
-    /// Swaps two entries of the logical→physical map (in memory).
-    pub(crate) fn swap_map(&self, a: u8, b: u8) -> Vec<u8> {
+    /// The logical→physical map every reader sees now.
+    pub(crate) fn live_map(&self) -> Vec<u8> {
+        self.db_map.read().live.clone()
+    }
+
+    /// A submitted batch's swaps: visible to every reader from now on.
+    fn submit_swaps(&self, seq: u64, swaps: &[Swap]) {
         let mut map = self.db_map.write();
-        if (a as usize) < map.len() && (b as usize) < map.len() {
-            map.swap(a as usize, b as usize);
+        for swap in swaps {
+            swap_entries(&mut map.live, swap.a, swap.b);
+            map.pending.push((seq, swap.a, swap.b));
         }
-        map.clone()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn submit_swaps_for_test(&self, batch: &CommitBatch) {
+        self.submit_swaps(batch.seq, &batch.swaps);
+    }
+
+    /// The map RocksDB holds once `group`'s swaps are written (`None`
+    /// when it has none).
+    pub(crate) fn map_after(&self, group: &[CommitBatch]) -> Option<Vec<u8>> {
+        if group.iter().all(|b| b.swaps.is_empty()) {
+            return None;
+        }
+        let mut map = self.db_map.read().committed.clone();
+        for swap in group.iter().flat_map(|b| &b.swaps) {
+            swap_entries(&mut map, swap.a, swap.b);
+        }
+        Some(map)
+    }
+
+    /// `group` is written: `map` (from [`Inner::map_after`]) is committed.
+    pub(crate) fn swaps_committed(&self, group: &[CommitBatch], map: Vec<u8>) {
+        let mut db_map = self.db_map.write();
+        db_map.committed = map;
+        db_map
+            .pending
+            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
+    }
+
+    /// `group` was given up on: its swaps leave the pending list and the
+    /// live map is rebuilt from the committed one and the swaps still
+    /// pending, in order. (Undoing each swap in place was wrong once two
+    /// failed groups had swapped overlapping databases.)
+    pub(crate) fn swaps_abandoned(&self, group: &[CommitBatch]) {
+        let mut db_map = self.db_map.write();
+        let before = db_map.pending.len();
+        db_map
+            .pending
+            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
+        if db_map.pending.len() == before {
+            return;
+        }
+        let mut live = db_map.committed.clone();
+        for &(_, a, b) in &db_map.pending {
+            swap_entries(&mut live, a, b);
+        }
+        db_map.live = live;
     }
 
     pub(crate) fn set_write_error(&self, error: Option<String>) {
@@ -269,14 +408,14 @@ impl Inner {
         }
         if self.submit_subscribers.load(Ordering::Acquire) > 0 {
             let mut whole_dbs = batch.flushes.clone();
-            if let Some((a, b)) = batch.swap {
-                whole_dbs.extend([a, b]);
+            for swap in &batch.swaps {
+                whole_dbs.extend([swap.a, swap.b]);
             }
             let _ = self.submits.send(Arc::new(Change {
                 db: batch.db,
                 keys: crate::txn::changed_keys(&batch.writes),
                 whole_dbs,
-                commands: batch.commands.clone(),
+                command_names: crate::changes::command_names(&batch.commands),
                 client: batch.client,
                 ..Change::default()
             }));
@@ -292,20 +431,17 @@ impl Inner {
         let ticket = Ticket::new(batch.seq);
         batch.ticket = Some(ticket.clone());
         self.overlay.insert_all(batch.seq, &ticket, &batch.writes);
+        self.counts.submitted(&batch);
         for &pdb in &batch.flushes {
             self.overlay.add_fence(pdb, batch.seq, &ticket);
         }
-        if let Some((a, b)) = batch.swap {
-            let map = self.swap_map(a, b);
-            batch.writes.insert(
-                crate::overlay::overlay_key(Cf::System, DB_MAP_KEY),
-                Some(Bytes::from(map)),
-            );
-        }
+        // The map RocksDB gets is computed by the writer when the swap
+        // commits (writer.rs), from the committed map.
+        self.submit_swaps(batch.seq, &batch.swaps);
         // After the overlay has the writes: a pool run that read the old
         // value must see its stamp change.
         self.locks.bump(&batch.stripes);
-        if !batch.flushes.is_empty() || batch.swap.is_some() {
+        if !batch.flushes.is_empty() || !batch.swaps.is_empty() {
             self.locks.bump_epoch();
         }
         let sent = match writer::writer_of(&batch, writers.len()) {
@@ -355,6 +491,7 @@ impl Engine {
             cache.clone(),
         );
         let weak: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
+        let members_pinned = Arc::new(AtomicUsize::new(0));
 
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
@@ -371,7 +508,10 @@ impl Engine {
         let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
             .iter()
             .map(|&cf| {
-                ColumnFamilyDescriptor::new(cf.name(), cf_options(cf, config, &cache, &weak))
+                ColumnFamilyDescriptor::new(
+                    cf.name(),
+                    cf_options(cf, config, &cache, &weak, &members_pinned),
+                )
             })
             .collect();
         let db = DB::open_cf_descriptors(&db_opts, &config.path, descriptors)?;
@@ -393,7 +533,7 @@ impl Engine {
             for pdb in 0..MAX_DATABASES {
                 let raw = db.get_cf(system, count_key(pdb as u8))?;
                 if let Some((keys, expires)) = raw.as_deref().and_then(decode_counts) {
-                    counts.set(pdb as u8, keys, expires);
+                    counts.load(pdb as u8, keys, expires);
                 }
             }
             if let Some(raw) = db.get_cf(system, DB_MAP_KEY)? {
@@ -419,7 +559,11 @@ impl Engine {
             write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
-            db_map: RwLock::new(db_map),
+            db_map: RwLock::new(DbMap {
+                live: db_map.clone(),
+                committed: db_map,
+                pending: Vec::new(),
+            }),
             queue: Mutex::new(CommitQueue {
                 next_seq: 0,
                 writers: Some(senders),
@@ -437,6 +581,7 @@ impl Engine {
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
             event_sink: RwLock::new(None),
+            members_pinned,
         });
         let _ = weak.set(Arc::downgrade(&inner));
         // Range deletions (FLUSHDB/FLUSHALL) in a memtable are re-sorted by
@@ -780,19 +925,41 @@ impl Engine {
 
     /// Waits until at most `limit_bytes` of writes are pending: connections
     /// call it before reading more requests (backpressure).
+    ///
+    /// It never waits for ever: if the count stays above the bound while no
+    /// batch is in flight, nothing will ever take it back (a bookkeeping
+    /// bug), so it says so in the log and lets the connection go on.
     pub async fn wait_for_room(&self, limit_bytes: u64) {
         loop {
             let drained = self.inner.drained.notified();
-            if self.inner.overlay.bytes() <= limit_bytes {
+            let pending = self.inner.overlay.bytes();
+            if pending <= limit_bytes {
                 return;
             }
-            drained.await;
+            if self.batches_in_flight() == 0 {
+                tracing::error!(
+                    pending_bytes = pending,
+                    limit_bytes,
+                    "pending-write bytes counted with no batch in flight; not waiting for them"
+                );
+                return;
+            }
+            tokio::select! {
+                _ = drained => {}
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
         }
+    }
+
+    /// Batches submitted and not yet completed (written or given up on).
+    pub fn batches_in_flight(&self) -> u64 {
+        let submitted = self.inner.queue.lock().next_seq;
+        submitted.saturating_sub(self.inner.completions.completed())
     }
 
     /// `(keys, keys with an expiry)` of logical database `db`.
     pub fn key_count(&self, db: u8) -> (u64, u64) {
-        let (keys, expires) = self.inner.counts.get(self.inner.physical(db));
+        let (keys, expires) = self.inner.counts.visible(self.inner.physical(db));
         (keys.max(0) as u64, expires.max(0) as u64)
     }
 
@@ -875,6 +1042,7 @@ fn cf_options(
     config: &EngineConfig,
     cache: &Cache,
     weak: &Arc<OnceLock<Weak<Inner>>>,
+    members_pinned: &Arc<AtomicUsize>,
 ) -> Options {
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
@@ -909,7 +1077,10 @@ fn cf_options(
         opts.set_merge_operator_associative("firn-system", system_merge);
     }
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
-        opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(weak.clone()));
+        opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(
+            weak.clone(),
+            members_pinned.clone(),
+        ));
     }
     opts
 }

@@ -13,9 +13,13 @@ use crate::engine::{Engine, Inner};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
 use crate::meta::{Body, Meta};
-use crate::txn::{ScanStep, Txn};
+use crate::txn::{ReadMode, ScanStep, Txn};
 use crate::writer::CommitBatch;
 use crate::Cf;
+
+/// Members per staged batch of a big copy (RENAME, COPY, MOVE of a big
+/// collection or string): one such batch is pending at a time.
+const STAGED_COPY_ENTRIES: usize = 4096;
 
 /// Live meta of a key, as TYPE/OBJECT/TTL need it.
 pub type KeyInfo = Meta;
@@ -104,17 +108,41 @@ impl Txn<'_> {
         let src_prefix = member_prefix(src_pdb, src, version);
         let dst_prefix = member_prefix(dst_pdb, dst, new_version);
         let end = keys::prefix_end(&src_prefix);
+        // Off the network threads (blocking reads), a big copy goes to the
+        // writer in staged batches of its own, each waited for before the
+        // next, instead of one batch and overlay entry per member; no meta
+        // names the new version until this transaction commits.
+        let staged = self.mode() == ReadMode::Blocking;
         // A sorted set also has its by-score index in `zscore`.
         for cf in [Cf::Data, Cf::ZScore] {
-            let mut members: Vec<(Vec<u8>, Bytes)> = Vec::new();
-            self.scan(cf, &src_prefix, end.as_deref(), |k, v| {
-                let mut target = dst_prefix.clone();
-                target.extend_from_slice(&k[src_prefix.len()..]);
-                members.push((target, v.clone()));
-                ScanStep::Continue
-            })?;
-            for (k, v) in members {
-                self.put(cf, &k, v);
+            let mut from = src_prefix.clone();
+            loop {
+                let mut members: Vec<(Vec<u8>, Bytes)> = Vec::new();
+                let mut last: Option<Vec<u8>> = None;
+                self.scan(cf, &from, end.as_deref(), |k, v| {
+                    let mut target = dst_prefix.clone();
+                    target.extend_from_slice(&k[src_prefix.len()..]);
+                    members.push((target, v.clone()));
+                    if staged && members.len() >= STAGED_COPY_ENTRIES {
+                        last = Some(k.to_vec());
+                        return ScanStep::Stop;
+                    }
+                    ScanStep::Continue
+                })?;
+                match last {
+                    Some(mut last) => {
+                        self.stage(cf, members)?;
+                        // Resume just after the last member copied.
+                        last.push(0);
+                        from = last;
+                    }
+                    None => {
+                        for (k, v) in members {
+                            self.put(cf, &k, v);
+                        }
+                        break;
+                    }
+                }
             }
         }
         Ok(new_version)
@@ -264,9 +292,32 @@ fn random_key_in(
 /// scan does not evict the hot working set.
 pub struct KeyspaceView<'e> {
     pub(crate) inner: &'e Inner,
+    /// Declared before the count, so dropped before it.
     pub(crate) snapshot: Snapshot<'e>,
+    _pin: PinMembers,
     pub(crate) pdb: u8,
     pub(crate) now_ms: u64,
+}
+
+/// While one lives, the compaction filter drops no member
+/// (member_filter.rs): held by open views, whose snapshots the filter does
+/// not respect, and by copies staged in several batches (`copy_members`),
+/// whose members no meta names until the copy commits.
+pub(crate) struct PinMembers(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl PinMembers {
+    pub(crate) fn new(inner: &Inner) -> Self {
+        inner
+            .members_pinned
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        PinMembers(inner.members_pinned.clone())
+    }
+}
+
+impl Drop for PinMembers {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Engine {
@@ -288,9 +339,12 @@ impl Engine {
             ..Default::default()
         })?;
         let _written_or_given_up = barrier.wait_blocking();
+        // Counted before the snapshot exists (member_filter.rs).
+        let pin = PinMembers::new(inner);
         Ok(KeyspaceView {
             inner,
             snapshot: inner.db.snapshot(),
+            _pin: pin,
             pdb: inner.physical(db),
             now_ms: crate::now_ms(),
         })

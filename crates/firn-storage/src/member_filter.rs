@@ -19,6 +19,7 @@ use rocksdb::compaction_filter::{CompactionFilter, Decision};
 use rocksdb::compaction_filter_factory::{CompactionFilterContext, CompactionFilterFactory};
 use rocksdb::ReadOptions;
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use crate::engine::Inner;
@@ -33,11 +34,19 @@ pub(crate) struct OrphanMemberFilterFactory {
     /// Set once the engine is open; compactions that run before (while
     /// RocksDB opens) keep everything.
     engine: Arc<OnceLock<Weak<Inner>>>,
+    /// Open keyspace views (see [`OrphanMemberFilter::filter`]).
+    members_pinned: Arc<AtomicUsize>,
 }
 
 impl OrphanMemberFilterFactory {
-    pub(crate) fn new(engine: Arc<OnceLock<Weak<Inner>>>) -> Self {
-        OrphanMemberFilterFactory { engine }
+    pub(crate) fn new(
+        engine: Arc<OnceLock<Weak<Inner>>>,
+        members_pinned: Arc<AtomicUsize>,
+    ) -> Self {
+        OrphanMemberFilterFactory {
+            engine,
+            members_pinned,
+        }
     }
 }
 
@@ -51,6 +60,7 @@ impl CompactionFilterFactory for OrphanMemberFilterFactory {
         read_options.fill_cache(false);
         OrphanMemberFilter {
             engine: self.engine.get().cloned(),
+            members_pinned: self.members_pinned.clone(),
             read_options,
             last: None,
         }
@@ -88,6 +98,7 @@ pub(crate) struct OrphanMemberFilter {
     engine: Option<Weak<Inner>>,
     read_options: ReadOptions,
     last: Option<Owners>,
+    members_pinned: Arc<AtomicUsize>,
 }
 
 impl OrphanMemberFilter {
@@ -138,6 +149,16 @@ impl CompactionFilter for OrphanMemberFilter {
         let Some((db, user_key, version)) = keys::parse_member_key(key) else {
             return Decision::Keep;
         };
+        // A compaction filter runs even on entries a RocksDB snapshot still
+        // shows: while a view is open (KEYS, a streamed reply walking a
+        // collection twice, once to count and once to send), its members
+        // must stay, or the second pass sends fewer items than the first
+        // promised. A decision made before the view opened read a meta
+        // state the view also sees (a gone or replaced meta never
+        // returns: versions are not reused).
+        if self.members_pinned.load(Ordering::SeqCst) > 0 {
+            return Decision::Keep;
+        }
         if let Some(last) = &self.last {
             if last.db == db && last.user_key == user_key {
                 return last.decision(version);

@@ -66,6 +66,12 @@ impl TxnParts {
     pub fn expired_keys(&self) -> &[(u8, Bytes, u64)] {
         &self.effects.expired
     }
+
+    /// The tickets of other clients' pending writes the run read: a reply
+    /// that shows them waits for them.
+    pub fn pending_reads(&self) -> &[Ticket] {
+        &self.effects.depends
+    }
 }
 
 /// A transaction's writes and effects at one point (see `Txn::savepoint`).
@@ -74,6 +80,8 @@ pub struct Savepoint {
     range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
     count_deltas: Vec<(u8, i64, i64)>,
     count_resets: Vec<u8>,
+    db_map: Option<Vec<u8>>,
+    flushed: Vec<u8>,
     effects: Effects,
 }
 
@@ -92,6 +100,15 @@ pub struct TxnParts {
     /// Bumped by every write call (a transaction tells which of its
     /// commands wrote by comparing it).
     generation: u64,
+    /// The logical→physical map as this transaction's own SWAPDBs left it
+    /// (`None`: it swapped nothing, the engine's map applies).
+    db_map: Option<Vec<u8>>,
+    /// Physical databases this transaction flushed: its later reads of
+    /// them see only its own later writes (see [`Txn::flush_databases`]).
+    flushed: Vec<u8>,
+    /// Held while members written by [`Txn::stage`] wait for this
+    /// transaction's commit (or drop).
+    pin: Option<crate::keyspace::PinMembers>,
     effects: Effects,
 }
 
@@ -113,10 +130,8 @@ pub(crate) struct Effects {
     /// still submitted, so that its replay record reaches the WAL (Redis
     /// propagates FLUSHALL of an empty database too).
     pub empty_flush: bool,
-    /// Logical databases this batch swaps.
-    pub swap: Option<(u8, u8)>,
-    /// What a swap found of the watched keys of both databases.
-    pub swap_checks: Vec<crate::watch::SwapCheck>,
+    /// SWAPDBs of this batch, in order.
+    pub swaps: Vec<crate::engine::Swap>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
     /// Keyspace events, in emission order (see [`Txn::notify`]).
@@ -157,6 +172,9 @@ impl<'e> Txn<'e> {
                 key_hits: 0,
                 key_misses: 0,
                 generation: 0,
+                db_map: None,
+                flushed: Vec::new(),
+                pin: None,
                 effects: Effects::default(),
             },
         }
@@ -216,6 +234,16 @@ impl<'e> Txn<'e> {
         self.put(Cf::System, &crate::engine::server_record_key(key), value);
     }
 
+    #[cfg(test)]
+    pub(crate) fn write_count_for_test(&self) -> usize {
+        self.st.writes.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn put_server_record_raw_for_test(&mut self, key: &[u8]) {
+        self.put(Cf::System, key, Bytes::new());
+    }
+
     /// Deletes one of the server's own records.
     pub fn delete_server_record(&mut self, key: &[u8]) {
         self.delete(Cf::System, &crate::engine::server_record_key(key));
@@ -267,6 +295,11 @@ impl<'e> Txn<'e> {
         }
     }
 
+    /// The tickets of other clients' pending writes read so far.
+    pub fn pending_reads(&self) -> &[Ticket] {
+        &self.st.effects.depends
+    }
+
     /// Whether the caller holds the locks of the keys this transaction
     /// touches (only such a transaction fills the caches).
     pub(crate) fn is_locked(&self) -> bool {
@@ -311,13 +344,55 @@ impl<'e> Txn<'e> {
             || !self.st.count_resets.is_empty()
     }
 
+    /// The physical database behind logical `db` at this point of the
+    /// transaction: after its own SWAPDBs, which the engine's map shows
+    /// only once the batch is submitted.
     pub(crate) fn physical(&self, db: u8) -> u8 {
-        self.inner.physical(db)
+        match &self.st.db_map {
+            Some(map) => map.get(db as usize).copied().unwrap_or(db),
+            None => self.inner.physical(db),
+        }
+    }
+
+    /// The logical database behind physical `pdb` at this point.
+    pub(crate) fn logical(&self, pdb: u8) -> u8 {
+        match &self.st.db_map {
+            Some(map) => crate::engine::logical_in(map, pdb),
+            None => self.inner.logical(pdb),
+        }
+    }
+
+    /// Whether this transaction flushed physical database `pdb` (so
+    /// nothing but its own later writes is there for it).
+    fn flushed_here(&self, cf: Cf, raw: &[u8]) -> bool {
+        !self.st.flushed.is_empty()
+            && pdb_of_raw(cf, raw).is_some_and(|pdb| self.st.flushed.contains(&pdb))
+    }
+
+    /// `(keys, keys with an expiry)` of logical database `db` as this
+    /// transaction sees it: every submitted batch, and its own changes.
+    pub fn key_count(&self, db: u8) -> (u64, u64) {
+        let pdb = self.physical(db);
+        let (mut keys, mut expires) = if self.st.count_resets.contains(&pdb) {
+            (0, 0)
+        } else {
+            self.inner.counts.visible(pdb)
+        };
+        for &(d, k, e) in &self.st.count_deltas {
+            if d == pdb {
+                keys += k;
+                expires += e;
+            }
+        }
+        (keys.max(0) as u64, expires.max(0) as u64)
     }
 
     pub(crate) fn get(&mut self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
         if let Some(local) = self.st.writes.get(&overlay_key(cf, key)) {
             return Ok(local.clone());
+        }
+        if self.flushed_here(cf, key) {
+            return Ok(None);
         }
         match self.inner.overlay.get(cf, key) {
             Lookup::Pending(pending) => {
@@ -406,6 +481,8 @@ impl<'e> Txn<'e> {
             range_deletes: self.st.range_deletes.clone(),
             count_deltas: self.st.count_deltas.clone(),
             count_resets: self.st.count_resets.clone(),
+            db_map: self.st.db_map.clone(),
+            flushed: self.st.flushed.clone(),
             effects: Effects {
                 depends: Vec::new(),
                 ..self.st.effects.clone()
@@ -421,6 +498,8 @@ impl<'e> Txn<'e> {
         self.st.range_deletes = savepoint.range_deletes;
         self.st.count_deltas = savepoint.count_deltas;
         self.st.count_resets = savepoint.count_resets;
+        self.st.db_map = savepoint.db_map;
+        self.st.flushed = savepoint.flushed;
         let depends = std::mem::take(&mut self.st.effects.depends);
         self.st.effects = Effects {
             depends,
@@ -473,10 +552,17 @@ impl<'e> Txn<'e> {
     ) -> Result<()> {
         let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
         for (k, pending) in self.inner.overlay.range(cf, start, end) {
+            if self.flushed_here(cf, &k) {
+                continue;
+            }
             self.depend_on(&pending.ticket);
             extra.insert(k, pending.value);
         }
-        let fenced = |raw: &[u8]| pdb_of_raw(cf, raw).and_then(|pdb| self.inner.overlay.fence(pdb));
+        let (inner, flushed) = (self.inner, self.st.flushed.clone());
+        let fenced = move |raw: &[u8]| {
+            pdb_of_raw(cf, raw)
+                .is_some_and(|pdb| flushed.contains(&pdb) || inner.overlay.fence(pdb).is_some())
+        };
         let lo = overlay_key(cf, start);
         let hi = match end {
             Some(end) => overlay_key(cf, end),
@@ -545,7 +631,7 @@ impl<'e> Txn<'e> {
                         None => ScanStep::Continue,
                     }
                 }
-                (Some(db_key), _) if fenced(db_key).is_some() => {
+                (Some(db_key), _) if fenced(db_key) => {
                     advance(&mut iter);
                     ScanStep::Continue
                 }
@@ -646,7 +732,7 @@ impl<'e> Txn<'e> {
         if self.notifies(notify_class::NEW | notify_class::EXPIRED) {
             // A write that did not look the key up first (MSET) replaces an
             // expired value: Redis would have expired it on the lookup.
-            let db = self.inner.logical(pdb);
+            let db = self.logical(pdb);
             let expired = old.as_ref().is_some_and(|m| m.is_expired(self.st.now_ms));
             if expired {
                 self.notify(notify_class::EXPIRED, "expired", db, key);
@@ -735,6 +821,7 @@ impl<'e> Txn<'e> {
         });
         self.st.effects.flushes.push(pdb);
         self.st.generation += 1;
+        self.mark_flushed(pdb);
         debug_assert!((pdb as usize) < MAX_DATABASES);
     }
 
@@ -759,9 +846,22 @@ impl<'e> Txn<'e> {
                 // the replay form.
                 self.st.effects.empty_flush = true;
                 self.st.count_resets.push(pdb);
+                self.mark_flushed(pdb);
             } else {
                 self.delete_database(pdb);
             }
+        }
+    }
+
+    /// Later reads of `pdb` in this transaction ignore everything but its
+    /// own later writes: RocksDB, the hot tier and the overlay still hold
+    /// the data the flush removes until the batch is submitted and
+    /// committed. (Without this, `MULTI; FLUSHALL; INCR c; EXEC` read the
+    /// old `c`, and an RPUSH after a flush extended a list whose members
+    /// the flush deleted.)
+    fn mark_flushed(&mut self, pdb: u8) {
+        if !self.st.flushed.contains(&pdb) {
+            self.st.flushed.push(pdb);
         }
     }
 
@@ -787,11 +887,56 @@ impl<'e> Txn<'e> {
     /// submitted. The caller holds every key lock. The watched keys of
     /// both databases are looked up in both (WATCH spares a key that is in
     /// neither), which may need the disk.
+    ///
+    /// The transaction's own later commands see the swapped map at once
+    /// (its own copy; the engine's changes at submit), so two swaps of the
+    /// same pair undo each other and a FLUSHDB after a swap flushes the
+    /// database the swap put there.
     pub fn swap_databases(&mut self, a: u8, b: u8) -> Result<()> {
         self.st.generation += 1;
-        self.st.effects.swap_checks = self.check_swap_watches(a, b)?;
-        self.st.effects.swap = Some((a, b));
+        let checks = self.check_swap_watches(a, b)?;
+        let mut map = match self.st.db_map.take() {
+            Some(map) => map,
+            None => self.inner.live_map(),
+        };
+        crate::engine::swap_entries(&mut map, a, b);
+        self.st.db_map = Some(map);
+        self.st
+            .effects
+            .swaps
+            .push(crate::engine::Swap { a, b, checks });
         Ok(())
+    }
+
+    /// Writes `entries` of `cf` in a batch of their own, now, and waits
+    /// until the writer has it: for a copy too big for one batch
+    /// (`copy_members`). The caller writes them under a version no meta
+    /// names until this transaction commits, so nobody sees them; until it
+    /// commits or is dropped the compaction filter keeps them, and the
+    /// version high-water mark goes with them, so a crash in between can
+    /// only leave orphans, never a reused version. Blocking: pool and
+    /// script threads only.
+    pub(crate) fn stage(&mut self, cf: Cf, entries: Vec<(Vec<u8>, Bytes)>) -> Result<()> {
+        if self.st.pin.is_none() {
+            self.st.pin = Some(crate::keyspace::PinMembers::new(self.inner));
+        }
+        let writes: BTreeMap<Vec<u8>, Option<Bytes>> = entries
+            .into_iter()
+            .map(|(k, v)| (overlay_key(cf, &k), Some(v)))
+            .collect();
+        let stripes = crate::locks::normalise(
+            writes
+                .keys()
+                .map(|k| keys::stripe_of_raw(cf, &k[1..]))
+                .collect(),
+        );
+        let ticket = self.inner.submit(CommitBatch {
+            writes,
+            stripes,
+            max_version: self.st.max_version,
+            ..Default::default()
+        })?;
+        ticket.wait_blocking()
     }
 
     /// Hands the writes to the writer. Returns the tickets the reply must
@@ -801,7 +946,7 @@ impl<'e> Txn<'e> {
         let mut effects = self.st.effects;
         if self.st.writes.is_empty()
             && self.st.range_deletes.is_empty()
-            && effects.swap.is_none()
+            && effects.swaps.is_empty()
             && effects.events.is_empty()
             && !effects.empty_flush
         {
@@ -851,8 +996,7 @@ impl<'e> Txn<'e> {
             max_version: self.st.max_version,
             stripes,
             flushes: effects.flushes,
-            swap: effects.swap,
-            swap_checks: effects.swap_checks,
+            swaps: effects.swaps,
             db: effects.db,
             client: effects.client,
             commands,

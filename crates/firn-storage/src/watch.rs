@@ -282,11 +282,14 @@ impl WatchRegistry {
         for &pdb in &batch.flushes {
             self.touch_flushed(inner.logical(pdb));
         }
-        if let Some((a, b)) = batch.swap {
-            self.touch_swapped(a, b, &batch.swap_checks);
+        for swap in &batch.swaps {
+            self.touch_swapped(swap.a, swap.b, &swap.checks);
         }
         // Per key: whether its meta record is deleted by the batch. Meta
-        // entries sort before member entries (by column family).
+        // entries sort before member entries (by column family), so a key's
+        // first entry decides. A set, not a list searched per entry: an
+        // MSET of 100,000 keys took 74-112 s while anybody watched.
+        let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
         let mut changed: Vec<(u8, &[u8], bool)> = Vec::new();
         for (raw, value) in &batch.writes {
             let Some((&cf, raw)) = raw.split_first() else {
@@ -300,7 +303,7 @@ impl WatchRegistry {
                 None
             };
             if let Some((pdb, key, deleted)) = found {
-                if !changed.iter().any(|(p, k, _)| *p == pdb && *k == key) {
+                if seen.insert((pdb, key)) {
                     changed.push((pdb, key, deleted));
                 }
             }

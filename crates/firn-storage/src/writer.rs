@@ -53,10 +53,9 @@ pub(crate) struct CommitBatch {
     pub stripes: Vec<usize>,
     /// Physical databases flushed (fenced in the overlay until committed).
     pub flushes: Vec<u8>,
-    /// Logical databases swapped (applied to the map at submit).
-    pub swap: Option<(u8, u8)>,
-    /// For a swap: what the watched keys of both databases were (watch.rs).
-    pub swap_checks: Vec<crate::watch::SwapCheck>,
+    /// Logical databases swapped, in order (applied to the live map at
+    /// submit, to the committed map and RocksDB when written).
+    pub swaps: Vec<crate::engine::Swap>,
     /// Logical database of the replay commands.
     pub db: u8,
     /// The client whose command made the batch (0: the server).
@@ -121,7 +120,7 @@ pub(crate) fn writer_of(batch: &CommitBatch, writers: usize) -> Option<usize> {
         return Some(0);
     }
     let whole = !batch.flushes.is_empty()
-        || batch.swap.is_some()
+        || !batch.swaps.is_empty()
         || !batch.range_deletes.is_empty()
         || !batch.count_resets.is_empty()
         || batch
@@ -175,12 +174,7 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
                     &mut held,
                     |job| matches!(job, Job::Lead(_, meeting) if meeting.follows_directly),
                 );
-                commit_group(
-                    &inner,
-                    &group,
-                    &write_options(&inner),
-                    &mut persisted_version,
-                );
+                commit_or_fail(&inner, &group, &mut persisted_version);
                 rendezvous.done.wait();
                 continue;
             }
@@ -195,12 +189,24 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
             }
         };
         let group = gather(&rx, first, &mut held, |job| matches!(job, Job::Batch(_)));
-        commit_group(
-            &inner,
-            &group,
-            &write_options(&inner),
-            &mut persisted_version,
+        commit_or_fail(&inner, &group, &mut persisted_version);
+    }
+}
+
+/// Commits a group; if that panics (a bug), the group is given up on like
+/// one the disk refused, so that its tickets resolve and its fences leave:
+/// a writer that died with them held would make every later ticket wait
+/// for ever (completions go in `seq` order). The writer lives on.
+fn commit_or_fail(inner: &Inner, group: &[CommitBatch], persisted_version: &mut u64) {
+    let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        commit_group(inner, group, &write_options(inner), persisted_version)
+    }));
+    if committed.is_err() {
+        tracing::error!(
+            batches = group.len(),
+            "the writer panicked while committing a group; its clients are told it failed"
         );
+        roll_back(inner, group);
     }
 }
 
@@ -264,7 +270,12 @@ fn commit_group(
             entry.1 += expires;
         }
     }
+    #[cfg(test)]
+    tests_support::maybe_panic(group);
     let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
+    // A group with swaps has every writer stopped (they span them all), so
+    // swaps are written in submit order, each onto the map before it.
+    let map_after = inner.map_after(group);
     // Once writes are already failing, a group gets one attempt: retrying
     // each queued group for a second would stall shutdown and everyone.
     let retries = if inner.write_error_text().is_some() {
@@ -313,6 +324,9 @@ fn commit_group(
                     crate::engine::encode_counts(keys, expires),
                 );
             }
+            if let Some(map) = &map_after {
+                wb.put_cf(system, crate::engine::DB_MAP_KEY, map);
+            }
             if max_version > *persisted_version {
                 // Merged as a maximum: writers may land in any order.
                 wb.merge_cf(
@@ -337,6 +351,9 @@ fn commit_group(
         }
     }
     inner.set_write_error(None);
+    if let Some(map) = map_after {
+        inner.swaps_committed(group, map);
+    }
     if max_version > *persisted_version {
         *persisted_version = max_version;
     }
@@ -436,6 +453,11 @@ impl Default for Completions {
 }
 
 impl Completions {
+    /// How many batches (the first `seq`s) have completed.
+    pub(crate) fn completed(&self) -> u64 {
+        self.queue.lock().next - 1
+    }
+
     /// Completes a batch that never reached a writer.
     pub(crate) fn fail(&self, inner: &Inner, ticket: Ticket) {
         let done = Completion {
@@ -506,10 +528,10 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
             whole_dbs.push(pdb);
         }
     }
-    if let Some((a, b)) = batch.swap {
+    for swap in &batch.swaps {
         // After the swap: the physical databases now behind a and b.
-        whole_dbs.push(inner.physical(a));
-        whole_dbs.push(inner.physical(b));
+        whole_dbs.push(inner.physical(swap.a));
+        whole_dbs.push(inner.physical(swap.b));
     }
     Arc::new(Change {
         seq: batch.seq,
@@ -518,7 +540,7 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
         // Derived here, only when someone listens.
         keys: crate::txn::changed_keys(&batch.writes),
         whole_dbs,
-        commands: batch.commands.clone(),
+        command_names: crate::changes::command_names(&batch.commands),
         events: batch.events.clone(),
     })
 }
@@ -531,13 +553,14 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
             .iter()
             .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
     );
-    for batch in group.iter().rev() {
+    for batch in group {
         for &pdb in &batch.flushes {
             inner.overlay.remove_fence(pdb, batch.seq);
         }
-        if let Some((a, b)) = batch.swap {
-            inner.swap_map(a, b);
-        }
+    }
+    inner.swaps_abandoned(group);
+    for batch in group {
+        inner.counts.given_up(batch);
     }
     inner.hot.clear();
     inner.coll.clear();
@@ -561,5 +584,23 @@ fn probe_after_error(inner: &Inner, opts: &WriteOptions) {
     if inner.db.write_opt(wb, opts).is_ok() {
         tracing::warn!("RocksDB accepts writes again");
         inner.set_write_error(None);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::CommitBatch;
+    use crate::Cf;
+
+    /// A batch that writes this System-CF key makes the writer panic (to
+    /// test that a writer's panic fails its batches instead of stalling
+    /// every later one).
+    pub(crate) const PANIC_KEY: &[u8] = b"\xffwriter-panic";
+
+    pub(crate) fn maybe_panic(group: &[CommitBatch]) {
+        let key = crate::overlay::overlay_key(Cf::System, PANIC_KEY);
+        if group.iter().any(|b| b.writes.contains_key(&key)) {
+            panic!("writer panic requested by a test");
+        }
     }
 }

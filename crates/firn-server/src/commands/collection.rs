@@ -34,6 +34,14 @@ pub fn off_thread_if(ctx: &Ctx<'_>, members: u64) -> CmdResult<()> {
 /// reply by HGETALL, SMEMBERS and the like: they are streamed.
 pub const STREAM_MEMBERS: u64 = 10_000;
 
+/// Whether a reply of `members` members is streamed from a snapshot: more
+/// than [`STREAM_MEMBERS`], and not inside EXEC or a script, whose replies
+/// must be read from the unit's own transaction at the command's place in
+/// it (see `Ctx::in_unit`); there it is built whole, on the pool.
+pub fn streamed(ctx: &Ctx<'_>, members: u64) -> bool {
+    members > STREAM_MEMBERS && !ctx.in_unit
+}
+
 /// The shape of a streamed whole-collection reply.
 #[derive(Clone, Copy)]
 pub enum Shape {

@@ -14,7 +14,7 @@ use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use rand::Rng;
 
 use super::collection::{
-    member_scan, off_thread_if, stream_members, Shape, StreamMember, STREAM_MEMBERS,
+    member_scan, off_thread_if, stream_members, streamed, Shape, StreamMember,
 };
 use super::strings::{long_double_sum, LongDoubleError};
 use super::{def, Ctx, Def};
@@ -133,7 +133,7 @@ fn visit_all(
     let Some(hash) = ctx.txn.hash(db, key)? else {
         return Ok(());
     };
-    if hash.size > STREAM_MEMBERS {
+    if streamed(ctx, hash.size) {
         stream_members(ctx, key, ValueType::Hash, Cf::Data, stream.0, stream.1);
         return Ok(());
     }

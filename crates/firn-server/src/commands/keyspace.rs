@@ -180,6 +180,19 @@ fn run_in_background(work: impl FnOnce() -> CmdResult + Send) -> CmdResult {
 /// whole, however many keys match.
 fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
+    if ctx.in_unit {
+        // Inside EXEC or a script: the keys as the unit's transaction sees
+        // them at this point, its own writes included (a snapshot would
+        // miss them), on the pool.
+        super::collection::off_thread_if(ctx, u64::MAX)?;
+        let pattern = KeyPattern::new(&args[1]);
+        let page = ctx
+            .txn
+            .scan_keys(db, None, usize::MAX, |key, _| pattern.matches(key))?;
+        return Ok(Reply::Array(
+            page.keys.into_iter().map(Reply::Bulk).collect(),
+        ));
+    }
     let pattern = args[1].clone();
     crate::stream_reply::defer(ctx, move |server, sink| {
         // Compiled here: a pattern may be as long as a bulk string.
@@ -298,9 +311,18 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let short_pattern = pattern
         .as_ref()
         .is_none_or(|p| p.len() <= SCAN_INLINE_MAX_PATTERN);
-    if count <= SCAN_INLINE_MAX_COUNT && short_pattern {
+    // Inside EXEC or a script a step reads the unit's own transaction, on
+    // the pool when it is long (see `Ctx::in_unit`).
+    if ctx.in_unit {
+        super::collection::off_thread_if(ctx, count as u64)?;
+    }
+    if ctx.in_unit || (count <= SCAN_INLINE_MAX_COUNT && short_pattern) {
         let filter = ScanFilter::new(pattern.as_ref(), type_name.clone());
-        let mut budget = SCAN_INLINE_MATCH_STEPS;
+        let mut budget = if ctx.in_unit {
+            u64::MAX
+        } else {
+            SCAN_INLINE_MATCH_STEPS
+        };
         let mut out_of_budget = false;
         let page = ctx
             .txn
@@ -334,7 +356,13 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let seed: u64 = rand::random();
-    match ctx.txn.random_key(db, seed, RANDOMKEY_INLINE_VISITS)? {
+    // Inside EXEC or a script the search reads the unit's own transaction.
+    let visits = if ctx.in_unit {
+        usize::MAX
+    } else {
+        RANDOMKEY_INLINE_VISITS
+    };
+    match ctx.txn.random_key(db, seed, visits)? {
         RandomPick::Key(key) => Ok(Reply::Bulk(key)),
         RandomPick::Empty => Ok(Reply::Null),
         RandomPick::Undecided => {

@@ -16,7 +16,7 @@ use firn_resp::Reply;
 use firn_storage::{notify_class as class, Cf, Collection, List, ValueType};
 use std::ops::Bound;
 
-use super::collection::{off_thread_if, stream_span, Shape, Span, INLINE_MEMBERS, STREAM_MEMBERS};
+use super::collection::{off_thread_if, stream_span, streamed, Shape, Span, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NO_SUCH_KEY, SYNTAX};
@@ -312,7 +312,7 @@ fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some((first, end)) = resolve_range(list.len(), start, stop) else {
         return Ok(Reply::Array(Vec::new()));
     };
-    if end - first > STREAM_MEMBERS {
+    if streamed(ctx, end - first) {
         // Re-resolved on the snapshot the reply is read from.
         let span = move |coll: &Collection| {
             let list = List::from_collection(coll.clone())?;

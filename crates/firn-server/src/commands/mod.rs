@@ -42,6 +42,14 @@ pub struct Ctx<'a> {
     pub client: &'a Arc<ClientInfo>,
     /// Work the connection must do after the reply is decided.
     pub deferred: Option<Deferred>,
+    /// The command runs inside a unit of several (EXEC, a script), which
+    /// may run again and commits once: it builds its reply now, from this
+    /// transaction (no deferred job over a snapshot, which would miss the
+    /// unit's own writes or see later ones), and records its side effects
+    /// on `effects` instead of performing them (effects.rs).
+    pub in_unit: bool,
+    /// Side effects to apply once the unit commits (effects.rs).
+    pub effects: Vec<crate::effects::SideEffect>,
 }
 
 impl Ctx<'_> {
@@ -104,6 +112,10 @@ pub enum Keys {
     Custom(KeyFinder),
     /// Every key lock: the command changes whole databases (FLUSH*, SWAPDB).
     All,
+    /// Every key lock when the predicate holds on the arguments (SORT with
+    /// BY/GET patterns reads keys its arguments do not name), else the
+    /// table's keys.
+    AllIf(fn(&[Bytes]) -> bool),
 }
 
 /// One registration line in a group's table.
@@ -127,6 +139,16 @@ pub const fn def_all(name: &'static str, handler: Handler) -> Def {
         name,
         handler,
         keys: Keys::All,
+    }
+}
+
+/// A command that holds every key lock when `holds` says so of its
+/// arguments, and its table keys otherwise.
+pub const fn def_all_if(name: &'static str, handler: Handler, holds: fn(&[Bytes]) -> bool) -> Def {
+    Def {
+        name,
+        handler,
+        keys: Keys::AllIf(holds),
     }
 }
 
@@ -160,18 +182,23 @@ impl Command {
     }
 
     /// Whether the command holds every key lock.
-    pub fn locks_all(&self) -> bool {
-        matches!(self.keys, Keys::All)
+    pub fn locks_all(&self, args: &[Bytes]) -> bool {
+        match self.keys {
+            Keys::All => true,
+            Keys::AllIf(holds) => holds(args),
+            _ => false,
+        }
     }
 
     /// The `(logical db, key)` pairs this invocation locks.
     pub fn lock_keys(&self, args: &[Bytes], db: u8) -> Vec<(u8, Bytes)> {
         match self.keys {
             Keys::All => Vec::new(),
+            Keys::AllIf(holds) if holds(args) => Vec::new(),
             Keys::Custom(f) => f(args, db),
             // Commands whose keys move (ZUNIONSTORE, LMPOP, SORT ... STORE)
             // are read with their key specs, as COMMAND GETKEYS reads them.
-            Keys::Table if Command::has_flag(self.spec, "movablekeys") => {
+            Keys::Table | Keys::AllIf(_) if Command::has_flag(self.spec, "movablekeys") => {
                 crate::keyspecs::lookup(args)
                     .map(|keyed| keyed.keys(args))
                     .unwrap_or_default()
@@ -180,7 +207,7 @@ impl Command {
                     .filter_map(|k| args.get(k.pos).map(|key| (db, key.clone())))
                     .collect()
             }
-            Keys::Table => table_keys(self.spec, args)
+            Keys::Table | Keys::AllIf(_) => table_keys(self.spec, args)
                 .into_iter()
                 .map(|k| (db, k))
                 .collect(),

@@ -11,8 +11,9 @@ use firn_resp::Reply;
 
 use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
+use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};
-use crate::pubsub::{publish as publish_message, spublish as spublish_message, Kind};
+use crate::pubsub::{publish as publish_message, receivers, spublish as spublish_message, Kind};
 
 pub const COMMANDS: &[Def] = &[
     def("subscribe", subscribe),
@@ -70,15 +71,31 @@ fn sunsubscribe(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn publish(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Integer(
-        publish_message(ctx.server, &args[1], &args[2]) as i64,
-    ))
+    publish_generic(ctx, args, false)
 }
 
 fn spublish(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Integer(
-        spublish_message(ctx.server, &args[1], &args[2]) as i64,
-    ))
+    publish_generic(ctx, args, true)
+}
+
+/// PUBLISH/SPUBLISH. Alone it delivers at once (it reads no data, so it
+/// never runs twice); inside EXEC or a script the message waits for the
+/// unit's commit, which may come after runs that are thrown away.
+fn publish_generic(ctx: &mut Ctx<'_>, args: &[Bytes], sharded: bool) -> CmdResult {
+    let (channel, message) = (&args[1], &args[2]);
+    let receivers = if ctx.in_unit {
+        ctx.effects.push(SideEffect::Publish {
+            channel: channel.clone(),
+            message: message.clone(),
+            sharded,
+        });
+        receivers(ctx.server, channel, sharded)
+    } else if sharded {
+        spublish_message(ctx.server, channel, message)
+    } else {
+        publish_message(ctx.server, channel, message)
+    };
+    Ok(Reply::Integer(receivers as i64))
 }
 
 fn active_channels(ctx: &mut Ctx<'_>, args: &[Bytes], shard: bool) -> CmdResult {

@@ -68,10 +68,11 @@ fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
+/// The keys of every submitted batch (a write counts before it is
+/// durable, as it is visible), and inside EXEC or a script the unit's own
+/// changes so far, flushes included.
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Integer(
-        ctx.server.engine.key_count(ctx.db()).0 as i64,
-    ))
+    Ok(Reply::Integer(ctx.txn.key_count(ctx.db()).0 as i64))
 }
 
 /// FLUSHDB/FLUSHALL accept one optional ASYNC or SYNC (both behave alike:

@@ -22,7 +22,7 @@ use rand::Rng;
 use std::collections::{BTreeSet, HashSet};
 
 use super::collection::{
-    member_scan, off_thread_if, stream_members, Shape, INLINE_MEMBERS, STREAM_MEMBERS,
+    member_scan, off_thread_if, stream_members, streamed, Shape, INLINE_MEMBERS,
 };
 use super::{def, Ctx, Def};
 use crate::args::{is, parse_i64};
@@ -186,7 +186,7 @@ fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(set) = ctx.txn.set(db, key)? else {
         return Ok(Reply::Set(Vec::new()));
     };
-    if set.size > STREAM_MEMBERS {
+    if streamed(ctx, set.size) {
         stream_members(
             ctx,
             key,

@@ -14,11 +14,26 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use super::collection::off_thread_if;
-use super::{def, Ctx, Def};
+use super::{def_all_if, Ctx, Def};
 use crate::args::{c_strtod, is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
 
-pub const COMMANDS: &[Def] = &[def("sort", sort), def("sort_ro", sort_ro)];
+pub const COMMANDS: &[Def] = &[
+    def_all_if("sort", sort, reads_patterns),
+    def_all_if("sort_ro", sort_ro, reads_patterns),
+];
+
+/// Whether a SORT reads keys its arguments only give as patterns (BY with
+/// a `*`, GET other than `#`): it then holds every key lock, so that those
+/// reads see one state and their lazy expiry and cache fills are made
+/// under locks. Read loosely (any BY/GET word counts): more locking is
+/// only slower.
+fn reads_patterns(args: &[Bytes]) -> bool {
+    args.windows(2).skip(2).any(|pair| {
+        (is(&pair[0], "by") && pair[1].contains(&b'*'))
+            || (is(&pair[0], "get") && pair[1].as_ref() != b"#")
+    })
+}
 
 fn sort(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     sort_generic(ctx, args, false)
@@ -427,5 +442,20 @@ mod tests {
         assert_eq!(limits((-5, 100), 5), (0, 4));
         assert_eq!(limits((0, 0), 5), (0, -1));
         assert_eq!(limits((0, -1), 0), (-1, -2));
+    }
+
+    #[test]
+    fn pattern_reads_hold_every_lock() {
+        let args = |line: &str| -> Vec<Bytes> {
+            line.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        assert!(reads_patterns(&args("SORT l BY w_*")));
+        assert!(reads_patterns(&args("SORT l GET o_* GET #")));
+        assert!(reads_patterns(&args("SORT l by w_*->f STORE d")));
+        assert!(!reads_patterns(&args("SORT l BY nosort GET #")));
+        assert!(!reads_patterns(&args("SORT l ALPHA LIMIT 0 10 STORE d")));
+        assert!(!reads_patterns(&args("SORT by LIMIT 0 1")));
     }
 }

@@ -526,9 +526,21 @@ pub fn resolve_range(start: i64, end: i64, strlen: u64) -> Option<(u64, u64)> {
 /// on a blocking thread, not on a network thread.
 pub const BIG_READ_BYTES: u64 = 1 << 20;
 
-/// Attempts of a long read-only job before it gives up because its keys
-/// kept being written while it read them.
-const LONG_READ_ATTEMPTS: usize = 16;
+/// Lock-free attempts of a long read-only job before it reads under its
+/// keys' locks (a read always ends; see exec.rs).
+const LONG_READ_ATTEMPTS: usize = 2;
+
+/// `reply` once the other clients' pending writes `txn` read are durable
+/// (the job runs on its own thread): a reply never shows a write that may
+/// still be rolled back.
+fn shown_when_durable(txn: &Txn<'_>, reply: Reply) -> Reply {
+    for ticket in txn.pending_reads() {
+        if let Err(e) = ticket.wait_blocking() {
+            return CmdError::Storage(e).into_reply();
+        }
+    }
+    reply
+}
 
 /// Runs the read-only `read` on a blocking thread with blocking reads and
 /// no locks; its reply replaces the handler's. For commands that would
@@ -542,6 +554,11 @@ pub fn run_off_network_thread(
     read: impl Fn(&mut Txn<'_>, u8) -> CmdResult + Send + 'static,
 ) -> CmdResult {
     let db = ctx.db();
+    if ctx.in_unit {
+        // Inside EXEC or a script: read now, from the unit's transaction
+        // (a job after it would see writes queued after this command).
+        return read(&mut ctx.txn, db);
+    }
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server| {
         let locked: Vec<(u8, &[u8])> = keys.iter().map(|k| (db, k.as_ref())).collect();
         for _ in 0..LONG_READ_ATTEMPTS {
@@ -550,10 +567,16 @@ pub fn run_off_network_thread(
             let mut txn = server.engine.txn(ReadMode::Blocking);
             let reply = read(&mut txn, db).unwrap_or_else(CmdError::into_reply);
             if server.engine.write_stamp(&stripes) == stamp {
-                return reply;
+                return shown_when_durable(&txn, reply);
             }
         }
-        Reply::error("ERR the keys kept changing while they were read; try again")
+        // Still changing: read under the keys' locks, which only their
+        // writers wait for.
+        let guard = server.engine.lock_keys_growing(&locked);
+        let mut txn = server.engine.txn(ReadMode::Blocking);
+        let reply = read(&mut txn, db).unwrap_or_else(CmdError::into_reply);
+        drop(guard);
+        shown_when_durable(&txn, reply)
     })));
     Ok(Reply::Null)
 }

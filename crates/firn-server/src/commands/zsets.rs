@@ -24,7 +24,7 @@ use firn_storage::{
 };
 use std::collections::HashMap;
 
-use super::collection::{member_scan, off_thread_if, INLINE_MEMBERS, STREAM_MEMBERS};
+use super::collection::{member_scan, off_thread_if, streamed, INLINE_MEMBERS, STREAM_MEMBERS};
 use super::keyspace::{parse_cursor, KeyPattern};
 use super::{def, Ctx, Def};
 use crate::args::{c_strtod, int_arg, is, parse_double, parse_i64, ArgCursor};
@@ -747,7 +747,7 @@ fn zrange_generic(
         Some(coll) => match parsed {
             Parsed::Rank(start, end) => match rank_span(start, end, coll.size) {
                 None => Vec::new(),
-                Some((from, to)) if !store && to - from + 1 > STREAM_MEMBERS => {
+                Some((from, to)) if !store && streamed(ctx, to - from + 1) => {
                     stream_range(ctx, key, Streamed::Rank(start, end), reverse, withscores);
                     return Ok(Reply::Null);
                 }
@@ -756,7 +756,7 @@ fn zrange_generic(
                     by_rank(ctx, key, &coll, start, end, reverse)?
                 }
             },
-            Parsed::Range(spec) if !store && coll.size > STREAM_MEMBERS => {
+            Parsed::Range(spec) if !store && streamed(ctx, coll.size) => {
                 match by_range_capped(ctx, key, &coll, &spec, reverse, &window, STREAM_MEMBERS)? {
                     Some(items) => items,
                     None => {
@@ -1104,7 +1104,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .into_iter()
             .map(decode_member)
             .collect::<CmdResult<_>>()?
-    } else if wanted > STREAM_MEMBERS {
+    } else if streamed(ctx, wanted) {
         stream_random(ctx, key, wanted, withscores);
         return Ok(Reply::Null);
     } else {

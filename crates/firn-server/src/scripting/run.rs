@@ -35,6 +35,7 @@ use super::convert::{error_table, lua_to_reply, reply_to_lua};
 use super::vm::{ScriptFlags, Vm, REPL_NONE};
 use super::{Shared, ABANDONED, KILLED, KIND_EVAL, NOSCRIPT};
 use crate::commands::{Ctx, Deferred};
+use crate::effects::SideEffect;
 use crate::server::{ClientInfo, Server, Session};
 
 /// Warm-ups a run may need before it reads with blocking reads.
@@ -114,6 +115,9 @@ struct RunState<'a> {
     /// `server.dirty` of the calls (INFO rdb_changes_since_last_save),
     /// added once the run commits.
     dirty: u64,
+    /// The calls' side effects (PUBLISH, MONITOR lines, commandstats),
+    /// applied once the run commits: an abandoned run makes none.
+    effects: Vec<crate::effects::SideEffect>,
 }
 
 /// Compiles and caches a script body; returns its sha.
@@ -244,6 +248,9 @@ async fn warm(
                 session: &mut job_session,
                 client: &job_client,
                 deferred: None,
+                // Its side effects, like its writes, are dropped.
+                in_unit: true,
+                effects: Vec::new(),
             };
             ctx.txn.set_db(db);
             let _ = (cmd.handler)(&mut ctx, &args);
@@ -438,6 +445,7 @@ fn run_function(
         declared: (db, target.keys),
         declared_tracked: false,
         dirty: 0,
+        effects: Vec::new(),
     });
     vm.settings.resp.set(2);
     vm.settings.repl.set(super::vm::REPL_ALL);
@@ -487,6 +495,7 @@ fn run_function(
         return Outcome::Done(reply, Vec::new());
     };
     let dirty = state.dirty;
+    let effects = state.effects;
     let mut replay = state.replay;
     if replay.len() > 1 {
         replay.insert(0, vec![Bytes::from_static(b"MULTI")]);
@@ -498,6 +507,7 @@ fn run_function(
     let outcome = match txn.commit() {
         Ok(tickets) => {
             server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
+            crate::effects::apply(server, effects);
             Outcome::Done(reply, tickets)
         }
         Err(e) => Outcome::Done(crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
@@ -658,7 +668,7 @@ fn redis_call(
         }
     }
     // The locks this command needs, tried without waiting.
-    let locked = if cmd.locks_all() {
+    let locked = if cmd.locks_all(&argv) {
         state.guard.holds_all()
     } else {
         let db = state.session.as_ref().map_or(0, |s| s.db);
@@ -682,7 +692,10 @@ fn redis_call(
         shared.dirty.store(true, Ordering::Release);
     }
     if !cmd.admin {
-        feed_monitors(server, state.session.as_ref().map_or(0, |s| s.db), &argv);
+        state.effects.push(SideEffect::Monitor {
+            db: state.session.as_ref().map_or(0, |s| s.db),
+            args: argv.clone(),
+        });
     }
     if cmd.readonly && !state.declared_tracked {
         state.declared_tracked = true;
@@ -706,12 +719,20 @@ fn redis_call(
         session,
         client: state.client,
         deferred: None,
+        in_unit: true,
+        effects: Vec::new(),
     };
     ctx.txn.set_read_lookups(cmd.readonly);
+    let lookups = ctx.txn.key_lookups();
     let result = (cmd.handler)(&mut ctx, &argv);
+    if result.is_ok() {
+        let after = ctx.txn.key_lookups();
+        crate::exec::count_lookups(&mut ctx, cmd, (after.0 - lookups.0, after.1 - lookups.1));
+    }
     let handler_replay = ctx.txn.take_replay();
     let deferred = ctx.deferred.take();
     let db_after = ctx.session.db;
+    state.effects.append(&mut ctx.effects);
     state.txn = Some(ctx.txn);
     state.session = Some(ctx.session);
     let reply = match result {
@@ -726,10 +747,11 @@ fn redis_call(
         },
     };
     let failed = reply.is_error();
-    server
-        .stats
-        .commands
-        .record_call(cmd.name(), started.elapsed().as_micros() as u64, failed);
+    state.effects.push(SideEffect::Call {
+        name: cmd.name(),
+        usec: started.elapsed().as_micros() as u64,
+        failed,
+    });
     if cmd.write {
         state.dirty += crate::server::dirty_changes(cmd.name(), &argv, &reply);
     }
@@ -751,12 +773,6 @@ fn redis_call(
     }
     let value = reply_to_lua(lua, &reply, resp3)?;
     Ok((i32::from(failed), value))
-}
-
-/// MONITOR's line for a command a script runs: `[db lua]`, as Redis shows
-/// it, after the EVAL/FCALL line the connection fed.
-fn feed_monitors(server: &Server, db: u8, args: &[Bytes]) {
-    crate::connection::feed_monitors_from(server, "lua", db, args);
 }
 
 /// The flags Redis 7.0 gives a command line's command, served or not.

@@ -1120,6 +1120,11 @@ impl Diff {
         &mut self.clients[self.active]
     }
 
+    /// Client pair `i`, e.g. to read what a subscriber was sent.
+    pub fn client_at(&mut self, i: usize) -> &mut ClientPair {
+        &mut self.clients[i]
+    }
+
     pub fn note(&mut self, text: &str) {
         self.history.push(format!("({text})"));
     }
@@ -1462,6 +1467,33 @@ pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
                 .wrapping_add(seed as u32 * 7 + (i as u32 >> 8)) as u8
         })
         .collect()
+}
+
+/// INFO commandstats reduced to the sorted `name calls=N` of each command.
+pub fn calls_only(info: &R) -> R {
+    let text = info.as_str().unwrap_or_default();
+    let mut rows: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("cmdstat_"))
+        .filter_map(|line| {
+            let (name, fields) = line.split_once(':')?;
+            let calls = fields.split(',').next()?;
+            Some(format!("{name} {calls}"))
+        })
+        .collect();
+    rows.sort();
+    R::Array(Some(rows.iter().map(|r| R::bulk(r.as_bytes())).collect()))
+}
+
+/// The `keyspace_hits` and `keyspace_misses` lines of INFO stats.
+pub fn lookups_only(info: &R) -> R {
+    let text = info.as_str().unwrap_or_default();
+    let rows: Vec<R> = text
+        .lines()
+        .filter(|l| l.starts_with("keyspace_hits:") || l.starts_with("keyspace_misses:"))
+        .map(|l| R::bulk(l.trim().as_bytes()))
+        .collect();
+    R::Array(Some(rows))
 }
 
 // ------------------------------------------------------------- engine work

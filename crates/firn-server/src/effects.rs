@@ -1,0 +1,70 @@
+//! Side effects of commands outside the data: a PUBLISH, a MONITOR line,
+//! a command's INFO commandstats. Each must happen once per command that
+//! takes effect, never once per attempt.
+//!
+//! A command alone runs its handler once, unless it reads cold data, and
+//! such commands have no side effects of this kind. But a unit of several
+//! commands may run again: EXEC's list after a cold read (exec.rs), a
+//! script abandoned for a lock or a cold read (scripting/run.rs), and
+//! either may end without taking effect (a WATCH that fails). So a
+//! handler running inside a unit (`Ctx::in_unit`) records its side
+//! effects on `Ctx::effects` instead of performing them, and whoever
+//! commits the unit applies them with [`apply`] once the commit is
+//! queued; a run that is dropped drops them.
+
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+
+use crate::server::Server;
+
+pub enum SideEffect {
+    /// PUBLISH (`sharded`: SPUBLISH) of `message` to `channel`.
+    Publish {
+        channel: Bytes,
+        message: Bytes,
+        sharded: bool,
+    },
+    /// A command a script ran, shown to MONITOR clients as `[db lua]`.
+    Monitor { db: u8, args: Vec<Bytes> },
+    /// Key lookups of read-only commands (INFO keyspace_hits/misses).
+    KeyLookups { hits: u64, misses: u64 },
+    /// A command a script ran, counted in INFO commandstats.
+    Call {
+        name: &'static str,
+        usec: u64,
+        failed: bool,
+    },
+}
+
+/// Applies a committed unit's side effects, in the order they were made.
+pub fn apply(server: &Server, effects: Vec<SideEffect>) {
+    for effect in effects {
+        match effect {
+            SideEffect::Publish {
+                channel,
+                message,
+                sharded: false,
+            } => {
+                crate::pubsub::publish(server, &channel, &message);
+            }
+            SideEffect::Publish {
+                channel,
+                message,
+                sharded: true,
+            } => {
+                crate::pubsub::spublish(server, &channel, &message);
+            }
+            SideEffect::Monitor { db, args } => {
+                crate::connection::feed_monitors_from(server, "lua", db, &args);
+            }
+            SideEffect::KeyLookups { hits, misses } => {
+                let stats = &server.stats;
+                stats.keyspace_hits.fetch_add(hits, Ordering::Relaxed);
+                stats.keyspace_misses.fetch_add(misses, Ordering::Relaxed);
+            }
+            SideEffect::Call { name, usec, failed } => {
+                server.stats.commands.record_call(name, usec, failed);
+            }
+        }
+    }
+}
