@@ -104,6 +104,11 @@ const EVAL_TRICKS: &[&str] = &[
     "load('x = 1')",
     "load()",
     "local co = coroutine.create(function() redis.call = nil end) return {coroutine.resume(co)}",
+    // The proxies' records are weak tables: a collection keeps them.
+    "collectgarbage() collectgarbage() rawset(redis, 'call', 1)",
+    "collectgarbage() getmetatable('').__index = {}",
+    "collectgarbage() table.insert(string, 'x')",
+    "collectgarbage() return {rawequal(getmetatable(''), getmetatable('y')), getmetatable('').__index == string}",
     "local ok, e = pcall(function() redis.call = nil end) return {tostring(ok), e}",
 ];
 
@@ -155,6 +160,11 @@ const EVAL_READS: &[&str] = &[
     "local r = {} for k, v in next, string do r[#r + 1] = k end table.sort(r) return r",
     "return rawequal(pairs(redis), next)",
     "return #redis",
+    "local n = 0 table.foreach(redis, function() n = n + 1 end) return n > 10",
+    "return table.foreach(math, function(k, v) if k == 'floor' then return k end end)",
+    "return table.foreach({}, function() end)",
+    "table.foreach(redis)",
+    "table.foreach(nil, print)",
     "return unpack(redis)",
     "local n = 0 for k, v in ipairs(redis) do n = n + 1 end return n",
     "local t = {} rawset(t, 'x', 1) return t.x",
@@ -213,13 +223,15 @@ lib.register_function('f12', function () setmetatable(_G, {}) end)\n\
 lib.register_function('f13', function () table.insert(lib, 1) end)\n\
 lib.register_function('f14', function () getmetatable(lib).__index = {} end)\n\
 lib.register_function('f15', function () return lib.nothing end)\n\
-lib.register_function('f16', function () local g = getmetatable(_G); g.__index = {redis={call=function() return 'pwned' end}} end)";
+lib.register_function('f16', function () local g = getmetatable(_G); g.__index = {redis={call=function() return 'pwned' end}} end)\n\
+lib.register_function('f17', function () collectgarbage() collectgarbage() rawset(lib, 'x', 1) end)\n\
+lib.register_function('f18', function () collectgarbage() return lib.x end)";
 
 #[test]
 fn function_tricks_fail_and_functions_stay_sound() {
     let mut d = setup();
     d.cmd(&["FUNCTION", "LOAD", MALICIOUS_LIBRARY]);
-    for i in 1..=16 {
+    for i in 1..=18 {
         d.cmd(&["FCALL", &format!("f{i}"), "0"]);
         still_sound(&mut d);
     }

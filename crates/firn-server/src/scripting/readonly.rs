@@ -9,8 +9,8 @@
 //! `firn.shown_meta`: proxy → what `getmetatable` shows for it).
 //!
 //! The base functions that bypass metamethods (`rawset`, `rawget`,
-//! `next`, `pairs`, `setmetatable`, `getmetatable`) and `table.insert`
-//! are replaced here by C functions that see through proxies: writes to
+//! `next`, `pairs`, `setmetatable`, `getmetatable`), `table.insert` and
+//! `table.foreach` are replaced here by C functions that see through proxies: writes to
 //! a proxy fail with Redis's text, reads and iteration reach the real
 //! table, and `getmetatable` never hands out a proxy's own metatable.
 //! They are C functions, like the ones they replace, so that their
@@ -94,6 +94,7 @@ pub fn install(lua: &Lua, globals: &Table, table_lib: &Table) -> mlua::Result<()
         globals.raw_set("setmetatable", lua.create_c_function(sandbox_setmetatable)?)?;
         globals.raw_set("getmetatable", lua.create_c_function(sandbox_getmetatable)?)?;
         table_lib.raw_set("insert", lua.create_c_function(sandbox_insert)?)?;
+        table_lib.raw_set("foreach", lua.create_c_function(sandbox_foreach)?)?;
     }
     Ok(())
 }
@@ -251,5 +252,24 @@ unsafe extern "C-unwind" fn sandbox_insert(state: *mut lua_State) -> i32 {
         return readonly_error(state);
     }
     ffi::lua_rawseti_(state, 1, pos);
+    0
+}
+
+/// Lua 5.1's `table.foreach`, over the real table of a proxy.
+unsafe extern "C-unwind" fn sandbox_foreach(state: *mut lua_State) -> i32 {
+    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+    ffi::luaL_checktype(state, 2, ffi::LUA_TFUNCTION);
+    see_through(state, 1);
+    ffi::lua_pushnil(state);
+    while ffi::lua_next(state, 1) != 0 {
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushvalue(state, -3);
+        ffi::lua_pushvalue(state, -3);
+        ffi::lua_call(state, 2, 1);
+        if ffi::lua_type(state, -1) != ffi::LUA_TNIL {
+            return 1;
+        }
+        ffi::lua_pop(state, 2);
+    }
     0
 }

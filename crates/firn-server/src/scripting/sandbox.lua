@@ -8,9 +8,10 @@
 -- Stock Lua 5.1 has no read-only tables, so each protected table is an
 -- empty proxy whose reads fall through to the real one (`readonly.rs`
 -- says why, and replaces `rawset`, `rawget`, `next`, `pairs`,
--- `setmetatable`, `getmetatable` and `table.insert` by functions that see
--- through proxies once this chunk has run). As in Redis, protection is
--- recursive: every table reachable from a protected one is protected.
+-- `setmetatable`, `getmetatable`, `table.insert` and `table.foreach` by
+-- functions that see through proxies once this chunk has run). As in
+-- Redis, protection is recursive: every table reachable from a protected
+-- one is protected.
 --
 -- Arguments: the debug library (kept as an upvalue only), a function that
 -- turns a non-table error into its text, the texts of the errors that end
