@@ -196,6 +196,13 @@ const EVAL_READS: &[&str] = &[
     "local t = {} table.insert(t, 'a') table.insert(t, 1, 'b') table.insert(t, 'c') return t",
     "local t = {1} table.insert(t, 4, 'x') return {t[1], t[4], #t}",
     "return type(load('return 1'))",
+    "loadstring({})",
+    "return loadstring()",
+    "return {loadstring('return 1', {})}",
+    "local f, e = loadstring(5) return {tostring(f), tostring(e)}",
+    "return loadstring('return 2', 'name')()",
+    "return load()",
+    "return load(function() return nil end, {})",
 ];
 
 #[test]

@@ -10,13 +10,15 @@
 //!
 //! The base functions that bypass metamethods (`rawset`, `rawget`,
 //! `next`, `pairs`, `setmetatable`, `getmetatable`), `table.insert` and
-//! `table.foreach` are replaced here by C functions that see through proxies: writes to
-//! a proxy fail with Redis's text, reads and iteration reach the real
-//! table, and `getmetatable` never hands out a proxy's own metatable.
-//! They are C functions, like the ones they replace, so that their
-//! argument errors name the same function at the same script line
-//! ("bad argument #1 to 'rawset' ..."). None of them keeps a Rust value
-//! with a destructor across a call that can raise a Lua error.
+//! `table.foreach` are replaced here by C functions that see through
+//! proxies: writes to a proxy fail with Redis's text, reads and iteration
+//! reach the real table, and `getmetatable` never hands out a proxy's own
+//! metatable. They are C functions, like the ones they replace, so that
+//! their argument errors name the same function at the same script line
+//! ("bad argument #1 to 'rawset' ...") even in a tail call; `loadstring`
+//! and `load` (written in `sandbox.lua`) sit behind C functions here for
+//! the same reason. None of them keeps a Rust value with a destructor
+//! across a call that can raise a Lua error.
 
 use mlua::ffi::{self, lua_State};
 use mlua::{Lua, Table};
@@ -26,6 +28,9 @@ pub const READONLY_KEY: &CStr = c"firn.readonly";
 pub const PROXY_OF_KEY: &CStr = c"firn.proxy_of";
 pub const SHOWN_META_KEY: &CStr = c"firn.shown_meta";
 const PAIRS_NEXT_KEY: &CStr = c"firn.pairs_next";
+
+const LOADSTRING_KEY: &CStr = c"firn.loadstring";
+const LOAD_KEY: &CStr = c"firn.load";
 
 /// Redis's text for any write to a read-only table.
 const READONLY_ERROR: &CStr = c"Attempt to modify a readonly table";
@@ -95,6 +100,21 @@ pub fn install(lua: &Lua, globals: &Table, table_lib: &Table) -> mlua::Result<()
         globals.raw_set("getmetatable", lua.create_c_function(sandbox_getmetatable)?)?;
         table_lib.raw_set("insert", lua.create_c_function(sandbox_insert)?)?;
         table_lib.raw_set("foreach", lua.create_c_function(sandbox_foreach)?)?;
+        // `sandbox.lua`'s `loadstring` and `load` (which give a chunk the
+        // globals' proxy) behind C functions that check the arguments.
+        for (name, key, check) in [
+            (
+                "loadstring",
+                LOADSTRING_KEY,
+                checked_loadstring as ffi::lua_CFunction,
+            ),
+            ("load", LOAD_KEY, checked_load as ffi::lua_CFunction),
+        ] {
+            let inner: mlua::Function = globals.raw_get(name)?;
+            let key = key.to_str().map_err(mlua::Error::external)?;
+            lua.set_named_registry_value(key, inner)?;
+            globals.raw_set(name, lua.create_c_function(check)?)?;
+        }
     }
     Ok(())
 }
@@ -272,4 +292,29 @@ unsafe extern "C-unwind" fn sandbox_foreach(state: *mut lua_State) -> i32 {
         ffi::lua_pop(state, 2);
     }
     0
+}
+
+/// Calls the Lua function registered at `key` with this call's arguments
+/// and returns all its results. Used once the arguments are checked, so
+/// that the checks' errors name `loadstring`/`load` at the script's line.
+unsafe fn call_inner(state: *mut lua_State, key: &CStr) -> i32 {
+    let argc = ffi::lua_gettop(state);
+    ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, key.as_ptr());
+    ffi::lua_insert(state, 1);
+    ffi::lua_call(state, argc, ffi::LUA_MULTRET);
+    ffi::lua_gettop(state)
+}
+
+/// `loadstring(s [, chunkname])`, Lua 5.1's argument checks first.
+unsafe extern "C-unwind" fn checked_loadstring(state: *mut lua_State) -> i32 {
+    ffi::luaL_checklstring(state, 1, std::ptr::null_mut());
+    ffi::luaL_optlstring(state, 2, std::ptr::null(), std::ptr::null_mut());
+    call_inner(state, LOADSTRING_KEY)
+}
+
+/// `load(reader [, chunkname])`, Lua 5.1's argument checks first.
+unsafe extern "C-unwind" fn checked_load(state: *mut lua_State) -> i32 {
+    ffi::luaL_checktype(state, 1, ffi::LUA_TFUNCTION);
+    ffi::luaL_optlstring(state, 2, std::ptr::null(), std::ptr::null_mut());
+    call_inner(state, LOAD_KEY)
 }

@@ -22,7 +22,7 @@
 local dbg, errtext, killed_text, abandoned_text, real_of, proxy_of, shown_meta, missing_global = ...
 local G = _G
 local rawset_, rawget_, setmetatable_, getmetatable_, next_ = rawset, rawget, setmetatable, getmetatable, next
-local setfenv_, loadstring_, type_, error_, tostring_, select_ = setfenv, loadstring, type, error, tostring, select
+local setfenv_, loadstring_, type_, error_, tostring_ = setfenv, loadstring, type, error, tostring
 local concat_ = table.concat
 
 local function readonly_error()
@@ -83,14 +83,9 @@ G.loadstring = function(s, name)
   return f, e
 end
 
--- Lua 5.1's `load` takes only a reader function (a chunk `loadstring_`
--- made here would run in the real globals).
-G.load = function(...)
-  local reader, name = ...
-  if type_(reader) ~= 'function' then
-    local got = select_('#', ...) == 0 and 'no value' or type_(reader)
-    error_("bad argument #1 to 'load' (function expected, got " .. got .. ')', 2)
-  end
+-- Lua 5.1's `load` takes only a reader function (`readonly.rs` checks
+-- the arguments of `load` and `loadstring` before these run).
+G.load = function(reader, name)
   local parts = {}
   while true do
     local piece = reader()
