@@ -328,6 +328,7 @@ impl Encoder {
         loop {
             if let Some(value) = pending.take() {
                 if let Value::Table(table) = &value {
+                    let table = &super::see_through(table)?;
                     let depth = open.len() as i32 + 1;
                     if depth > self.config.encode_max_depth || stack + 3 > MAX_C_STACK {
                         return Err(Fail::error(format!(

@@ -179,6 +179,7 @@ fn is_array(table: &Table) -> mlua::Result<Option<usize>> {
 }
 
 fn encode_table(table: &Table, level: usize, out: &mut Vec<u8>) -> LibResult<()> {
+    let table = &super::see_through(table)?;
     if let Some(len) = is_array(table)? {
         encode_length(len, 0x90, 0xdc, 0xdd, out);
         for index in 1..=len {

@@ -42,6 +42,23 @@ pub fn register(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
+/// The field that marks the metatable of a read-only proxy of the script
+/// sandbox (`scripting/readonly.rs`); its `__index` is the real table.
+pub(crate) const READONLY_MARK: &str = "__firn_readonly";
+
+/// The table a read-only proxy stands for, or the table itself: the
+/// encoders read a library table as Redis's do, not its empty proxy.
+pub(crate) fn see_through(table: &Table) -> mlua::Result<Table> {
+    if let Some(meta) = table.metatable() {
+        if meta.raw_get::<bool>(READONLY_MARK)? {
+            if let Value::Table(real) = meta.raw_get::<Value>("__index")? {
+                return Ok(real);
+            }
+        }
+    }
+    Ok(table.clone())
+}
+
 /// Lua 5.1's LUAI_MAXCSTACK: the most stack slots a C function may use.
 pub(crate) const MAX_C_STACK: usize = 8000;
 

@@ -20,12 +20,16 @@ use firn_storage::{ReadMode, Ticket};
 use mlua::{Function, Lua, MultiValue, Table, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::vm::{raise, ScriptFlags, Vm};
 use super::Shared;
 use crate::server::Server;
+
+/// Redis's error for `redis.register_function` called after the load.
+const NOT_LOADING: &str = "ERR redis.register_function can only be called on FUNCTION LOAD command";
 
 /// Record key prefix of a library.
 const LIBRARY_RECORD: &[u8] = b"lib:";
@@ -120,7 +124,7 @@ fn text_arg(lua: &Lua, value: &Value) -> mlua::Result<Option<Bytes>> {
 
 fn register(
     lua: &Lua,
-    registered: &RefCell<Vec<Registration>>,
+    registered: &RefCell<Option<Vec<Registration>>>,
     args: MultiValue,
 ) -> mlua::Result<()> {
     let mut name: Option<Bytes> = None;
@@ -214,6 +218,9 @@ fn register(
     }
     let name = String::from_utf8_lossy(&name).into_owned();
     let mut registered = registered.borrow_mut();
+    let Some(registered) = registered.as_mut() else {
+        return Err(raise(NOT_LOADING));
+    };
     if registered.iter().any(|r| r.name == name) {
         return Err(raise("ERR Function already exists in the library"));
     }
@@ -248,6 +255,10 @@ fn load_view(lua: &Lua, vm: &Vm, register_fn: Function) -> mlua::Result<Table> {
     }
     redis.raw_set("register_function", register_fn)?;
     redis.set_metatable(Some(strict.clone()));
+    // Read-only as in Redis: a library keeping it in an upvalue cannot
+    // plant `redis` or `math` in it for a later load.
+    let shown: Table = vm.error_meta.call(())?;
+    let redis: Table = vm.make_readonly.call((redis, shown))?;
     let view = lua.create_table()?;
     view.raw_set("redis", redis)?;
     view.set_metatable(Some(strict));
@@ -294,10 +305,15 @@ pub fn load(
             )
         }
     };
-    let registered: RefCell<Vec<Registration>> = RefCell::new(Vec::new());
-    let loaded: mlua::Result<Result<Table, String>> = vm.lua.scope(|scope| {
-        let register_fn =
-            scope.create_function(|lua, args: MultiValue| register(lua, &registered, args))?;
+    // The library may keep `redis.register_function`; once the load is
+    // over (`None`), calling it fails with Redis's error.
+    let registered: Rc<RefCell<Option<Vec<Registration>>>> =
+        Rc::new(RefCell::new(Some(Vec::new())));
+    let loaded: mlua::Result<Result<Table, String>> = (|| {
+        let registering = registered.clone();
+        let register_fn = vm
+            .lua
+            .create_function(move |lua, args: MultiValue| register(lua, &registering, args))?;
         let view = load_view(&vm.lua, vm, register_fn)?;
         let env = vm.lua.create_table()?;
         let env_meta = vm.lua.create_table()?;
@@ -322,8 +338,9 @@ pub fn load(
         // From now on the library's functions see the scripts' globals.
         env_meta.raw_set("__index", vm.env.clone())?;
         Ok(Ok(env))
-    });
+    })();
     shared.finish();
+    let registered = registered.borrow_mut().take().unwrap_or_default();
     match loaded {
         Ok(Ok(_)) => {}
         Ok(Err(text)) => {
@@ -339,7 +356,6 @@ pub fn load(
             )
         }
     }
-    let registered = registered.into_inner();
     if registered.is_empty() {
         return (Reply::error("ERR No functions registered"), Vec::new());
     }

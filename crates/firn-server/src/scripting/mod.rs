@@ -19,6 +19,7 @@
 
 mod convert;
 mod functions;
+mod readonly;
 mod run;
 pub mod sha1;
 mod vm;

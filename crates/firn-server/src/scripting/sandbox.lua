@@ -1,85 +1,64 @@
 -- Firn's Lua sandbox, run once per VM with the real globals table. It
--- gives scripts Redis 7.0.15's environment: globals and library tables are
--- read-only (writes fail with "Attempt to modify a readonly table"),
--- reading an undeclared global fails, binary chunks cannot be loaded, and
--- `redis.call`/`redis.pcall` raise or return Redis's error tables.
+-- gives scripts Redis 7.0.15's environment: globals, library tables and
+-- the strings' metatable are read-only (writes fail with "Attempt to
+-- modify a readonly table"), reading an undeclared global fails, binary
+-- chunks cannot be loaded, and `redis.call`/`redis.pcall` raise or return
+-- Redis's error tables.
 --
 -- Stock Lua 5.1 has no read-only tables, so each protected table is an
--- empty proxy whose reads fall through to the real one. `rawset`,
--- `rawget`, `setmetatable`, `next` and `pairs` see through proxies.
+-- empty proxy whose reads fall through to the real one (`readonly.rs`
+-- says why, and replaces `rawset`, `rawget`, `next`, `pairs`,
+-- `setmetatable`, `getmetatable`, `table.insert` and `table.foreach` by
+-- functions that see through proxies once this chunk has run). As in
+-- Redis, protection is recursive: every table reachable from a protected
+-- one is protected.
 --
--- Arguments: the debug library (kept as an upvalue only), and a function
--- that turns a non-table error into its text.
--- The texts of the errors that end a run (SCRIPT KILL, an abandoned run)
--- follow: `pcall` and `xpcall` never stop those.
-local dbg, errtext, killed_text, abandoned_text = ...
+-- Arguments: the debug library (kept as an upvalue only), a function that
+-- turns a non-table error into its text, the texts of the errors that end
+-- a run (SCRIPT KILL, an abandoned run: `pcall` and `xpcall` never stop
+-- those), the registry tables that record proxies (proxy -> real,
+-- real -> proxy, proxy -> the metatable `getmetatable` shows), and the
+-- `__index` of the globals that fails on an undeclared name.
+local dbg, errtext, killed_text, abandoned_text, real_of, proxy_of, shown_meta, missing_global = ...
 local G = _G
-local rawset_, rawget_, setmetatable_, next_, pairs_ = rawset, rawget, setmetatable, next, pairs
+local rawset_, rawget_, setmetatable_, getmetatable_, next_ = rawset, rawget, setmetatable, getmetatable, next
 local setfenv_, loadstring_, type_, error_, tostring_ = setfenv, loadstring, type, error, tostring
 local concat_ = table.concat
-
-local real_of = setmetatable_({}, { __mode = 'k' })
 
 local function readonly_error()
   error_('Attempt to modify a readonly table', 2)
 end
 
-local function readonly(t)
-  local proxy = {}
+-- The proxy of `t` (made once), and of every table `t` holds. `shown`
+-- is what `getmetatable` returns for the proxy.
+local function readonly(t, shown)
+  local proxy = proxy_of[t]
+  if proxy then
+    return proxy
+  end
+  proxy = {}
+  proxy_of[t] = proxy
   real_of[proxy] = t
-  setmetatable_(proxy, { __index = t, __newindex = readonly_error })
+  shown_meta[proxy] = shown
+  -- The mark lets the encoders (`lua_libs::see_through`) read `t`.
+  setmetatable_(proxy, { __index = t, __newindex = readonly_error, __firn_readonly = true })
+  for k, v in next_, t do
+    if type_(v) == 'table' and real_of[v] == nil then
+      rawset_(t, k, readonly(v))
+    end
+  end
   return proxy
 end
 
-local proxy_G = readonly(G)
-
-local function missing_global(_, n)
-  error_("Script attempted to access nonexistent global variable '" .. tostring_(n) .. "'", 2)
-end
 setmetatable_(G, { __index = missing_global })
 
-G.rawset = function(t, k, v)
-  if real_of[t] then
-    error_('Attempt to modify a readonly table', 0)
-  end
-  local r = rawset_(t, k, v)
-  return r
+-- What `getmetatable` shows for the globals: a read-only
+-- `{__index = missing_global}`, as Redis's `luaSetErrorMetatable` makes.
+local function error_meta()
+  return readonly({ __index = missing_global })
 end
 
-G.rawget = function(t, k)
-  local real = real_of[t]
-  if real then
-    return rawget_(real, k)
-  end
-  local r = rawget_(t, k)
-  return r
-end
-
-G.setmetatable = function(t, mt)
-  if real_of[t] then
-    error_('Attempt to modify a readonly table', 0)
-  end
-  local r = setmetatable_(t, mt)
-  return r
-end
-
-G.next = function(t, k)
-  local real = real_of[t]
-  if real then
-    return next_(real, k)
-  end
-  local a, b = next_(t, k)
-  return a, b
-end
-
-G.pairs = function(t)
-  local real = real_of[t]
-  if real then
-    return next_, real, nil
-  end
-  local a, b, c = pairs_(t)
-  return a, b, c
-end
+local proxy_G
 
 -- Redis's Lua refuses precompiled chunks: its parser reads them as text.
 local function chunkid(s)
@@ -104,11 +83,9 @@ G.loadstring = function(s, name)
   return f, e
 end
 
+-- Lua 5.1's `load` takes only a reader function (`readonly.rs` checks
+-- the arguments of `load` and `loadstring` before these run).
 G.load = function(reader, name)
-  if type_(reader) ~= 'function' then
-    local f, e = loadstring_(reader, name)
-    return f, e
-  end
   local parts = {}
   while true do
     local piece = reader()
@@ -198,13 +175,15 @@ G.pcall = function(...)
   return caught(pcall_(...))
 end
 
-for _, name in ipairs({ 'string', 'math', 'table', 'coroutine', 'redis', 'bit', 'cjson', 'struct', 'cmsgpack' }) do
-  local lib = rawget_(G, name)
-  if type_(lib) == 'table' then
-    rawset_(G, name, readonly(lib))
-  end
+proxy_G = readonly(G, error_meta())
+-- The strings' metatable (its `__index` becomes the `string` proxy).
+-- Nothing else holds its proxy, so the factory keeps it alive.
+local kept = { readonly(getmetatable_('')) }
+
+local function make_readonly(t, shown)
+  local _ = kept
+  return readonly(t, shown)
 end
-rawset_(G, '_G', proxy_G)
 
 -- The runner: calls a script's function under the error handler.
 return proxy_G, readonly_error, missing_global, function(f, keys, args)
@@ -215,4 +194,4 @@ return proxy_G, readonly_error, missing_global, function(f, keys, args)
   return xpcall_(function()
     return f(keys, args)
   end, handler)
-end
+end, make_readonly, error_meta

@@ -136,6 +136,12 @@ pub struct Vm {
     pub readonly_error: Function,
     /// The `__index` that fails on an undeclared global.
     pub missing_global: Function,
+    /// `readonly(table, shown)`: the read-only proxy of a table (and of
+    /// every table it holds); `getmetatable` shows `shown` for it.
+    pub make_readonly: Function,
+    /// A fresh read-only `{__index = missing_global}`, what Redis shows
+    /// as the metatable of the globals.
+    pub error_meta: Function,
     /// The `redis` table itself (scripts see a read-only proxy).
     pub redis_real: Table,
     memory_limit_bytes: usize,
@@ -235,10 +241,29 @@ impl Vm {
             error_value_text(lua, value, raw.unwrap_or(false))
         })?;
         let redis_real: Table = globals.raw_get("redis")?;
-        let (env, readonly_error, missing_global, runner): (Table, Function, Function, Function) =
-            lua.load(include_str!("sandbox.lua"))
-                .set_name("=firn")
-                .call((debug, errtext, KILLED, ABANDONED))?;
+        let table_lib: Table = globals.raw_get("table")?;
+        let (real_of, proxy_of, shown_meta) = super::readonly::registry_tables(&lua)?;
+        let (env, readonly_error, missing_global, runner, make_readonly, error_meta): (
+            Table,
+            Function,
+            Function,
+            Function,
+            Function,
+            Function,
+        ) = lua
+            .load(include_str!("sandbox.lua"))
+            .set_name("=firn")
+            .call((
+                debug,
+                errtext,
+                KILLED,
+                ABANDONED,
+                real_of,
+                proxy_of,
+                shown_meta,
+                super::readonly::missing_global(&lua)?,
+            ))?;
+        super::readonly::install(&lua, &globals, &table_lib)?;
         let names: Vec<Value> = globals
             .clone()
             .pairs::<Value, Value>()
@@ -285,6 +310,8 @@ impl Vm {
             libraries: Default::default(),
             readonly_error,
             missing_global,
+            make_readonly,
+            error_meta,
             redis_real,
             memory_limit_bytes,
         })
