@@ -243,7 +243,14 @@ func CheckListAppend(txns []Txn) []Anomaly {
 					g.add(o.txn, t.ID, wr, m.Key)
 				}
 			}
-			if n := len(m.Read); n < len(order) {
+			// The next version is the first value past the read that
+			// another transaction appended (a transaction's own later
+			// appends belong to the version the read saw, or a G1b).
+			n := len(m.Read)
+			for n < len(order) && n > 0 && writer[m.Key][order[n]].txn == writer[m.Key][m.Read[len(m.Read)-1]].txn {
+				n++
+			}
+			if n < len(order) {
 				if o, ok := writer[m.Key][order[n]]; ok {
 					g.add(t.ID, o.txn, rw, m.Key)
 				}
@@ -367,7 +374,7 @@ func (g *graph) classify(scc []int) (string, []int) {
 				continue
 			}
 			if path := g.path(b, a, ww|wr, within); path != nil {
-				return "G-single", append([]int{a}, path...)
+				return "G-single", append([]int{a}, path[:len(path)-1]...)
 			}
 		}
 	}
@@ -379,7 +386,7 @@ func (g *graph) cycleThrough(n int, kinds edgeKind, within map[int]bool) []int {
 	for m, k := range g.edges[n] {
 		if k&kinds != 0 && within[m] {
 			if p := g.path(m, n, kinds, within); p != nil {
-				return append([]int{n}, p...)
+				return append([]int{n}, p[:len(p)-1]...)
 			}
 		}
 	}

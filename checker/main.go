@@ -94,13 +94,13 @@ func main() {
 }
 
 type settings struct {
-	firn, redis, addr     string
-	useRedis              bool
-	clients, keys, maxOps int
+	firn, redis, addr      string
+	useRedis               bool
+	clients, keys, maxOps  int
 	mixedClients, mixedOps int
-	perHistory            time.Duration
-	seed                  int64
-	artefacts             string
+	perHistory             time.Duration
+	seed                   int64
+	artefacts              string
 }
 
 type planned struct {
