@@ -320,7 +320,7 @@ func (g *graph) sccsWithin(kinds edgeKind, within map[int]bool) [][]int {
 					onStack[m] = true
 					work = append(work, frame{node: m, succ: succ(m)})
 				} else if onStack[m] {
-					low[f.node] = min(low[f.node], index[m])
+					low[f.node] = minInt(low[f.node], index[m])
 				}
 				continue
 			}
@@ -328,7 +328,7 @@ func (g *graph) sccsWithin(kinds edgeKind, within map[int]bool) [][]int {
 			work = work[:len(work)-1]
 			if len(work) > 0 {
 				parent := work[len(work)-1].node
-				low[parent] = min(low[parent], low[n])
+				low[parent] = minInt(low[parent], low[n])
 			}
 			if low[n] == index[n] {
 				var comp []int
@@ -489,4 +489,20 @@ func short(list []string) string {
 		return "[" + strings.Join(list, " ") + "]"
 	}
 	return fmt.Sprintf("[%s ... %s] (%d values)", strings.Join(list[:4], " "), strings.Join(list[len(list)-6:], " "), len(list))
+}
+
+// minInt and maxInt: the module builds with Go 1.19 (Debian's golang-go),
+// which has no built-in min and max.
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }

@@ -65,7 +65,9 @@ func encodeValue(val interface{}) (string, outcome) {
 		for i, item := range v {
 			text, o := encodeValue(item)
 			parts[i] = text
-			worst = max(worst, o)
+			if o > worst {
+				worst = o
+			}
 		}
 		return "[" + strings.Join(parts, ",") + "]", worst
 	}

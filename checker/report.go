@@ -130,7 +130,7 @@ func excerpt(model porcupine.Model, info porcupine.LinearizationInfo, parts [][]
 		for _, op := range longest {
 			_, state = model.Step(state, op.Input, op.Output)
 		}
-		from := max(0, len(longest)-8)
+		from := maxInt(0, len(longest)-8)
 		lines = append(lines, fmt.Sprintf("longest linearization: %d of %d operations; its last ones:", len(longest), len(all)))
 		for _, op := range longest[from:] {
 			lines = append(lines, "  "+opLine(op))
@@ -150,7 +150,9 @@ func excerpt(model porcupine.Model, info porcupine.LinearizationInfo, parts [][]
 		sort.Slice(pending, func(i, j int) bool { return pending[i].Call < pending[j].Call })
 		earliestReturn := int64(math.MaxInt64)
 		for _, op := range pending {
-			earliestReturn = min(earliestReturn, op.Return)
+			if op.Return < earliestReturn {
+				earliestReturn = op.Return
+			}
 		}
 		for _, op := range pending {
 			if op.Call <= earliestReturn {

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 const startTimeout = 30 * time.Second
@@ -232,15 +231,14 @@ func (s *Server) RemoveDir() {
 // no identity or maintenance handshakes, one connection.
 func clientOptions(addr string) *redis.Options {
 	return &redis.Options{
-		Addr:                     addr,
-		Protocol:                 2,
-		MaxRetries:               -1,
-		PoolSize:                 1,
-		DisableIdentity:          true,
-		DialTimeout:              2 * time.Second,
-		ReadTimeout:              5 * time.Second,
-		WriteTimeout:             5 * time.Second,
-		ContextTimeoutEnabled:    true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		Addr:                  addr,
+		Protocol:              2,
+		MaxRetries:            -1,
+		PoolSize:              1,
+		DisableIndentity:      true,
+		DialTimeout:           2 * time.Second,
+		ReadTimeout:           5 * time.Second,
+		WriteTimeout:          5 * time.Second,
+		ContextTimeoutEnabled: true,
 	}
 }
