@@ -491,8 +491,7 @@ func short(list []string) string {
 	return fmt.Sprintf("[%s ... %s] (%d values)", strings.Join(list[:4], " "), strings.Join(list[len(list)-6:], " "), len(list))
 }
 
-// minInt and maxInt: the module builds with Go 1.19 (Debian's golang-go),
-// which has no built-in min and max.
+// minInt and maxInt keep the code free of Go 1.21's built-ins.
 func minInt(a, b int) int {
 	if a < b {
 		return a

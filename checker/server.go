@@ -235,7 +235,7 @@ func clientOptions(addr string) *redis.Options {
 		Protocol:              2,
 		MaxRetries:            -1,
 		PoolSize:              1,
-		DisableIndentity:      true,
+		DisableIdentity:       true,
 		DialTimeout:           2 * time.Second,
 		ReadTimeout:           5 * time.Second,
 		WriteTimeout:          5 * time.Second,

@@ -13,7 +13,10 @@
 #   redis-cli, redis-benchmark   the reference client and bench/'s load tool
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
 #   go             the concurrent history checker (checker/); Debian's
-#                  golang-go if no Go is installed (/usr/local/go counts)
+#                  golang-go if no Go is installed (/usr/local/go counts).
+#                  checker/go.mod names Go 1.26 (go-redis v9.23 needs it):
+#                  Go >= 1.21 fetches that toolchain from the Go module
+#                  proxy by itself; Debian 12's 1.19 cannot.
 #
 #   install-deps.sh          install what is missing, then check (exit 1 if
 #                            anything is still missing)
