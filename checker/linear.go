@@ -79,8 +79,8 @@ func (r *run) killer(done <-chan struct{}) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	r.down.Store(true) // clients start nothing new; what is in flight dies
 	r.srv.Kill9()
-	r.down.Store(true)
 	err := r.srv.Restart()
 	r.mu.Lock()
 	r.killErr = err

@@ -92,7 +92,10 @@ func runListAppend(srv *Server, cfg appendConfig, artefacts string) result {
 	if cfg.kill && r.restarted == 0 {
 		res.fail("the server was never killed (run too short)")
 	}
-	for _, a := range CheckListAppend(txns) {
+	began := time.Now()
+	anomalies := CheckListAppend(txns)
+	res.checking = time.Since(began)
+	for _, a := range anomalies {
 		res.fail("%s: %s", a.Kind, a.Detail)
 	}
 	if len(res.failures) > 20 {

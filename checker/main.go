@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -38,7 +39,14 @@ func main() {
 	artefacts := flag.String("out", "", "directory for failure artefacts (default: a new temp dir per failure)")
 	checkTimeout := flag.Duration("check-timeout", 30*time.Second, "Porcupine's time limit per history")
 	inconclusive := flag.String("inconclusive", "fail", "an inconclusive (timed-out) check: fail or pass")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 
 	porcupineTimeout = *checkTimeout
 	inconclusiveFails = *inconclusive != "pass"
@@ -89,6 +97,7 @@ func main() {
 	}
 	fmt.Printf("checker: %d passed, %d failed\n", passed, failed)
 	if failed > 0 {
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

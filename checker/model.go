@@ -59,13 +59,20 @@ func (ks *Keyspace) finish() {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		fmt.Fprintf(&b, "db%d{", i)
+		b.WriteString("db")
+		b.WriteByte(byte('0' + i))
+		b.WriteByte('{')
 		for _, k := range keys {
 			v := ks.db[i][k]
+			b.WriteString(k)
 			if v.isList {
-				fmt.Fprintf(&b, "%s=[%s] ", k, strings.Join(v.list, ","))
+				b.WriteString("=[")
+				b.WriteString(strings.Join(v.list, ","))
+				b.WriteString("] ")
 			} else {
-				fmt.Fprintf(&b, "%s=%q ", k, v.str)
+				b.WriteString("=")
+				b.WriteString(strconv.Quote(v.str))
+				b.WriteByte(' ')
 			}
 		}
 		b.WriteString("} ")
