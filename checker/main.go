@@ -200,7 +200,11 @@ func report(res result, srv *Server) {
 		return
 	}
 	fmt.Printf("FAIL %-28s %5d ops  %v\n", res.name, res.ops, res.elapsed.Round(time.Millisecond))
-	for _, f := range res.failures {
+	for i, f := range res.failures {
+		if i == 12 {
+			fmt.Printf("     ... and %d more\n", len(res.failures)-i)
+			break
+		}
 		fmt.Printf("     %s\n", f)
 	}
 	for _, line := range res.excerpt {
