@@ -192,7 +192,7 @@ func linClient(r *run, cfg linConfig, worker int) []porcupine.Operation {
 				ret = math.MaxInt64
 			}
 		} else if out.Unknown {
-			r.note(fmt.Sprintf("%s -> %s", describeOp(in, &Output{}), out.Note))
+			r.note(fmt.Sprintf("%s -> %s", describeInput(in), out.Note))
 		}
 		ops = append(ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
 		if out.Unknown {

@@ -248,22 +248,33 @@ func finishExec(t *Txn, cmds []*redis.Cmd, err error, r *run) error {
 	if err != nil && !errors.As(err, &rerr) {
 		return err
 	}
+	t.Status = TxnOK
 	for i := range t.Mops {
 		val, cerr := cmds[i].Result()
+		if cerr != nil && !errors.As(cerr, &rerr) {
+			return cerr
+		}
 		if t.Mops[i].Append {
 			if cerr != nil {
-				if !errors.As(cerr, &rerr) {
-					return cerr
-				}
+				// An error where Redis has none: whether the
+				// transaction's appends happened is unknown.
 				r.note(fmt.Sprintf("%s: RPUSH -> %v", t.Desc, cerr))
+				t.Status = TxnInfo
 			}
 			continue
 		}
 		if e := readReply(&t.Mops[i], val, cerr, r, t.Desc); e != nil {
 			return e
 		}
+		if !t.Mops[i].ReadKnown {
+			t.Status = TxnInfo
+		}
 	}
-	t.Status = TxnOK
+	if t.Status == TxnInfo {
+		for i := range t.Mops {
+			t.Mops[i].ReadKnown = false
+		}
+	}
 	return nil
 }
 

@@ -28,8 +28,8 @@ func main() {
 	modes := flag.String("modes", "default,cold", "firn configurations: default, cold (debug-cold-reads yes, writer-threads 2)")
 	workloads := flag.String("workloads", "perkey,mixed,listappend", "workloads: perkey, mixed, listappend")
 	kill := flag.Bool("kill", true, "also run histories with a kill -9 and restart halfway (servers the checker starts)")
-	duration := flag.Duration("duration", 60*time.Second, "time budget of one round, checks included")
-	soak := flag.Duration("soak", 0, "repeat rounds with new seeds until this much time has passed")
+	duration := flag.Duration("duration", 60*time.Second, "time budget of the run: rounds with new seeds follow one another while the next one fits")
+	roundTime := flag.Duration("round", 60*time.Second, "nominal length of one round: each history may send operations for 60% of its share")
 	clients := flag.Int("clients", 12, "concurrent clients (perkey, listappend)")
 	mixedClients := flag.Int("mixed-clients", 8, "concurrent clients of the mixed workload (one Porcupine partition: its check time grows steeply with concurrency)")
 	keys := flag.Int("keys", 6, "keys of the linearizability workloads")
@@ -77,13 +77,18 @@ func main() {
 	}
 
 	plan := planHistories(strings.Split(*workloads, ","), *kill && *addr == "")
-	perHistory := *duration / time.Duration(len(servers)*len(plan)) * 6 / 10
+	perHistory := *roundTime / time.Duration(len(servers)*len(plan)) * 6 / 10
 	fmt.Printf("checker: seed %d, %d clients, %d histories per round, %v of operations each\n",
 		*seed, *clients, len(servers)*len(plan), perHistory.Round(time.Millisecond))
 
 	var passed, failed int
 	began := time.Now()
-	for round := 0; round == 0 || time.Since(began) < *soak; round++ {
+	var lastRound time.Duration
+	for round := 0; round == 0 || time.Since(began)+lastRound <= *duration; round++ {
+		roundBegan := time.Now()
+		if round > 0 {
+			fmt.Printf("checker: round %d, seed %d\n", round+1, *seed+int64(round)*7919)
+		}
 		for _, m := range servers {
 			p, f := runMode(m, plan, settings{
 				firn: *firnBin, redis: *redisBin, addr: *addr, useRedis: *useRedis,
@@ -94,6 +99,7 @@ func main() {
 			passed += p
 			failed += f
 		}
+		lastRound = time.Since(roundBegan)
 	}
 	fmt.Printf("checker: %d passed, %d failed\n", passed, failed)
 	if failed > 0 {

@@ -365,8 +365,19 @@ func step(state, input, output interface{}) []interface{} {
 }
 
 func describeOp(input, output interface{}) string {
-	in := input.(*Input)
 	out := output.(*Output)
+	text := describeInput(input.(*Input))
+	switch {
+	case out.Aborted:
+		return text + " -> aborted"
+	case out.Unknown:
+		return text + " -> ? " + out.Note
+	}
+	return text + " -> " + strings.Join(out.Replies, "; ")
+}
+
+// describeInput is an operation as commands.
+func describeInput(in *Input) string {
 	cmds := make([]string, len(in.Cmds))
 	for i, c := range in.Cmds {
 		cmds[i] = strings.Join(c, " ")
@@ -378,13 +389,7 @@ func describeOp(input, output interface{}) string {
 	if in.Kind == "watch" {
 		text = fmt.Sprintf("WATCH %v seen %v; %s", in.Watch, in.Seen, text)
 	}
-	switch {
-	case out.Aborted:
-		return text + " -> aborted"
-	case out.Unknown:
-		return text + " -> ? " + out.Note
-	}
-	return text + " -> " + strings.Join(out.Replies, "; ")
+	return text
 }
 
 // newModel is the Porcupine model; byKey partitions the history by key,

@@ -11,4 +11,4 @@ shift || true
 cd "$here/.."
 [ -x "$CARGO_TARGET_DIR/debug/firn" ] || cargo build --locked -p firn-server --bin firn
 cd checker
-exec go run . -firn "$CARGO_TARGET_DIR/debug/firn" -soak "$duration" "$@"
+exec go run . -firn "$CARGO_TARGET_DIR/debug/firn" -duration "$duration" "$@"
