@@ -96,6 +96,11 @@ func main() {
 				mixedClients: *mixedClients, mixedOps: *mixedOps,
 				seed: *seed + int64(round)*7919, artefacts: *artefacts,
 			})
+			if f < 0 {
+				// No server: nothing to repeat.
+				fmt.Printf("checker: %d passed, %d failed\n", passed, failed-f)
+				os.Exit(1)
+			}
 			passed += p
 			failed += f
 		}
@@ -134,7 +139,8 @@ func planHistories(workloads []string, kill bool) []planned {
 	return plan
 }
 
-// runMode starts one server and runs the planned histories on it.
+// runMode starts one server and runs the planned histories on it; a
+// negative failed count means the server did not start.
 func runMode(m mode, plan []planned, s settings) (passed, failed int) {
 	var srv *Server
 	var err error
@@ -148,7 +154,7 @@ func runMode(m mode, plan []planned, s settings) (passed, failed int) {
 	}
 	if err != nil {
 		fmt.Printf("FAIL %s: %v\n", m.name, err)
-		return 0, len(plan)
+		return 0, -len(plan)
 	}
 	defer func() {
 		srv.Stop()

@@ -88,7 +88,21 @@ func startServer(name, bin string, args []string) (*Server, error) {
 		}
 	}
 	s.Stop()
-	return nil, fmt.Errorf("%s did not start: %v; log %s", name, lastErr, s.logPath())
+	tail := logTail(s.logPath())
+	s.RemoveDir()
+	return nil, fmt.Errorf("%s did not start: %v%s", name, lastErr, tail)
+}
+
+// logTail is the end of a server log, for a message, or "".
+func logTail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if len(data) > 2000 {
+		data = data[len(data)-2000:]
+	}
+	return "; log ends:\n" + string(data)
 }
 
 func freePort() (int, error) {
