@@ -34,7 +34,7 @@ func main() {
 	mixedClients := flag.Int("mixed-clients", 8, "concurrent clients of the mixed workload (one Porcupine partition: its check time grows steeply with concurrency)")
 	keys := flag.Int("keys", 6, "keys of the linearizability workloads")
 	maxOps := flag.Int("ops", 3000, "most operations in one history")
-	mixedOps := flag.Int("mixed-ops", 2000, "most operations in one mixed history")
+	mixedOps := flag.Int("mixed-ops", 1500, "most operations in one mixed history")
 	seed := flag.Int64("seed", time.Now().UnixNano()%1000000, "random seed")
 	artefacts := flag.String("out", "", "directory for failure artefacts (default: a new temp dir per failure)")
 	checkTimeout := flag.Duration("check-timeout", 30*time.Second, "Porcupine's time limit per history")

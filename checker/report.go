@@ -78,6 +78,11 @@ func checkLinear(res *result, history []porcupine.Operation, byKey bool, artefac
 	if err := porcupine.VisualizePath(model, info, html); err == nil {
 		res.files = append(res.files, html)
 	}
+	verdictPath := filepath.Join(dir, "verdict.txt")
+	lines := append(append([]string{res.name}, res.failures...), res.excerpt...)
+	if err := os.WriteFile(verdictPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err == nil {
+		res.files = append(res.files, verdictPath)
+	}
 	text := filepath.Join(dir, "history.txt")
 	if err := os.WriteFile(text, []byte(historyText(history)), 0o644); err == nil {
 		res.files = append(res.files, text)
