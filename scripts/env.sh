@@ -14,3 +14,8 @@ unset RUSTFLAGS
 export ROCKSDB_PORTABLE=1
 export PORTABLE=1
 mkdir -p "$CARGO_TARGET_DIR" "$CCACHE_DIR"
+# Go for checker/ (installed by install-deps.sh; an official tarball's
+# /usr/local/go is used when present).
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+    export PATH="/usr/local/go/bin:$PATH"
+fi

@@ -12,6 +12,11 @@
 #   redis-server   the reference the differential tests start
 #   redis-cli, redis-benchmark   the reference client and bench/'s load tool
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
+#   go             the concurrent history checker (checker/); Debian's
+#                  golang-go if no Go is installed (/usr/local/go counts).
+#                  checker/go.mod names Go 1.26 (go-redis v9.23 needs it):
+#                  Go >= 1.21 fetches that toolchain from the Go module
+#                  proxy by itself; Debian 12's 1.19 cannot.
 #
 #   install-deps.sh          install what is missing, then check (exit 1 if
 #                            anything is still missing)
@@ -21,6 +26,9 @@ set -euo pipefail
 
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+    export PATH="/usr/local/go/bin:$PATH"
 fi
 
 # Prints the first libclang that bindgen (clang-sys) can load, or nothing.
@@ -56,6 +64,7 @@ python3|command python3|python3
 redis-server|command redis-server|redis-server
 redis-cli|command redis-cli|redis-tools
 redis-benchmark|command redis-benchmark|redis-tools
+go|command go|golang-go
 cargo|command cargo|
 EOF
 }

@@ -25,3 +25,10 @@ FIRN_DIFF_COLD=1 FIRN_DIFF_WRITERS=2 cargo test --locked -p firn-server \
     --test diff_notifications --test diff_db_wide \
     -- --test-threads=2
 python3 scripts/gen_command_table.py --check
+# The concurrent history checker (checker/, Go): many clients against the
+# firn that cargo test built, in the default and cold modes, with and
+# without a kill -9; rounds of ten histories with new seeds for 60
+# seconds. Closes with "checker: N passed, M failed" and exits non-zero on
+# any failure.
+(cd checker && gofmt -l . | (! grep .) && go vet ./... && go test ./...)
+(cd checker && go run . -firn "$CARGO_TARGET_DIR/debug/firn" -duration 60s)

@@ -1,0 +1,385 @@
+// The list-append workload for elle.go: transactions (MULTI/EXEC, EVAL,
+// WATCH + MULTI/EXEC, and MULTI ... DISCARD) that RPUSH unique values to a
+// few lists and read them whole with LRANGE 0 -1. A WATCHed transaction's
+// LRANGE before MULTI counts as part of it when EXEC commits (WATCH
+// guarantees the key did not change); an aborted EXEC and a DISCARD are
+// failed transactions, whose values must never be read. Keys rotate every
+// few hundred transactions so that lists stay short.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+type appendConfig struct {
+	name     string
+	clients  int
+	maxTxns  int
+	duration time.Duration
+	kill     bool
+	seed     int64
+}
+
+// appendLua runs micro-operations given as KEYS[i] with ARGV[2i-1] = "a"
+// (append ARGV[2i]) or "r" (read), and returns one entry per operation.
+const appendLua = `local out = {}
+for i = 1, #KEYS do
+  if ARGV[2*i-1] == 'a' then
+    redis.call('RPUSH', KEYS[i], ARGV[2*i])
+    out[i] = 0
+  else
+    out[i] = redis.call('LRANGE', KEYS[i], 0, -1)
+  end
+end
+return out`
+
+const keysLive = 4        // keys in use at once
+const txnsPerKeyset = 250 // transactions before the window moves on
+
+func runListAppend(srv *Server, cfg appendConfig, artefacts string) result {
+	res := result{name: cfg.name}
+	if err := flushAll(srv.Addr()); err != nil {
+		res.fail("FLUSHALL before the run: %v", err)
+		return res
+	}
+	r := &run{srv: srv, start: time.Now(), maxOps: int64(cfg.maxTxns)}
+	r.deadline = r.start.Add(cfg.duration)
+	done := make(chan struct{})
+	killerDone := make(chan struct{})
+	if cfg.kill {
+		go func() { r.killer(done); close(killerDone) }()
+	} else {
+		close(killerDone)
+	}
+	var values atomic.Int64
+	var ids atomic.Int64
+	var wg sync.WaitGroup
+	all := make([][]Txn, cfg.clients)
+	for i := 0; i < cfg.clients; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			all[i] = appendClient(r, cfg, i, &values, &ids)
+		}(i)
+	}
+	wg.Wait()
+	close(done)
+	<-killerDone
+	if r.killErr != nil {
+		res.fail("restart after kill -9: %v", r.killErr)
+		return res
+	}
+	var txns []Txn
+	for _, t := range all {
+		txns = append(txns, t...)
+	}
+	res.ops = len(txns)
+	for _, n := range r.notes {
+		res.fail("unexpected error reply: %s", n)
+	}
+	if cfg.kill && r.restarted == 0 {
+		res.fail("the server was never killed (run too short)")
+	}
+	began := time.Now()
+	anomalies := CheckListAppend(txns)
+	res.checking = time.Since(began)
+	for _, a := range anomalies {
+		res.fail("%s: %s", a.Kind, a.Detail)
+	}
+	if len(res.failures) > 20 {
+		more := len(res.failures) - 20
+		res.failures = append(res.failures[:20], fmt.Sprintf("... and %d more", more))
+	}
+	if !res.ok() {
+		dir, err := os.MkdirTemp("", "firn-checker-fail-")
+		if artefacts != "" {
+			dir, err = filepath.Join(artefacts, strings.ReplaceAll(res.name, "/", "-")), nil
+			_ = os.MkdirAll(dir, 0o755)
+		}
+		if err == nil {
+			path := filepath.Join(dir, "list-append-history.txt")
+			if os.WriteFile(path, []byte(txnsText(txns)), 0o644) == nil {
+				res.files = append(res.files, path)
+			}
+		}
+	}
+	return res
+}
+
+func appendClient(r *run, cfg appendConfig, worker int, values, ids *atomic.Int64) []Txn {
+	rng := rand.New(rand.NewSource(cfg.seed*1000 + int64(worker)))
+	var txns []Txn
+	connGen := r.gen.Load()
+	rdb := redis.NewClient(clientOptions(r.srv.Addr()))
+	defer func() { rdb.Close() }()
+	for r.more() {
+		for r.down.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if g := r.gen.Load(); g != connGen {
+			rdb.Close()
+			rdb = redis.NewClient(clientOptions(r.srv.Addr()))
+			connGen = g
+		}
+		base := int(r.issued.Load()) / txnsPerKeyset
+		key := func() string { return "la" + strconv.Itoa(base+rng.Intn(keysLive)) }
+		mop := func() Mop {
+			if rng.Intn(2) == 0 {
+				return Mop{Append: true, Key: key(), Value: strconv.FormatInt(values.Add(1), 10)}
+			}
+			return Mop{Key: key()}
+		}
+		t := Txn{ID: int(ids.Add(1))}
+		var err error
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		switch n := rng.Intn(100); {
+		case n < 45:
+			for i := 1 + rng.Intn(4); i > 0; i-- {
+				t.Mops = append(t.Mops, mop())
+			}
+			err = appendMulti(ctx, rdb, &t, r)
+		case n < 70:
+			for i := 1 + rng.Intn(4); i > 0; i-- {
+				t.Mops = append(t.Mops, mop())
+			}
+			err = appendEval(ctx, rdb, &t, r)
+		case n < 92:
+			k := key()
+			t.Mops = []Mop{{Key: k}, {Append: true, Key: k, Value: strconv.FormatInt(values.Add(1), 10)}}
+			if rng.Intn(2) == 0 {
+				t.Mops = append(t.Mops, mop())
+			}
+			err = appendWatch(ctx, rdb, &t, r)
+		default:
+			t.Mops = []Mop{{Append: true, Key: key(), Value: strconv.FormatInt(values.Add(1), 10)}}
+			err = appendDiscard(ctx, rdb, &t)
+		}
+		cancel()
+		if err != nil {
+			if dialFailed, _ := classifyLost(err); dialFailed {
+				continue // no connection: nothing was sent
+			}
+			t.Status = TxnInfo
+			for i := range t.Mops {
+				t.Mops[i].ReadKnown = false
+			}
+		}
+		txns = append(txns, t)
+	}
+	return txns
+}
+
+func mopsText(mops []Mop) string {
+	parts := make([]string, len(mops))
+	for i, m := range mops {
+		if m.Append {
+			parts[i] = "RPUSH " + m.Key + " " + m.Value
+		} else {
+			parts[i] = "LRANGE " + m.Key
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// readReply fills a read mop from an LRANGE reply (or notes an error).
+func readReply(m *Mop, val interface{}, err error, r *run, desc string) error {
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			r.note(fmt.Sprintf("%s: LRANGE %s -> %v", desc, m.Key, err))
+			return nil // the read is unknown; the transaction still ran
+		}
+		return err
+	}
+	items, ok := val.([]interface{})
+	if !ok {
+		r.note(fmt.Sprintf("%s: LRANGE %s -> %v", desc, m.Key, val))
+		return nil
+	}
+	m.Read = make([]string, len(items))
+	for i, it := range items {
+		m.Read[i], _ = it.(string)
+	}
+	m.ReadKnown = true
+	return nil
+}
+
+func queue(ctx context.Context, p redis.Pipeliner, mops []Mop) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(mops))
+	for i, m := range mops {
+		if m.Append {
+			cmds[i] = p.Do(ctx, "RPUSH", m.Key, m.Value)
+		} else {
+			cmds[i] = p.Do(ctx, "LRANGE", m.Key, 0, -1)
+		}
+	}
+	return cmds
+}
+
+func appendMulti(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	t.Desc = "MULTI " + mopsText(t.Mops) + " EXEC"
+	var cmds []*redis.Cmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cmds = queue(ctx, p, t.Mops)
+		return nil
+	})
+	return finishExec(t, cmds, err, r)
+}
+
+// finishExec reads EXEC's replies into the mops.
+func finishExec(t *Txn, cmds []*redis.Cmd, err error, r *run) error {
+	if errors.Is(err, redis.TxFailedErr) {
+		t.Status = TxnFail
+		return nil
+	}
+	var rerr redis.Error
+	if err != nil && !errors.As(err, &rerr) {
+		return err
+	}
+	t.Status = TxnOK
+	for i := range t.Mops {
+		val, cerr := cmds[i].Result()
+		if cerr != nil && !errors.As(cerr, &rerr) {
+			return cerr
+		}
+		if t.Mops[i].Append {
+			if cerr != nil {
+				// An error where Redis has none: whether the
+				// transaction's appends happened is unknown.
+				r.note(fmt.Sprintf("%s: RPUSH -> %v", t.Desc, cerr))
+				t.Status = TxnInfo
+			}
+			continue
+		}
+		if e := readReply(&t.Mops[i], val, cerr, r, t.Desc); e != nil {
+			return e
+		}
+		if !t.Mops[i].ReadKnown {
+			t.Status = TxnInfo
+		}
+	}
+	if t.Status == TxnInfo {
+		for i := range t.Mops {
+			t.Mops[i].ReadKnown = false
+		}
+	}
+	return nil
+}
+
+func appendEval(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	t.Desc = "EVAL " + mopsText(t.Mops)
+	keys := make([]string, len(t.Mops))
+	argv := make([]interface{}, 0, 2*len(t.Mops))
+	for i, m := range t.Mops {
+		keys[i] = m.Key
+		if m.Append {
+			argv = append(argv, "a", m.Value)
+		} else {
+			argv = append(argv, "r", "")
+		}
+	}
+	val, err := rdb.Eval(ctx, appendLua, keys, argv...).Result()
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			// A script error after some of its appends: they stay.
+			r.note(fmt.Sprintf("%s -> %v", t.Desc, err))
+		}
+		return err
+	}
+	items, ok := val.([]interface{})
+	if !ok || len(items) != len(t.Mops) {
+		r.note(fmt.Sprintf("%s -> %v", t.Desc, val))
+		return errors.New("malformed script reply")
+	}
+	for i := range t.Mops {
+		if !t.Mops[i].Append {
+			if e := readReply(&t.Mops[i], items[i], nil, r, t.Desc); e != nil {
+				return e
+			}
+		}
+	}
+	t.Status = TxnOK
+	return nil
+}
+
+// appendWatch: WATCH k; LRANGE k; MULTI; the other mops; EXEC.
+func appendWatch(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	k := t.Mops[0].Key
+	t.Desc = "WATCH " + k + "; LRANGE " + k + "; MULTI " + mopsText(t.Mops[1:]) + " EXEC"
+	var inner error
+	err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+		val, err := tx.Do(ctx, "LRANGE", k, 0, -1).Result()
+		if e := readReply(&t.Mops[0], val, err, r, t.Desc); e != nil {
+			inner = e
+			return e
+		}
+		var cmds []*redis.Cmd
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			cmds = queue(ctx, p, t.Mops[1:])
+			return nil
+		})
+		if errors.Is(err, redis.TxFailedErr) {
+			t.Status = TxnFail
+			return nil
+		}
+		rest := Txn{Mops: t.Mops[1:], Desc: t.Desc}
+		inner = finishExec(&rest, cmds, err, r)
+		t.Status = rest.Status
+		return inner
+	}, k)
+	if inner != nil {
+		return inner
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status == TxnFail {
+		t.Mops[0].ReadKnown = false
+	}
+	return nil
+}
+
+// appendDiscard: MULTI; RPUSH; DISCARD on one connection.
+func appendDiscard(ctx context.Context, rdb *redis.Client, t *Txn) error {
+	t.Desc = "MULTI " + mopsText(t.Mops) + " DISCARD"
+	conn := rdb.Conn()
+	defer conn.Close()
+	if err := conn.Do(ctx, "MULTI").Err(); err != nil {
+		return err
+	}
+	if err := conn.Do(ctx, "RPUSH", t.Mops[0].Key, t.Mops[0].Value).Err(); err != nil {
+		return err
+	}
+	if err := conn.Do(ctx, "DISCARD").Err(); err != nil {
+		return err
+	}
+	t.Status = TxnFail
+	return nil
+}
+
+func txnsText(txns []Txn) string {
+	var b strings.Builder
+	for _, t := range txns {
+		status := map[TxnStatus]string{TxnOK: "ok", TxnFail: "fail", TxnInfo: "info"}[t.Status]
+		fmt.Fprintf(&b, "T%-6d %-4s %s\n", t.ID, status, t.Desc)
+		for _, m := range t.Mops {
+			if !m.Append && m.ReadKnown {
+				fmt.Fprintf(&b, "         %s = %v\n", m.Key, short(m.Read))
+			}
+		}
+	}
+	return b.String()
+}
