@@ -278,9 +278,35 @@ impl WatchRegistry {
 
     /// Marks the watchers of everything `batch` changes. Called at submit,
     /// before the batch's swap (if any) changes the database map.
+    ///
+    /// A batch with swaps wrote some keys before them (under the map as it
+    /// is now) and some after (under the swapped map), and which is not
+    /// recorded: a changed physical key then touches its logical key under
+    /// both maps. At worst a transaction watching the other one aborts,
+    /// never one that should.
     pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch) {
+        let before = inner.live_map();
+        let after = (!batch.swaps.is_empty()).then(|| {
+            let mut map = before.clone();
+            for swap in &batch.swaps {
+                crate::engine::swap_entries(&mut map, swap.a, swap.b);
+            }
+            map
+        });
+        let logical = |pdb: u8| -> (u8, Option<u8>) {
+            let now = crate::engine::logical_in(&before, pdb);
+            let swapped = after
+                .as_ref()
+                .map(|map| crate::engine::logical_in(map, pdb))
+                .filter(|&db| db != now);
+            (now, swapped)
+        };
         for &pdb in &batch.flushes {
-            self.touch_flushed(inner.logical(pdb));
+            let (now, swapped) = logical(pdb);
+            self.touch_flushed(now);
+            if let Some(db) = swapped {
+                self.touch_flushed(db);
+            }
         }
         for swap in &batch.swaps {
             self.touch_swapped(swap.a, swap.b, &swap.checks);
@@ -309,7 +335,11 @@ impl WatchRegistry {
             }
         }
         for (pdb, key, deleted) in changed {
-            self.touch_key(inner.logical(pdb), key, deleted);
+            let (now, swapped) = logical(pdb);
+            self.touch_key(now, key, deleted);
+            if let Some(db) = swapped {
+                self.touch_key(db, key, deleted);
+            }
         }
     }
 }

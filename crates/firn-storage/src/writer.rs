@@ -378,16 +378,7 @@ fn commit_group(
             }
         }
     }
-    inner.overlay.remove_committed(
-        group
-            .iter()
-            .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k))),
-    );
-    for batch in group {
-        for &pdb in &batch.flushes {
-            inner.overlay.remove_fence(pdb, batch.seq);
-        }
-    }
+    forget_committed(inner, group);
     inner.stats.commit_groups.fetch_add(1, Ordering::Relaxed);
     inner
         .stats
@@ -397,6 +388,41 @@ fn commit_group(
         .completions
         .finish(inner, completions(inner, group, true));
     inner.drained.notify_waiters();
+}
+
+/// Takes a written group's entries and fences out of the overlay, in an
+/// order in which every reader sees the committed state at each step:
+/// first the entries a fence of the group hides (invisible either way),
+/// then the fences (RocksDB now holds the flush and what came after it),
+/// then the entries written at or after a flush. Removing all entries
+/// before the fences left a moment in which a key written after a flush
+/// read as missing, or its meta was found without its members.
+fn forget_committed(inner: &Inner, group: &[CommitBatch]) {
+    let fences: Vec<(u8, u64)> = group
+        .iter()
+        .flat_map(|b| b.flushes.iter().map(move |&pdb| (pdb, b.seq)))
+        .collect();
+    let shown_through_fence = |seq: u64, raw: &[u8]| {
+        let cf = raw.first().and_then(|&b| Cf::from_u8(b));
+        let pdb = cf.and_then(|cf| crate::overlay::pdb_of_raw(cf, &raw[1..]));
+        pdb.is_some_and(|pdb| fences.iter().any(|&(p, s)| p == pdb && seq >= s))
+    };
+    let entries = || {
+        group
+            .iter()
+            .flat_map(|b| b.writes.keys().map(move |k| (b.seq, k)))
+    };
+    inner
+        .overlay
+        .remove_committed(entries().filter(|(seq, k)| !shown_through_fence(*seq, k)));
+    for &(pdb, seq) in &fences {
+        inner.overlay.remove_fence(pdb, seq);
+    }
+    if !fences.is_empty() {
+        inner
+            .overlay
+            .remove_committed(entries().filter(|(seq, k)| shown_through_fence(*seq, k)));
+    }
 }
 
 /// What is left to do for a batch once it is written (or given up on).
