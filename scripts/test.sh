@@ -22,6 +22,6 @@ FIRN_DIFF_COLD=1 FIRN_DIFF_WRITERS=2 cargo test --locked -p firn-server \
     --test diff_hyperloglog --test diff_geo --test diff_sort --test diff_random_types \
     --test diff_blocking --test diff_tracking --test diff_transactions \
     --test diff_scripting --test diff_functions --test diff_lua_libs \
-    --test diff_notifications \
+    --test diff_notifications --test diff_dirty \
     -- --test-threads=2
 python3 scripts/gen_command_table.py --check

@@ -368,9 +368,14 @@ fn watch_failed(server: &Server, body: Body<'_>) -> bool {
 }
 
 /// Commits a body's writes; an error reply if the batch cannot be queued.
-fn commit(txn: firn_storage::Txn<'_>, outcome: Outcome) -> Finished {
+/// The changes its handlers counted go to INFO once it is committed.
+fn commit(server: &Server, txn: firn_storage::Txn<'_>, outcome: Outcome) -> Finished {
+    let dirty = txn.dirty();
     match txn.commit() {
-        Ok(tickets) => Finished { outcome, tickets },
+        Ok(tickets) => {
+            server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
+            Finished { outcome, tickets }
+        }
         Err(e) => Finished::failed(crate::errors::CmdError::Storage(e).into_reply()),
     }
 }
@@ -413,7 +418,7 @@ async fn run_locked(
             outcome,
             tickets: Vec::new(),
         }),
-        Ok(outcome) => Attempt::Done(commit(ctx.txn, outcome)),
+        Ok(outcome) => Attempt::Done(commit(server, ctx.txn, outcome)),
     }
 }
 
@@ -550,7 +555,7 @@ pub async fn execute_body(
             Outcome::Command {
                 result: Err(reply), ..
             } => Finished::failed(reply),
-            outcome => commit(server.engine.txn_from_parts(run.parts), outcome),
+            outcome => commit(server, server.engine.txn_from_parts(run.parts), outcome),
         };
     }
     Finished::failed(Reply::Error(

@@ -989,3 +989,20 @@ fn a_flush_of_an_empty_database_leaves_no_tombstone_but_its_replay_record() {
     assert_eq!(engine.key_count(3), (0, 0));
     engine.shutdown();
 }
+
+#[test]
+fn counted_changes_follow_savepoints_and_survive_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.add_dirty(2);
+    let savepoint = txn.savepoint();
+    txn.add_dirty(5);
+    assert_eq!(txn.dirty(), 7);
+    // A failed command inside EXEC counts nothing.
+    txn.rollback(savepoint);
+    assert_eq!(txn.dirty(), 2);
+    // A pool run's count crosses back with its parts.
+    let txn = engine.txn_from_parts(txn.into_parts());
+    assert_eq!(txn.dirty(), 2);
+}

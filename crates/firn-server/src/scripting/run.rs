@@ -111,9 +111,6 @@ struct RunState<'a> {
     /// tracking caller tracks once the script runs a read-only command.
     declared: (u8, &'a [Bytes]),
     declared_tracked: bool,
-    /// `server.dirty` of the calls (INFO rdb_changes_since_last_save),
-    /// added once the run commits.
-    dirty: u64,
 }
 
 /// Compiles and caches a script body; returns its sha.
@@ -437,7 +434,6 @@ fn run_function(
         abandoned: None,
         declared: (db, target.keys),
         declared_tracked: false,
-        dirty: 0,
     });
     vm.settings.resp.set(2);
     vm.settings.repl.set(super::vm::REPL_ALL);
@@ -486,7 +482,8 @@ fn run_function(
     let Some(mut txn) = state.txn else {
         return Outcome::Done(reply, Vec::new());
     };
-    let dirty = state.dirty;
+    // The changes the calls counted (INFO rdb_changes_since_last_save).
+    let dirty = txn.dirty();
     let mut replay = state.replay;
     if replay.len() > 1 {
         replay.insert(0, vec![Bytes::from_static(b"MULTI")]);
@@ -730,9 +727,6 @@ fn redis_call(
         .stats
         .commands
         .record_call(cmd.name(), started.elapsed().as_micros() as u64, failed);
-    if cmd.write {
-        state.dirty += crate::server::dirty_changes(cmd.name(), &argv, &reply);
-    }
     if cmd.write && !failed && settings.repl.get() != REPL_NONE {
         let commands = if handler_replay.is_empty() {
             vec![argv]
