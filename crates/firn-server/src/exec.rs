@@ -381,17 +381,19 @@ fn watch_failed(server: &Server, body: Body<'_>) -> bool {
         .is_some_and(|w| server.engine.watch_failed(w, firn_storage::now_ms()))
 }
 
-/// Commits a body's writes, then applies its side effects (once: only a
-/// run that commits gets here); an error reply if the batch cannot be
-/// queued.
+/// Commits a body's writes, then applies its side effects and adds the
+/// changes its handlers counted to INFO (once: only a run that commits gets
+/// here); an error reply if the batch cannot be queued.
 fn commit(
     server: &Server,
     txn: firn_storage::Txn<'_>,
     outcome: Outcome,
     effects: Vec<SideEffect>,
 ) -> Finished {
+    let dirty = txn.dirty();
     match txn.commit() {
         Ok(tickets) => {
+            server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
             crate::effects::apply(server, effects);
             Finished { outcome, tickets }
         }

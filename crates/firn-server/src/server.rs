@@ -357,119 +357,6 @@ impl AccessTimes {
     }
 }
 
-/// How many changes a command that ran made, as Redis adds them to
-/// `server.dirty`: one per key written, none for a write that changed
-/// nothing (SET NX that did not set, SETBIT of a bit that already had the
-/// value, DEL of a missing key, SETRANGE of an empty string...). Derived
-/// from the arguments and the reply, which tell it exactly for these
-/// commands; FLUSHDB/FLUSHALL add the keys they removed themselves.
-pub(crate) fn dirty_changes(name: &str, args: &[Bytes], reply: &Reply) -> u64 {
-    use crate::args::is;
-    let int = match reply {
-        Reply::Error(_) => return 0,
-        Reply::Integer(n) => Some(*n),
-        _ => None,
-    };
-    let one_if = |changed: bool| u64::from(changed);
-    let has = |word: &str| args.iter().skip(3).any(|a| is(a, word));
-    match name {
-        "set" if has("get") => {
-            let had_value = !matches!(reply, Reply::Null);
-            one_if(if has("nx") {
-                !had_value
-            } else if has("xx") {
-                had_value
-            } else {
-                true
-            })
-        }
-        "set" => one_if(matches!(reply, Reply::Simple(_))),
-        "setex" | "psetex" | "getset" | "incr" | "decr" | "incrby" | "decrby" | "incrbyfloat"
-        | "append" | "bitop" | "restore" | "swapdb" => 1,
-        "getdel" => one_if(!matches!(reply, Reply::Null)),
-        "getex" => one_if(
-            !matches!(reply, Reply::Null)
-                && args
-                    .iter()
-                    .skip(2)
-                    .any(|a| ["ex", "px", "exat", "pxat"].iter().any(|o| is(a, o))),
-        ),
-        "setrange" => one_if(args.get(3).is_some_and(|v| !v.is_empty())),
-        "setbit" => {
-            let new_bit = args.get(3).is_some_and(|v| v.as_ref() == b"1");
-            one_if(int.is_some_and(|old| (old == 1) != new_bit))
-        }
-        "mset" => (args.len() as u64 - 1) / 2,
-        "msetnx" if int == Some(1) => (args.len() as u64 - 1) / 2,
-        "rename" => one_if(args.get(1) != args.get(2)),
-        "setnx" | "renamenx" | "expire" | "pexpire" | "expireat" | "pexpireat" | "persist"
-        | "copy" | "move" => one_if(int == Some(1)),
-        "del" | "unlink" => int.map_or(0, |n| n.max(0) as u64),
-        "bitfield" => bitfield_changes(args, reply),
-        "hset" | "hmset" => (args.len() as u64).saturating_sub(2) / 2,
-        "hsetnx" => one_if(int == Some(1)),
-        "hdel" => int.map_or(0, |n| n.max(0) as u64),
-        "hincrby" | "hincrbyfloat" => 1,
-        // Lists: one per element pushed, popped or removed; LTRIM counts
-        // its removals in its handler (the reply does not tell them).
-        "lpush" | "rpush" | "lpushx" | "rpushx" if int.is_some_and(|n| n > 0) => {
-            args.len() as u64 - 2
-        }
-        "lpop" | "rpop" | "rpoplpush" | "lmove" => match reply {
-            Reply::Bulk(_) => 1,
-            Reply::Array(popped) => popped.len() as u64,
-            _ => 0,
-        },
-        "lmpop" => match reply {
-            Reply::Array(pair) => pair.get(1).map_or(0, |popped| match popped {
-                Reply::Array(popped) => popped.len() as u64,
-                _ => 0,
-            }),
-            _ => 0,
-        },
-        "lset" => 1,
-        "linsert" => one_if(int.is_some_and(|n| n > 0)),
-        "lrem" => int.map_or(0, |n| n.max(0) as u64),
-        "sadd" | "srem" => int.map_or(0, |n| n.max(0) as u64),
-        "smove" | "sinterstore" | "sunionstore" | "sdiffstore" => {
-            one_if(int.is_some_and(|n| n > 0))
-        }
-        "spop" => match reply {
-            Reply::Bulk(_) => 1,
-            Reply::Set(popped) => popped.len() as u64,
-            _ => 0,
-        },
-        _ => 0,
-    }
-}
-
-/// BITFIELD's writes (SET, INCRBY) that did not fail on overflow.
-fn bitfield_changes(args: &[Bytes], reply: &Reply) -> u64 {
-    use crate::args::is;
-    let Reply::Array(results) = reply else {
-        return 0;
-    };
-    let mut results = results.iter();
-    let mut changes = 0;
-    let mut i = 2;
-    while i < args.len() {
-        let op = &args[i];
-        if is(op, "get") {
-            results.next();
-            i += 3;
-        } else if is(op, "set") || is(op, "incrby") {
-            if results.next().is_some_and(|r| !matches!(r, Reply::Null)) {
-                changes += 1;
-            }
-            i += 4;
-        } else {
-            // OVERFLOW <how>
-            i += 2;
-        }
-    }
-    changes
-}
-
 /// Commands that read keys without refreshing their access time (Redis's
 /// LOOKUP_NOTOUCH), and DEL/UNLINK, whose keys are gone afterwards.
 fn touches_keys(name: &str) -> bool {
@@ -564,12 +451,6 @@ impl Server {
             .fetch_add(1, Ordering::Relaxed);
         let failed = matches!(reply, Some(Reply::Error(_)));
         self.stats.commands.record_call(cmd.name(), micros, failed);
-        if cmd.write {
-            if let Some(reply) = reply {
-                let changes = dirty_changes(cmd.name(), args, reply);
-                self.stats.dirty.fetch_add(changes, Ordering::Relaxed);
-            }
-        }
         // EXEC is not logged (its commands are, one by one), as in Redis.
         if !cmd.spec.flags.contains(&"skip_slowlog") {
             self.slowlog_record(&redacted_args(args), micros, client);
@@ -710,47 +591,5 @@ mod tests {
         ] {
             assert!(!touches_keys(name), "{name}");
         }
-    }
-
-    #[test]
-    fn dirty_counts_follow_redis() {
-        let args = |line: &str| -> Vec<Bytes> {
-            line.split(' ')
-                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-                .collect()
-        };
-        let ok = Reply::ok();
-        let dirty = |line: &str, reply: &Reply| {
-            let a = args(line);
-            dirty_changes(
-                &a[0]
-                    .to_ascii_lowercase()
-                    .iter()
-                    .map(|&b| b as char)
-                    .collect::<String>(),
-                &a,
-                reply,
-            )
-        };
-        assert_eq!(dirty("SET k v", &ok), 1);
-        assert_eq!(dirty("SET k v NX", &Reply::Null), 0);
-        assert_eq!(dirty("SET k v NX GET", &Reply::Null), 1);
-        assert_eq!(dirty("SET k v XX GET", &Reply::Null), 0);
-        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(1)), 0);
-        assert_eq!(dirty("SETBIT b 1 1", &Reply::Integer(0)), 1);
-        assert_eq!(dirty("MSET a 1 b 2 c 3", &ok), 3);
-        assert_eq!(dirty("DEL a b", &Reply::Integer(1)), 1);
-        assert_eq!(dirty("INCRBY k x", &Reply::Error("ERR".into())), 0);
-        assert_eq!(dirty("SETRANGE k 0 ", &Reply::Integer(3)), 0);
-        assert_eq!(dirty("RENAME k k", &ok), 0);
-        assert_eq!(dirty("RPUSH l a b c", &Reply::Integer(3)), 3);
-        assert_eq!(dirty("LPUSHX l a b", &Reply::Integer(0)), 0);
-        assert_eq!(dirty("LPOP l", &Reply::Null), 0);
-        assert_eq!(dirty("LPOP l 5", &Reply::Array(vec![ok.clone(); 2])), 2);
-        assert_eq!(dirty("LINSERT l BEFORE p x", &Reply::Integer(-1)), 0);
-        let popped = Reply::Array(vec![ok.clone(), Reply::Array(vec![ok.clone(); 3])]);
-        assert_eq!(dirty("LMPOP 1 l LEFT COUNT 5", &popped), 3);
-        assert_eq!(dirty("SADD s a b c", &Reply::Integer(2)), 2);
-        assert_eq!(dirty("SPOP s 5", &Reply::Set(vec![Reply::Null; 3])), 3);
     }
 }

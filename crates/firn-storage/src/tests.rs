@@ -1258,3 +1258,20 @@ fn an_open_view_keeps_the_members_it_shows_through_a_compaction() {
     assert!(compact_data(&engine).is_empty(), "reclaimed once unpinned");
     engine.shutdown();
 }
+
+#[test]
+fn counted_changes_follow_savepoints_and_survive_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.add_dirty(2);
+    let savepoint = txn.savepoint();
+    txn.add_dirty(5);
+    assert_eq!(txn.dirty(), 7);
+    // A failed command inside EXEC counts nothing.
+    txn.rollback(savepoint);
+    assert_eq!(txn.dirty(), 2);
+    // A pool run's count crosses back with its parts.
+    let txn = engine.txn_from_parts(txn.into_parts());
+    assert_eq!(txn.dirty(), 2);
+}

@@ -11,8 +11,9 @@
 //! counters and the expire index exact.
 //!
 //! Besides its writes, a transaction carries its *effects*: the replay form
-//! of its command(s) (set by the server; a lazy expiry adds a DEL), and,
-//! derived at commit, the keys it changed. A read that returned another
+//! of its command(s) (set by the server; a lazy expiry adds a DEL), the
+//! changes its handlers counted (`add_dirty`), and, derived at commit, the
+//! keys it changed. A read that returned another
 //! command's pending write records that batch's ticket: the reply must not
 //! leave before that write is durable.
 
@@ -136,6 +137,9 @@ pub(crate) struct Effects {
     pub expired: Vec<(u8, Bytes, u64)>,
     /// Keyspace events, in emission order (see [`Txn::notify`]).
     pub events: Vec<Event>,
+    /// Changes the command(s) counted (Redis's `server.dirty`, INFO
+    /// rdb_changes_since_last_save), see [`Txn::add_dirty`].
+    pub dirty: u64,
 }
 
 fn read_options(mode: ReadMode) -> ReadOptions {
@@ -263,6 +267,27 @@ impl<'e> Txn<'e> {
             name,
             key: Bytes::copy_from_slice(key),
         });
+    }
+
+    /// Counts `changes` toward INFO rdb_changes_since_last_save, as a
+    /// Redis handler adds to `server.dirty`: each handler says how many
+    /// changes it made (one per element added, removed or updated, one per
+    /// key stored...). An effect like the writes: a rollback undoes it and
+    /// a discarded run counts nothing; the server adds it once the
+    /// transaction commits.
+    pub fn add_dirty(&mut self, changes: u64) {
+        self.st.effects.dirty += changes;
+    }
+
+    /// The changes counted so far (see [`Txn::add_dirty`]).
+    pub fn dirty(&self) -> u64 {
+        self.st.effects.dirty
+    }
+
+    /// Takes the count back to `changes`, an earlier [`Txn::dirty`] (for a
+    /// handler that must not count what a shared helper counted).
+    pub fn reset_dirty(&mut self, changes: u64) {
+        self.st.effects.dirty = changes;
     }
 
     /// Marks the lookups of a read-only command: each key `meta` finds
@@ -828,8 +853,10 @@ impl<'e> Txn<'e> {
     /// FLUSHDB/FLUSHALL of logical database `db`, or all of them: O(1), a
     /// range delete per CF. Readers see the databases empty at once (a
     /// fence in the overlay) although RocksDB drops the data only when the
-    /// writer commits. The caller holds every key lock.
-    pub fn flush_databases(&mut self, db: Option<u8>) {
+    /// writer commits. The caller holds every key lock. Returns how many
+    /// keys it removes (committed ones and this transaction's own), which
+    /// Redis counts as changes.
+    pub fn flush_databases(&mut self, db: Option<u8>) -> u64 {
         // Only the configured databases can hold keys: SWAPDB permutes the
         // physical ids among them. Every range delete costs every later
         // read a tombstone check until compaction, so none is wasted.
@@ -839,7 +866,9 @@ impl<'e> Txn<'e> {
                 .map(|d| self.physical(d as u8))
                 .collect(),
         };
+        let mut removed = 0;
         for pdb in targets {
+            removed += self.keys_held(pdb);
             if self.holds_nothing(pdb) {
                 // Only its counter is reset (to the 0 it holds): the batch
                 // then has an entry, and RocksDB's WAL a record to carry
@@ -851,6 +880,26 @@ impl<'e> Txn<'e> {
                 self.delete_database(pdb);
             }
         }
+        removed
+    }
+
+    /// Keys physical database `pdb` holds as this transaction sees it: the
+    /// committed count (unless this transaction flushed it already) plus
+    /// the keys it added or removed itself.
+    fn keys_held(&self, pdb: u8) -> u64 {
+        let committed = if self.st.count_resets.contains(&pdb) {
+            0
+        } else {
+            self.inner.counts.get(pdb).0
+        };
+        let own: i64 = self
+            .st
+            .count_deltas
+            .iter()
+            .filter(|(db, _, _)| *db == pdb)
+            .map(|(_, keys, _)| *keys)
+            .sum();
+        (committed + own).max(0) as u64
     }
 
     /// Later reads of `pdb` in this transaction ignore everything but its

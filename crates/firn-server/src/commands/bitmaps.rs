@@ -91,6 +91,7 @@ fn setbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .is_none_or(|m| byte_index >= Txn::string_len_of(m));
     if grown || old != on as i64 {
         ctx.notify(class::STRING, "setbit", &args[1]);
+        ctx.dirty(1);
     }
     Ok(Reply::Integer(old))
 }
@@ -332,6 +333,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if max == 0 {
         if ctx.txn.delete_key(db, &args[2])? {
             ctx.notify(class::GENERIC, "del", &args[2]);
+            ctx.dirty(1);
         }
         return Ok(Reply::Integer(0));
     }
@@ -362,6 +364,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         EncodingHint::Raw,
     )?;
     ctx.notify(class::STRING, "set", &args[2]);
+    ctx.dirty(1);
     Ok(Reply::Integer(max as i64))
 }
 
@@ -557,7 +560,10 @@ fn run_bitfield(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> C
     }
     let mut meta = ctx.txn.string_meta(db, key)?;
     let max = max_len(ctx);
+    // Redis counts a write that changed its bits, or every write once the
+    // string was created or grown for them.
     let mut changes = 0;
+    let mut grown = false;
     if writes {
         // Like Redis, grow the string to the farthest bit any write reaches
         // before running the operations (even ones that then FAIL).
@@ -569,6 +575,7 @@ fn run_bitfield(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> C
             .unwrap_or(0);
         let len = meta.as_ref().map_or(0, Txn::string_len_of);
         if meta.is_none() || len < needed {
+            grown = true;
             let at = needed.max(1) - 1;
             let current = window(&mut ctx.txn, db, key, meta.as_ref(), at, 1)?;
             ctx.txn.write_string_range(db, key, at, &current, max)?;
@@ -620,15 +627,19 @@ fn run_bitfield(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> C
             }
         };
         if let Some(value) = new_value {
+            let before = buf.clone();
             set_bits(&mut buf, rel, field.bits, value);
-            ctx.txn.write_string_range(db, key, first_byte, &buf, max)?;
-            meta = ctx.txn.string_meta(db, key)?;
-            changes += 1;
+            if grown || buf != before {
+                ctx.txn.write_string_range(db, key, first_byte, &buf, max)?;
+                meta = ctx.txn.string_meta(db, key)?;
+                changes += 1;
+            }
         }
         replies.push(reply);
     }
     if changes > 0 {
         ctx.notify(class::STRING, "setbit", key);
+        ctx.dirty(changes);
     }
     Ok(Reply::Array(replies))
 }

@@ -96,6 +96,14 @@ fn servable<'k>(
     Ok(Cow::Owned(kept))
 }
 
+/// Whether this run serves a client that had blocked: Redis 7.0 then counts
+/// no change for a B[LR]POP, BLMOVE or BRPOPLPUSH (serveClientBlockedOnList
+/// leaves `server.dirty` alone, unlike the same pop served at once), while
+/// BLMPOP and the sorted-set pops count their elements as usual.
+fn woken(ctx: &Ctx<'_>) -> bool {
+    ctx.client.blocked.load(Ordering::Acquire)
+}
+
 fn blpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     pop_first_list(ctx, args, End::Left)
 }
@@ -111,7 +119,12 @@ fn pop_first_list(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
     let timeout_ms = timeout_arg(&args[last])?;
     let keys = &args[1..last];
     for key in servable(ctx, keys, ValueType::List)?.iter() {
-        if let Some(element) = lists::pop_one(ctx, key, end)? {
+        let popped = if woken(ctx) {
+            ctx.uncounted(|ctx| lists::pop_one(ctx, key, end))?
+        } else {
+            lists::pop_one(ctx, key, end)?
+        };
+        if let Some(element) = popped {
             let command: &[u8] = if end.is_left() { b"LPOP" } else { b"RPOP" };
             ctx.replay_as(&[command, key]);
             return Ok(Reply::Array(vec![
@@ -150,7 +163,12 @@ fn move_or_block(
     if servable(ctx, std::slice::from_ref(source), ValueType::List)?.is_empty() {
         return block(ctx, std::slice::from_ref(source), timeout_ms, Reply::Null);
     }
-    match lists::move_element(ctx, source, destination, from, to)? {
+    let moved = if woken(ctx) {
+        ctx.uncounted(|ctx| lists::move_element(ctx, source, destination, from, to))?
+    } else {
+        lists::move_element(ctx, source, destination, from, to)?
+    };
+    match moved {
         Reply::Null => block(ctx, std::slice::from_ref(source), timeout_ms, Reply::Null),
         moved => {
             let side = |end: End| -> &'static [u8] {

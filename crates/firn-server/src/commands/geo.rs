@@ -457,7 +457,7 @@ fn search_generic(
         // No source key: an empty result (a STORE deletes its target).
         return match store_key {
             Some(dst) => {
-                super::zsets::store_zset(ctx, dst, Vec::new(), store_event)?;
+                super::zsets::store_zset(ctx, dst, Vec::new(), store_event, 0)?;
                 Ok(Reply::Integer(0))
             }
             None => Ok(Reply::Array(Vec::new())),
@@ -513,7 +513,7 @@ fn search_generic(
                 (p.member, score)
             })
             .collect();
-        super::zsets::store_zset(ctx, dst, items, store_event)?;
+        super::zsets::store_zset(ctx, dst, items, store_event, returned as u64)?;
         return Ok(Reply::Integer(returned as i64));
     }
     let with_options = withdist || withhash || withcoord;

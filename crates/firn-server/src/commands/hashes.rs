@@ -69,6 +69,8 @@ fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> CmdResult<i64> {
     }
     ctx.txn.save_collection(db, key, &hash)?;
     ctx.notify(class::HASH, "hset", key);
+    // Redis counts every field set, new or not.
+    ctx.dirty(args.len() as u64 / 2 - 1);
     Ok(added)
 }
 
@@ -92,6 +94,7 @@ fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .hash_set(db, key, &mut hash, field, args[3].clone())?;
     ctx.txn.save_collection(db, key, &hash)?;
     ctx.notify(class::HASH, "hset", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(1))
 }
 
@@ -236,6 +239,7 @@ fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.txn.save_collection(db, key, &hash)?;
         ctx.notify(class::HASH, "hdel", key);
         super::sets::notify_if_emptied(ctx, key, &hash);
+        ctx.dirty(deleted as u64);
     }
     Ok(Reply::Integer(deleted))
 }
@@ -258,6 +262,7 @@ fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .hash_set(db, key, &mut hash, field, Bytes::from(next.to_string()))?;
     ctx.txn.save_collection(db, key, &hash)?;
     ctx.notify(class::HASH, "hincrby", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(next))
 }
 
@@ -286,6 +291,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Replicas must not redo the float arithmetic (Redis propagates HSET).
     ctx.replay_as(&[b"HSET", key, field, &next]);
     ctx.notify(class::HASH, "hincrbyfloat", key);
+    ctx.dirty(1);
     Ok(Reply::Bulk(next))
 }
 

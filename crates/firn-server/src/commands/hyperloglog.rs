@@ -123,6 +123,9 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let meta = hll_meta(&mut ctx.txn, db, key)?;
     off_thread_for(ctx, std::slice::from_ref(&meta))?;
     let expire_at_ms = meta.as_ref().map_or(0, |m| m.expire_at_ms);
+    // Redis counts the key's creation and each element that changed a
+    // register.
+    let mut changes = u64::from(meta.is_none());
     let (mut hll, mut updated, embstr) = match &meta {
         None => (Hll::new(), true, false),
         Some(meta) => {
@@ -138,7 +141,10 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     for element in elements {
         match hll.add(element, max_bytes) {
-            Ok(changed) => updated |= changed,
+            Ok(changed) => {
+                updated |= changed;
+                changes += u64::from(changed);
+            }
             // Redis keeps what the earlier elements changed and replies
             // with the error: commit the value, then reply.
             Err(e) => {
@@ -158,6 +164,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if updated {
         ctx.notify(class::STRING, "pfadd", key);
+        ctx.dirty(changes);
     }
     Ok(Reply::Integer(i64::from(updated)))
 }
@@ -188,6 +195,8 @@ fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let card = hll.cardinality().map_err(hll_error)?;
             hll.set_cached_cardinality(card);
             store(ctx, key, &hll, meta.expire_at_ms)?;
+            // Redis counts the refreshed cache as a change.
+            ctx.dirty(1);
             card
         }
     };
@@ -267,6 +276,7 @@ fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     hll.invalidate_cache();
     store(ctx, dest, &hll, expire_at_ms)?;
     ctx.notify(class::STRING, "pfadd", dest);
+    ctx.dirty(1);
     Ok(Reply::ok())
 }
 
@@ -288,6 +298,8 @@ fn pfdebug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Err(e) => Err(hll_error(e)),
             Ok(()) => {
                 changed |= was_sparse;
+                // Redis counts the conversion as a change.
+                ctx.dirty(u64::from(was_sparse));
                 Ok(if is(sub, "todense") {
                     Reply::Integer(i64::from(was_sparse))
                 } else {

@@ -86,6 +86,7 @@ fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             n += 1;
         }
     }
+    ctx.dirty(n as u64);
     Ok(Reply::Integer(n))
 }
 
@@ -441,6 +442,7 @@ fn expire_generic(
         ctx.replay_as(&[b"PEXPIREAT", &args[1], when.to_string().as_bytes()]);
         ctx.notify(class::GENERIC, "expire", &args[1]);
     }
+    ctx.dirty(1);
     Ok(Reply::Integer(1))
 }
 
@@ -503,6 +505,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(meta) if meta.expire_at_ms != 0 => {
             ctx.txn.set_expire_at(db, &args[1], 0)?;
             ctx.notify(class::GENERIC, "persist", &args[1]);
+            ctx.dirty(1);
             Ok(Reply::Integer(1))
         }
         _ => Ok(Reply::Integer(0)),
@@ -527,6 +530,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     ctx.txn.delete_key(db, src)?;
     ctx.notify(class::GENERIC, "rename_from", src);
     ctx.notify(class::GENERIC, "rename_to", dst);
+    ctx.dirty(1);
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
 }
 
@@ -613,6 +617,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     copy_key(ctx, db, src, target, dst)?;
     ctx.notify_in(target, class::GENERIC, "copy_to", dst);
+    ctx.dirty(1);
     Ok(Reply::Integer(1))
 }
 
@@ -637,6 +642,7 @@ fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.delete_key(db, key)?;
     ctx.notify(class::GENERIC, "move_from", key);
     ctx.notify_in(target, class::GENERIC, "move_to", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(1))
 }
 
@@ -817,6 +823,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         // Already expired: Redis replies OK and stores nothing.
         if replace && ctx.txn.delete_key(db, key)? {
             ctx.notify(class::GENERIC, "del", key);
+            ctx.dirty(1);
         }
         return Ok(Reply::ok());
     }
@@ -825,6 +832,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let crate::rdb::RdbValue::String(bytes) = value else {
         super::collection::restore_value(ctx, key, value, expire_at as u64)?;
         ctx.notify(class::GENERIC, "restore", key);
+        ctx.dirty(1);
         return Ok(Reply::ok());
     };
     let action = if expire_at == 0 {
@@ -834,6 +842,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     ctx.txn.set_string(db, key, Bytes::from(bytes), action)?;
     ctx.notify(class::GENERIC, "restore", key);
+    ctx.dirty(1);
     Ok(Reply::ok())
 }
 

@@ -199,6 +199,7 @@ fn push(ctx: &mut Ctx<'_>, args: &[Bytes], end: End, existing_only: bool) -> Cmd
     }
     ctx.txn.save_list(db, key, &mut list)?;
     ctx.notify(class::LIST, push_event(end), key);
+    ctx.dirty(args.len() as u64 - 2);
     Ok(Reply::Integer(list.len() as i64))
 }
 
@@ -240,6 +241,7 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
     ctx.txn.save_list(db, key, &mut list)?;
     ctx.notify(class::LIST, pop_event(end), key);
     notify_if_emptied(ctx, key, &list);
+    ctx.dirty(popped.len() as u64);
     Ok(Reply::Array(popped.into_iter().map(Reply::Bulk).collect()))
 }
 
@@ -251,6 +253,7 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], list: &mut List, end: End) -> CmdResu
     if value.is_some() {
         ctx.notify(class::LIST, pop_event(end), key);
         notify_if_emptied(ctx, key, list);
+        ctx.dirty(1);
     }
     Ok(value)
 }
@@ -299,6 +302,7 @@ fn lset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // written.
     ctx.txn.list_set(db, key, &list, index, args[3].clone());
     ctx.notify(class::LIST, "lset", key);
+    ctx.dirty(1);
     Ok(Reply::ok())
 }
 
@@ -366,13 +370,7 @@ fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.save_list(db, key, &mut list)?;
     ctx.notify(class::LIST, "ltrim", key);
     notify_if_emptied(ctx, key, &list);
-    // INFO's rdb_changes_since_last_save counts the elements removed; the
-    // reply cannot tell them. (A pool run discarded because its keys were
-    // written meanwhile counts twice: the count is advisory.)
-    ctx.server
-        .stats
-        .dirty
-        .fetch_add(len - kept, std::sync::atomic::Ordering::Relaxed);
+    ctx.dirty(len - kept);
     Ok(Reply::ok())
 }
 
@@ -408,6 +406,7 @@ fn lrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.save_list(db, key, &mut list)?;
     ctx.notify(class::LIST, "lrem", key);
     notify_if_emptied(ctx, key, &list);
+    ctx.dirty(matches.len() as u64);
     Ok(Reply::Integer(matches.len() as i64))
 }
 
@@ -445,6 +444,7 @@ fn linsert(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .list_insert(db, key, &mut list, at, args[4].clone())?;
     ctx.txn.save_list(db, key, &mut list)?;
     ctx.notify(class::LIST, "linsert", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(list.len() as i64))
 }
 
@@ -563,6 +563,7 @@ pub(crate) fn move_element(
     ctx.txn.save_list(db, source, &mut list)?;
     ctx.notify(class::LIST, pop_event(from), source);
     notify_if_emptied(ctx, source, &list);
+    ctx.dirty(1);
     Ok(Reply::Bulk(value))
 }
 
@@ -630,6 +631,7 @@ pub(crate) fn multi_pop(ctx: &mut Ctx<'_>, keys: &[Bytes], end: End, count: u64)
         ctx.txn.save_list(db, key, &mut list)?;
         ctx.notify(class::LIST, pop_event(end), key);
         notify_if_emptied(ctx, key, &list);
+        ctx.dirty(popped.len() as u64);
         // Redis propagates LMPOP as the [LR]POP it amounted to.
         let command: &[u8] = if end.is_left() { b"LPOP" } else { b"RPOP" };
         ctx.replay_as(&[command, key, popping.to_string().as_bytes()]);

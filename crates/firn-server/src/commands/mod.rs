@@ -58,6 +58,23 @@ impl Ctx<'_> {
         self.session.db
     }
 
+    /// Counts `changes` toward INFO rdb_changes_since_last_save, as Redis's
+    /// handlers add to `server.dirty`: every write handler says what it
+    /// changed (one per element added, removed or updated, one per key
+    /// stored or deleted; nothing for a write that changed nothing). The
+    /// count is an effect of the transaction (see `Txn::add_dirty`).
+    pub fn dirty(&mut self, changes: u64) {
+        self.txn.add_dirty(changes);
+    }
+
+    /// Runs `f` without counting its changes (see [`Ctx::dirty`]).
+    pub fn uncounted<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let counted = self.txn.dirty();
+        let out = f(self);
+        self.txn.reset_dirty(counted);
+        out
+    }
+
     /// Records the deterministic command a replica replays instead of the
     /// command as received (as Redis rewrites SET EX into SET PXAT).
     pub fn replay_as(&mut self, command: &[&[u8]]) {

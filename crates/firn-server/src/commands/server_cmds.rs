@@ -85,32 +85,21 @@ fn check_flush_mode(args: &[Bytes]) -> CmdResult<()> {
     }
 }
 
-/// As in Redis, every key a flush removes counts as a change (INFO
-/// rdb_changes_since_last_save). FLUSH* never reads data, so its handler
-/// runs exactly once.
-fn count_flushed(ctx: &Ctx<'_>, db: Option<u8>) {
-    let engine = &ctx.server.engine;
-    let removed: u64 = match db {
-        Some(db) => engine.key_count(db).0,
-        None => (0..engine.databases())
-            .map(|db| engine.key_count(db as u8).0)
-            .sum(),
-    };
-    ctx.server.stats.dirty.fetch_add(removed, Ordering::Relaxed);
-}
+// As in Redis, every key a flush removes counts as a change (INFO
+// rdb_changes_since_last_save).
 
 fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
     let db = ctx.db();
-    count_flushed(ctx, Some(db));
-    ctx.txn.flush_databases(Some(db));
+    let removed = ctx.txn.flush_databases(Some(db));
+    ctx.dirty(removed);
     Ok(Reply::ok())
 }
 
 fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     check_flush_mode(args)?;
-    count_flushed(ctx, None);
-    ctx.txn.flush_databases(None);
+    let removed = ctx.txn.flush_databases(None);
+    ctx.dirty(removed);
     Ok(Reply::ok())
 }
 
@@ -128,6 +117,8 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if first != second {
         ctx.txn.swap_databases(first as u8, second as u8)?;
     }
+    // Redis counts a swap, even of a database with itself.
+    ctx.dirty(1);
     Ok(Reply::ok())
 }
 

@@ -119,6 +119,7 @@ fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.txn.save_collection(db, key, &set)?;
         ctx.notify(class::SET, "sadd", key);
     }
+    ctx.dirty(added as u64);
     Ok(Reply::Integer(added))
 }
 
@@ -142,6 +143,7 @@ fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.notify(class::SET, "srem", key);
         notify_if_emptied(ctx, key, &set);
     }
+    ctx.dirty(removed as u64);
     Ok(Reply::Integer(removed))
 }
 
@@ -224,6 +226,8 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.save_collection(db, src, &src_set)?;
     ctx.notify(class::SET, "srem", src);
     notify_if_emptied(ctx, src, &src_set);
+    // One change for the removal, one more if the destination gained it.
+    ctx.dirty(1);
     let mut dst_set = match dst_set {
         Some(set) => set,
         None => ctx.txn.new_set(),
@@ -231,6 +235,7 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ctx.txn.set_add(db, dst, &mut dst_set, member)? {
         ctx.txn.save_collection(db, dst, &dst_set)?;
         ctx.notify(class::SET, "sadd", dst);
+        ctx.dirty(1);
     }
     Ok(Reply::Integer(1))
 }
@@ -281,6 +286,7 @@ fn spop_one(ctx: &mut Ctx<'_>, key: &Bytes) -> CmdResult {
     ctx.replay_as(&[b"SREM", key, &member]);
     ctx.notify(class::SET, "spop", key);
     notify_if_emptied(ctx, key, &set);
+    ctx.dirty(1);
     Ok(Reply::Bulk(member))
 }
 
@@ -305,6 +311,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
         ctx.replay_as(&[b"DEL", key]);
         ctx.notify(class::SET, "spop", key);
         ctx.notify(class::GENERIC, "del", key);
+        ctx.dirty(members.len() as u64);
         return Ok(set_reply(members));
     }
     let remaining = set.size - count;
@@ -338,6 +345,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
             .map(|member| vec![srem.clone(), key.clone(), member.clone()])
             .collect(),
     );
+    ctx.dirty(popped.len() as u64);
     Ok(Reply::Set(popped.into_iter().map(Reply::Bulk).collect()))
 }
 
@@ -647,6 +655,7 @@ fn store_result(
     if members.is_empty() {
         if ctx.txn.delete_key(db, dst)? {
             ctx.notify(class::GENERIC, "del", dst);
+            ctx.dirty(1);
         }
         return Ok(Reply::Integer(0));
     }
@@ -657,6 +666,7 @@ fn store_result(
     set.big |= big;
     ctx.txn.save_collection(db, dst, &set)?;
     ctx.notify(class::SET, event, dst);
+    ctx.dirty(1);
     Ok(Reply::Integer(set.size as i64))
 }
 

@@ -236,8 +236,11 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult 
                 let values: Vec<Bytes> = out.into_iter().map(Option::unwrap_or_default).collect();
                 super::lists::store_list(ctx, &dest, values)?;
                 ctx.notify(class::LIST, "sortstore", &dest);
+                // Redis counts each element stored.
+                ctx.dirty(count as u64);
             } else if ctx.txn.delete_key(db, &dest)? {
                 ctx.notify(class::GENERIC, "del", &dest);
+                ctx.dirty(1);
             }
             Ok(Reply::Integer(count))
         }

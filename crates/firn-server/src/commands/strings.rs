@@ -165,6 +165,7 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     store(&mut ctx.txn, db, key, value, expire)?;
     notify_set(ctx, key, expire);
+    ctx.dirty(1);
     Ok(if want_get {
         bulk_or_null(old)
     } else {
@@ -214,16 +215,19 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.txn.delete_key(db, key)?;
             ctx.replay_as(&[b"DEL", key]);
             ctx.notify(class::GENERIC, "del", key);
+            ctx.dirty(1);
         } else {
             ctx.txn.set_expire_at(db, key, at)?;
             ctx.replay_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
             ctx.notify(class::GENERIC, "expire", key);
+            ctx.dirty(1);
         }
     } else if persist {
         let had_ttl = ctx.txn.meta(db, key)?.is_some_and(|m| m.expire_at_ms != 0);
         ctx.txn.set_expire_at(db, key, 0)?;
         if had_ttl {
             ctx.notify(class::GENERIC, "persist", key);
+            ctx.dirty(1);
         }
         ctx.replay_as(&[b"PERSIST", key]);
     }
@@ -239,6 +243,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.txn.delete_key(db, &args[1])?;
         ctx.replay_as(&[b"DEL", &args[1]]);
         ctx.notify(class::GENERIC, "del", &args[1]);
+        ctx.dirty(1);
     }
     Ok(bulk_or_null(value))
 }
@@ -252,6 +257,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
     ctx.replay_as(&[b"SET", &args[1], &args[2]]);
     ctx.notify(class::STRING, "set", &args[1]);
+    ctx.dirty(1);
     Ok(bulk_or_null(old))
 }
 
@@ -278,6 +284,7 @@ fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
         ctx.notify(class::STRING, "set", &pair[0]);
     }
+    ctx.dirty(args.len() as u64 / 2);
     Ok(Reply::ok())
 }
 
@@ -296,6 +303,7 @@ fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .set_string(db, &pair[0], pair[1].clone(), ExpireAction::Clear)?;
         ctx.notify(class::STRING, "set", &pair[0]);
     }
+    ctx.dirty(args.len() as u64 / 2);
     Ok(Reply::Integer(1))
 }
 
@@ -307,6 +315,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn
         .set_string(db, &args[1], args[2].clone(), ExpireAction::Clear)?;
     ctx.notify(class::STRING, "set", &args[1]);
+    ctx.dirty(1);
     Ok(Reply::Integer(1))
 }
 
@@ -328,6 +337,7 @@ fn setex_with_unit(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) 
         ExpireOpt::At(at),
     )?;
     notify_set(ctx, &args[1], ExpireOpt::At(at));
+    ctx.dirty(1);
     Ok(Reply::ok())
 }
 
@@ -353,6 +363,7 @@ fn add_integer(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
     ctx.txn
         .set_string(db, key, Bytes::from(next.to_string()), ExpireAction::Keep)?;
     ctx.notify(class::STRING, "incrby", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(next))
 }
 
@@ -449,6 +460,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Replicas must not redo the float arithmetic.
     ctx.replay_as(&[b"SET", &args[1], &next, b"KEEPTTL"]);
     ctx.notify(class::STRING, "incrbyfloat", &args[1]);
+    ctx.dirty(1);
     Ok(Reply::Bulk(next))
 }
 
@@ -466,6 +478,7 @@ fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.txn
                 .set_string(db, key, args[2].clone(), ExpireAction::Clear)?;
             ctx.notify(class::STRING, "append", key);
+            ctx.dirty(1);
             Ok(Reply::Integer(args[2].len() as i64))
         }
         Some(meta) => {
@@ -476,6 +489,7 @@ fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let max = max_string_len(ctx);
             let new_len = ctx.txn.write_string_range(db, key, len, &args[2], max)?;
             ctx.notify(class::STRING, "append", key);
+            ctx.dirty(1);
             Ok(Reply::Integer(new_len as i64))
         }
     }
@@ -636,6 +650,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .txn
         .write_string_range(db, key, offset as u64, value, max)?;
     ctx.notify(class::STRING, "setrange", key);
+    ctx.dirty(1);
     Ok(Reply::Integer(new_len as i64))
 }
 

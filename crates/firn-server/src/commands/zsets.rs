@@ -383,6 +383,7 @@ fn remove_all(
         ctx.notify(class::ZSET, event, key);
         super::sets::notify_if_emptied(ctx, key, coll);
     }
+    ctx.dirty(items.len() as u64);
     Ok(())
 }
 
@@ -394,28 +395,32 @@ fn store_result(
     items: Vec<(Bytes, f64)>,
     event: &'static str,
 ) -> CmdResult {
-    let stored = store_zset(ctx, key, items, event)?;
+    let stored = store_zset(ctx, key, items, event, 1)?;
     Ok(Reply::Integer(stored as i64))
 }
 
 /// Replaces `key` by a sorted set of `items` with the events of a *STORE
 /// command: `event` when something was stored, `del` when an empty result
-/// deleted an existing key.
+/// deleted an existing key. Counts `changes` when something was stored (a
+/// *STORE counts 1, GEO*STORE the members), one for a deletion.
 pub(crate) fn store_zset(
     ctx: &mut Ctx<'_>,
     key: &[u8],
     items: Vec<(Bytes, f64)>,
     event: &'static str,
+    changes: u64,
 ) -> CmdResult<u64> {
     let db = ctx.db();
     if items.is_empty() {
         if ctx.txn.delete_key(db, key)? {
             ctx.notify(class::GENERIC, "del", key);
+            ctx.dirty(1);
         }
         return Ok(0);
     }
     let stored = ctx.txn.zset_store(db, key, items)?;
     ctx.notify(class::ZSET, event, key);
+    ctx.dirty(changes);
     Ok(stored)
 }
 
@@ -527,6 +532,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
         ctx.txn.save_collection(db, key, &coll)?;
         ctx.notify(class::ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
     }
+    ctx.dirty((added + updated) as u64);
     Ok(if flags.incr {
         last_score.map_or(Reply::Null, Reply::Double)
     } else if ch {
@@ -626,6 +632,7 @@ fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.notify(class::ZSET, "zrem", key);
         super::sets::notify_if_emptied(ctx, key, &coll);
     }
+    ctx.dirty(removed as u64);
     Ok(Reply::Integer(removed))
 }
 
@@ -782,6 +789,7 @@ fn zrange_generic(
             .txn
             .zset_store_inserted(db, &args[1], items, sized_big)?;
         ctx.notify(class::ZSET, "zrangestore", &args[1]);
+        ctx.dirty(1);
         return Ok(Reply::Integer(stored as i64));
     }
     Ok(members_reply(ctx, items, withscores))

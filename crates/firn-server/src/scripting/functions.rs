@@ -398,8 +398,24 @@ pub fn load(
         Bytes::from_static(b"REPLACE"),
         code.clone(),
     ]]);
+    commit_change(server, txn, Reply::bulk(Bytes::from(name)))
+}
+
+/// Commits one change of the libraries: Redis counts each FUNCTION LOAD,
+/// DELETE, FLUSH and RESTORE as one change (INFO
+/// rdb_changes_since_last_save), once it is committed.
+fn commit_change(
+    server: &crate::server::Server,
+    mut txn: firn_storage::Txn<'_>,
+    reply: Reply,
+) -> (Reply, Vec<Ticket>) {
+    txn.add_dirty(1);
+    let dirty = txn.dirty();
     match txn.commit() {
-        Ok(tickets) => (Reply::bulk(Bytes::from(name)), tickets),
+        Ok(tickets) => {
+            server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
+            (reply, tickets)
+        }
         Err(e) => (crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
     }
 }
@@ -430,10 +446,7 @@ pub fn delete(vm: &mut Vm, server: &Arc<Server>, name: &[u8]) -> (Reply, Vec<Tic
         Bytes::from_static(b"DELETE"),
         Bytes::from(name),
     ]]);
-    match txn.commit() {
-        Ok(tickets) => (Reply::ok(), tickets),
-        Err(e) => (crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
-    }
+    commit_change(server, txn, Reply::ok())
 }
 
 /// FUNCTION FLUSH.
@@ -451,10 +464,7 @@ pub fn flush(vm: &mut Vm, server: &Arc<Server>) -> (Reply, Vec<Ticket>) {
         Bytes::from_static(b"FUNCTION"),
         Bytes::from_static(b"FLUSH"),
     ]]);
-    match txn.commit() {
-        Ok(tickets) => (Reply::ok(), tickets),
-        Err(e) => (crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
-    }
+    commit_change(server, txn, Reply::ok())
 }
 
 /// Loads the libraries stored durably (when the VM starts).
@@ -644,8 +654,5 @@ pub fn restore(
         payload.clone(),
         Bytes::from_static(policy.word()),
     ]]);
-    match txn.commit() {
-        Ok(tickets) => (Reply::ok(), tickets),
-        Err(e) => (crate::errors::CmdError::Storage(e).into_reply(), Vec::new()),
-    }
+    commit_change(server, txn, Reply::ok())
 }

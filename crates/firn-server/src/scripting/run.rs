@@ -112,9 +112,6 @@ struct RunState<'a> {
     /// tracking caller tracks once the script runs a read-only command.
     declared: (u8, &'a [Bytes]),
     declared_tracked: bool,
-    /// `server.dirty` of the calls (INFO rdb_changes_since_last_save),
-    /// added once the run commits.
-    dirty: u64,
     /// The calls' side effects (PUBLISH, MONITOR lines, commandstats),
     /// applied once the run commits: an abandoned run makes none.
     effects: Vec<crate::effects::SideEffect>,
@@ -444,7 +441,6 @@ fn run_function(
         abandoned: None,
         declared: (db, target.keys),
         declared_tracked: false,
-        dirty: 0,
         effects: Vec::new(),
     });
     vm.settings.resp.set(2);
@@ -494,7 +490,8 @@ fn run_function(
     let Some(mut txn) = state.txn else {
         return Outcome::Done(reply, Vec::new());
     };
-    let dirty = state.dirty;
+    // The changes the calls counted (INFO rdb_changes_since_last_save).
+    let dirty = txn.dirty();
     let effects = state.effects;
     let mut replay = state.replay;
     if replay.len() > 1 {
@@ -752,9 +749,6 @@ fn redis_call(
         usec: started.elapsed().as_micros() as u64,
         failed,
     });
-    if cmd.write {
-        state.dirty += crate::server::dirty_changes(cmd.name(), &argv, &reply);
-    }
     if cmd.write && !failed && settings.repl.get() != REPL_NONE {
         let commands = if handler_replay.is_empty() {
             vec![argv]
