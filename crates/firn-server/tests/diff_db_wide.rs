@@ -272,7 +272,8 @@ fn long_reads_in_a_unit_run_at_their_place() {
     d.cmd(&["SET", "s1", "1"]);
     d.cmd(&["SET", "s2", "1"]);
     d.cmd(&["SCAN", "0", "COUNT", "1000", "MATCH", "s*"]);
-    d.cmd(&["EXEC"]);
+    // SCAN's order is the server's own.
+    d.cmd_with(&["EXEC"], R::sorted_deep);
     // HGETALL of a hash over the streaming threshold, then a write to it,
     // in one transaction: the reply is the hash before the write.
     let mut hset = vec!["HSET".to_string(), "h".to_string()];
