@@ -2,8 +2,9 @@
 //! a command's INFO commandstats. Each must happen once per command that
 //! takes effect, never once per attempt.
 //!
-//! A command alone runs its handler once, unless it reads cold data, and
-//! such commands have no side effects of this kind. But a unit of several
+//! A command alone runs its handler once unless it reads cold data, and
+//! then its pool run may be discarded: a WATCH records what it saw here
+//! too, so that only the run that commits registers it. A unit of several
 //! commands may run again: EXEC's list after a cold read (exec.rs), a
 //! script abandoned for a lock or a cold read (scripting/run.rs), and
 //! either may end without taking effect (a WATCH that fails). So a
@@ -26,6 +27,14 @@ pub enum SideEffect {
     },
     /// A command a script ran, shown to MONITOR clients as `[db lua]`.
     Monitor { db: u8, args: Vec<Bytes> },
+    /// WATCH of `key` with what it saw of it: registered when the run that
+    /// saw it commits, under the key's lock.
+    Watch {
+        watcher: std::sync::Arc<firn_storage::Watcher>,
+        db: u8,
+        key: Bytes,
+        state: firn_storage::WatchedState,
+    },
     /// Key lookups of read-only commands (INFO keyspace_hits/misses).
     KeyLookups { hits: u64, misses: u64 },
     /// A command a script ran, counted in INFO commandstats.
@@ -57,6 +66,12 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
             SideEffect::Monitor { db, args } => {
                 crate::connection::feed_monitors_from(server, "lua", db, &args);
             }
+            SideEffect::Watch {
+                watcher,
+                db,
+                key,
+                state,
+            } => server.engine.watch_key(&watcher, db, &key, state),
             SideEffect::KeyLookups { hits, misses } => {
                 let stats = &server.stats;
                 stats.keyspace_hits.fetch_add(hits, Ordering::Relaxed);

@@ -121,25 +121,9 @@ impl WatchRegistry {
         self.entries.load(Ordering::Acquire) > 0
     }
 
-    fn watch(
-        &self,
-        watcher: &Arc<Watcher>,
-        db: u8,
-        key: &[u8],
-        state: WatchedState,
-        refresh: bool,
-    ) {
+    fn watch(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
         let mut keys = watcher.keys.lock();
         if keys.iter().any(|(d, k)| *d == db && k.as_ref() == key) {
-            if refresh {
-                let mut shard = self.shard(db, key).lock();
-                let found = shard.get_mut(&(db, Bytes::copy_from_slice(key)));
-                for entry in found.into_iter().flatten() {
-                    if Arc::ptr_eq(&entry.watcher, watcher) {
-                        entry.state = state;
-                    }
-                }
-            }
             return;
         }
         let key = Bytes::copy_from_slice(key);
@@ -346,19 +330,11 @@ impl WatchRegistry {
 
 impl Engine {
     /// WATCH: registers `watcher` on `key` of logical db `db` with what the
-    /// caller read of it (under the key's lock, or in a pool run that is
-    /// validated afterwards). Watching a key twice keeps the first
-    /// registration, as in Redis, unless `refresh` (a pool run, which may
-    /// be a re-run of the same WATCH after a discarded one).
-    pub fn watch_key(
-        &self,
-        watcher: &Arc<Watcher>,
-        db: u8,
-        key: &[u8],
-        state: WatchedState,
-        refresh: bool,
-    ) {
-        self.inner().watches.watch(watcher, db, key, state, refresh);
+    /// caller read of it, under the key's lock, by the run of WATCH that
+    /// commits (a discarded cold run registers nothing). Watching a key
+    /// twice keeps the first registration, as in Redis.
+    pub fn watch_key(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
+        self.inner().watches.watch(watcher, db, key, state);
     }
 
     /// UNWATCH (and EXEC, DISCARD, disconnect): forgets every watched key.
@@ -453,9 +429,9 @@ mod tests {
         let registry = WatchRegistry::default();
         let (a, b) = (Arc::new(Watcher::default()), Arc::new(Watcher::default()));
         assert!(!registry.is_active());
-        registry.watch(&a, 0, b"k", live(), false);
-        registry.watch(&b, 0, b"other", live(), false);
-        registry.watch(&b, 0, b"other", live(), false);
+        registry.watch(&a, 0, b"k", live());
+        registry.watch(&b, 0, b"other", live());
+        registry.watch(&b, 0, b"other", live());
         assert_eq!(b.watched(), 1);
         registry.touch_key(0, b"k", false);
         assert!(a.is_dirty() && !b.is_dirty());
@@ -474,7 +450,7 @@ mod tests {
             expired: true,
             ..WatchedState::default()
         };
-        registry.watch(&w, 0, b"k", expired, false);
+        registry.watch(&w, 0, b"k", expired);
         registry.touch_key(0, b"k", true);
         assert!(!w.is_dirty());
         registry.touch_key(0, b"k", false);
@@ -489,9 +465,9 @@ mod tests {
             Arc::new(Watcher::default()),
             Arc::new(Watcher::default()),
         );
-        registry.watch(&a, 0, b"nowhere", WatchedState::default(), false);
-        registry.watch(&b, 1, b"there", WatchedState::default(), false);
-        registry.watch(&c, 0, b"unchecked", WatchedState::default(), false);
+        registry.watch(&a, 0, b"nowhere", WatchedState::default());
+        registry.watch(&b, 1, b"there", WatchedState::default());
+        registry.watch(&c, 0, b"unchecked", WatchedState::default());
         let check = |db, key: &'static [u8], here, there| SwapCheck {
             db,
             key: Bytes::from_static(key),
@@ -510,8 +486,8 @@ mod tests {
     fn a_flush_dirties_watchers_of_keys_that_existed() {
         let registry = WatchRegistry::default();
         let (a, b) = (Arc::new(Watcher::default()), Arc::new(Watcher::default()));
-        registry.watch(&a, 0, b"present", live(), false);
-        registry.watch(&b, 0, b"absent", WatchedState::default(), false);
+        registry.watch(&a, 0, b"present", live());
+        registry.watch(&b, 0, b"absent", WatchedState::default());
         registry.touch_flushed(0);
         assert!(a.is_dirty() && !b.is_dirty());
     }

@@ -4,9 +4,9 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::ReadMode;
 
 use super::{def, Ctx, Def};
+use crate::effects::SideEffect;
 use crate::errors::{CmdError, CmdResult};
 use crate::transaction;
 
@@ -48,11 +48,17 @@ fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for key in &args[1..] {
         probes.push(ctx.txn.watch_probe(db, key)?);
     }
-    let refresh = ctx.txn.mode() == ReadMode::Blocking;
+    // Registered by the run that commits, under the keys' locks (effects.rs):
+    // a cold pool run that is then discarded must not leave what it saw (a
+    // key created meanwhile, registered as missing, was never dirtied by
+    // the FLUSHDB that later deleted it, and its EXEC ran).
     for (key, state) in args[1..].iter().zip(probes) {
-        ctx.server
-            .engine
-            .watch_key(&ctx.client.tx.watcher, db, key, state, refresh);
+        ctx.effects.push(SideEffect::Watch {
+            watcher: ctx.client.tx.watcher.clone(),
+            db,
+            key: key.clone(),
+            state,
+        });
     }
     Ok(Reply::ok())
 }
