@@ -113,21 +113,32 @@ func classifyLost(err error) (dialFailed, mayRunLater bool) {
 	return false, false
 }
 
-// runLinear runs one history and checks it.
-func runLinear(srv *Server, cfg linConfig, artefacts string) result {
-	res := result{name: cfg.name}
+// begin empties the server and starts a run of at most maxOps operations
+// for d, with a kill -9 halfway when kill is set: done tells the killer the
+// clients have stopped, and killerDone closes once it has finished.
+func begin(srv *Server, maxOps int, d time.Duration, kill bool) (*run, chan struct{}, chan struct{}, error) {
 	if err := flushAll(srv.Addr()); err != nil {
-		res.fail("FLUSHALL before the run: %v", err)
-		return res
+		return nil, nil, nil, err
 	}
-	r := &run{srv: srv, start: time.Now(), maxOps: int64(cfg.maxOps)}
-	r.deadline = r.start.Add(cfg.duration)
+	r := &run{srv: srv, start: time.Now(), maxOps: int64(maxOps)}
+	r.deadline = r.start.Add(d)
 	done := make(chan struct{})
 	killerDone := make(chan struct{})
-	if cfg.kill {
+	if kill {
 		go func() { r.killer(done); close(killerDone) }()
 	} else {
 		close(killerDone)
+	}
+	return r, done, killerDone, nil
+}
+
+// runLinear runs one history and checks it.
+func runLinear(srv *Server, cfg linConfig, artefacts string) result {
+	res := result{name: cfg.name}
+	r, done, killerDone, err := begin(srv, cfg.maxOps, cfg.duration, cfg.kill)
+	if err != nil {
+		res.fail("FLUSHALL before the run: %v", err)
+		return res
 	}
 	var wg sync.WaitGroup
 	histories := make([][]porcupine.Operation, cfg.clients)

@@ -50,18 +50,10 @@ const txnsPerKeyset = 250 // transactions before the window moves on
 
 func runListAppend(srv *Server, cfg appendConfig, artefacts string) result {
 	res := result{name: cfg.name}
-	if err := flushAll(srv.Addr()); err != nil {
+	r, done, killerDone, err := begin(srv, cfg.maxTxns, cfg.duration, cfg.kill)
+	if err != nil {
 		res.fail("FLUSHALL before the run: %v", err)
 		return res
-	}
-	r := &run{srv: srv, start: time.Now(), maxOps: int64(cfg.maxTxns)}
-	r.deadline = r.start.Add(cfg.duration)
-	done := make(chan struct{})
-	killerDone := make(chan struct{})
-	if cfg.kill {
-		go func() { r.killer(done); close(killerDone) }()
-	} else {
-		close(killerDone)
 	}
 	var values atomic.Int64
 	var ids atomic.Int64
