@@ -839,7 +839,7 @@ impl Engine {
 
     /// The write stamp of `stripes` (see locks.rs): compare it before and
     /// after a lock-free pool run to know whether its reads still hold.
-    pub fn write_stamp(&self, stripes: &[usize]) -> u64 {
+    pub fn write_stamp(&self, stripes: &[usize]) -> crate::locks::WriteStamp {
         self.inner.locks.stamp(stripes)
     }
 

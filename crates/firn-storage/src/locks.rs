@@ -174,14 +174,31 @@ impl KeyLocks {
 
     /// A fingerprint of the write counters of `stripes`: unchanged exactly
     /// when no batch touching them (and no flush or swap) was submitted in
-    /// between, since every counter only grows.
-    pub fn stamp(&self, stripes: &[usize]) -> u64 {
-        stripes
-            .iter()
-            .fold(self.epoch.load(Ordering::Acquire), |acc, &s| {
-                acc.wrapping_add(self.writes[s % STRIPES].load(Ordering::Acquire))
-            })
+    /// between. The epoch and which stripes were summed are kept apart from
+    /// the counters' sum: a sum only grows over one set of stripes, but a
+    /// swap changes which stripes a key's lock is, and a sum that folded
+    /// the epoch in could come out equal over the new set (a cold LPOP then
+    /// committed the pop of a list that a swap had moved to the other
+    /// database, found by the history checker).
+    pub fn stamp(&self, stripes: &[usize]) -> WriteStamp {
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let mut writes = 0u64;
+        let mut set = 0xcbf2_9ce4_8422_2325u64;
+        for &s in stripes {
+            writes = writes.wrapping_add(self.writes[s % STRIPES].load(Ordering::Acquire));
+            set = (set ^ s as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        WriteStamp { epoch, set, writes }
     }
+}
+
+/// See [`KeyLocks::stamp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteStamp {
+    epoch: u64,
+    /// Which stripes (an FNV-1a hash of their ids, in order).
+    set: u64,
+    writes: u64,
 }
 
 #[cfg(test)]
@@ -221,6 +238,19 @@ mod tests {
         assert!(all.holds_all());
         drop(all);
         assert!(locks.lock_growing_blocking(&[6]).try_add(&[3, 5, 7]));
+    }
+
+    #[test]
+    fn stamps_of_other_stripes_never_match() {
+        let locks = KeyLocks::default();
+        locks.bump(&[1]);
+        // Equal sums over different stripes are different stamps.
+        assert_ne!(locks.stamp(&[1]), locks.stamp(&[2, 1]));
+        assert_ne!(locks.stamp(&[3]), locks.stamp(&[2]));
+        let before = locks.stamp(&[2]);
+        locks.bump_epoch();
+        locks.bump(&[1]);
+        assert_ne!(locks.stamp(&[2]), before);
     }
 
     #[test]
