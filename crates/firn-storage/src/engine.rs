@@ -287,6 +287,10 @@ pub(crate) struct Inner {
     /// Open [`crate::KeyspaceView`]s: while any is open the compaction
     /// filter drops no member (member_filter.rs).
     pub(crate) members_pinned: Arc<AtomicUsize>,
+    /// Tickets of submitted swaps not yet written, and their number (one
+    /// load on every read while it is 0).
+    swap_tickets: Mutex<Vec<Ticket>>,
+    swaps_in_flight: AtomicUsize,
 }
 
 impl Inner {
@@ -322,17 +326,47 @@ impl Inner {
     }
 
     /// A submitted batch's swaps: visible to every reader from now on.
-    fn submit_swaps(&self, seq: u64, swaps: &[Swap]) {
+    fn submit_swaps(&self, seq: u64, swaps: &[Swap], ticket: Option<&Ticket>) {
+        if swaps.is_empty() {
+            return;
+        }
         let mut map = self.db_map.write();
         for swap in swaps {
             swap_entries(&mut map.live, swap.a, swap.b);
             map.pending.push((seq, swap.a, swap.b));
         }
+        if let Some(ticket) = ticket {
+            self.swap_tickets.lock().push(ticket.clone());
+            self.swaps_in_flight.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The tickets of swaps submitted and not yet written: every read
+    /// depends on them while there are any, since the map it read through
+    /// shows them (a reply must not show a swap that a crash then undoes).
+    pub(crate) fn pending_swap_tickets(&self) -> Option<Vec<Ticket>> {
+        if self.swaps_in_flight.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        Some(self.swap_tickets.lock().clone())
+    }
+
+    /// `group` is done with (written or given up on): its swaps' tickets
+    /// leave the list reads depend on.
+    fn swaps_done(&self, group: &[CommitBatch]) {
+        if group.iter().all(|b| b.swaps.is_empty()) {
+            return;
+        }
+        let mut tickets = self.swap_tickets.lock();
+        let before = tickets.len();
+        tickets.retain(|t| !group.iter().any(|b| b.seq == t.seq()));
+        self.swaps_in_flight
+            .fetch_sub(before - tickets.len(), Ordering::AcqRel);
     }
 
     #[cfg(test)]
     pub(crate) fn submit_swaps_for_test(&self, batch: &CommitBatch) {
-        self.submit_swaps(batch.seq, &batch.swaps);
+        self.submit_swaps(batch.seq, &batch.swaps, None);
     }
 
     /// The map RocksDB holds once `group`'s swaps are written (`None`
@@ -350,6 +384,7 @@ impl Inner {
 
     /// `group` is written: `map` (from [`Inner::map_after`]) is committed.
     pub(crate) fn swaps_committed(&self, group: &[CommitBatch], map: Vec<u8>) {
+        self.swaps_done(group);
         let mut db_map = self.db_map.write();
         db_map.committed = map;
         db_map
@@ -362,6 +397,7 @@ impl Inner {
     /// pending, in order. (Undoing each swap in place was wrong once two
     /// failed groups had swapped overlapping databases.)
     pub(crate) fn swaps_abandoned(&self, group: &[CommitBatch]) {
+        self.swaps_done(group);
         let mut db_map = self.db_map.write();
         let before = db_map.pending.len();
         db_map
@@ -437,7 +473,7 @@ impl Inner {
         }
         // The map RocksDB gets is computed by the writer when the swap
         // commits (writer.rs), from the committed map.
-        self.submit_swaps(batch.seq, &batch.swaps);
+        self.submit_swaps(batch.seq, &batch.swaps, Some(&ticket));
         // After the overlay has the writes: a pool run that read the old
         // value must see its stamp change.
         self.locks.bump(&batch.stripes);
@@ -582,6 +618,8 @@ impl Engine {
             notify_flags: AtomicU32::new(0),
             event_sink: RwLock::new(None),
             members_pinned,
+            swap_tickets: Mutex::new(Vec::new()),
+            swaps_in_flight: AtomicUsize::new(0),
         });
         let _ = weak.set(Arc::downgrade(&inner));
         // Range deletions (FLUSHDB/FLUSHALL) in a memtable are re-sorted by

@@ -307,6 +307,17 @@ impl<'e> Txn<'e> {
         !self.st.effects.commands.is_empty()
     }
 
+    /// While a swap is submitted but not written, the map every read goes
+    /// through shows it: the reply waits for it, like one that read a
+    /// pending write (else a kill -9 could undo a swap a client was shown).
+    fn depend_on_pending_swaps(&mut self) {
+        if let Some(tickets) = self.inner.pending_swap_tickets() {
+            for ticket in &tickets {
+                self.depend_on(ticket);
+            }
+        }
+    }
+
     fn depend_on(&mut self, ticket: &Ticket) {
         if !ticket.is_done()
             && !self
@@ -419,6 +430,7 @@ impl<'e> Txn<'e> {
         if self.flushed_here(cf, key) {
             return Ok(None);
         }
+        self.depend_on_pending_swaps();
         match self.inner.overlay.get(cf, key) {
             Lookup::Pending(pending) => {
                 self.depend_on(&pending.ticket);
@@ -575,6 +587,7 @@ impl<'e> Txn<'e> {
         reverse: bool,
         mut visit: impl FnMut(&[u8], &Bytes) -> ScanStep,
     ) -> Result<()> {
+        self.depend_on_pending_swaps();
         let mut extra: BTreeMap<Vec<u8>, Option<Bytes>> = BTreeMap::new();
         for (k, pending) in self.inner.overlay.range(cf, start, end) {
             if self.flushed_here(cf, &k) {
