@@ -132,6 +132,32 @@ func begin(srv *Server, maxOps int, d time.Duration, kill bool) (*run, chan stru
 	return r, done, killerDone, nil
 }
 
+// conn is one client's connection, made again after each restart.
+type conn struct {
+	r   *run
+	gen int64
+	rdb *redis.Client
+}
+
+func newConn(r *run) *conn {
+	return &conn{r: r, gen: r.gen.Load(), rdb: redis.NewClient(clientOptions(r.srv.Addr()))}
+}
+
+// ready waits while the server is down and reconnects after a restart.
+func (c *conn) ready() *redis.Client {
+	for c.r.down.Load() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g := c.r.gen.Load(); g != c.gen {
+		c.rdb.Close()
+		c.rdb = redis.NewClient(clientOptions(c.r.srv.Addr()))
+		c.gen = g
+	}
+	return c.rdb
+}
+
+func (c *conn) close() { c.rdb.Close() }
+
 // runLinear runs one history and checks it.
 func runLinear(srv *Server, cfg linConfig, artefacts string) result {
 	res := result{name: cfg.name}
@@ -177,18 +203,10 @@ func linClient(r *run, cfg linConfig, worker int) []porcupine.Operation {
 	gen := &opGen{rng: rng, keys: cfg.keys, wide: cfg.wide, client: worker}
 	var ops []porcupine.Operation
 	id := worker
-	connGen := r.gen.Load()
-	rdb := redis.NewClient(clientOptions(r.srv.Addr()))
-	defer func() { rdb.Close() }()
+	c := newConn(r)
+	defer c.close()
 	for r.more() {
-		for r.down.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if g := r.gen.Load(); g != connGen {
-			rdb.Close()
-			rdb = redis.NewClient(clientOptions(r.srv.Addr()))
-			connGen = g
-		}
+		rdb := c.ready()
 		in := gen.next()
 		call := r.now()
 		out, err := perform(rdb, in)

@@ -113,18 +113,10 @@ func runListAppend(srv *Server, cfg appendConfig, artefacts string) result {
 func appendClient(r *run, cfg appendConfig, worker int, values, ids *atomic.Int64) []Txn {
 	rng := rand.New(rand.NewSource(cfg.seed*1000 + int64(worker)))
 	var txns []Txn
-	connGen := r.gen.Load()
-	rdb := redis.NewClient(clientOptions(r.srv.Addr()))
-	defer func() { rdb.Close() }()
+	c := newConn(r)
+	defer c.close()
 	for r.more() {
-		for r.down.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if g := r.gen.Load(); g != connGen {
-			rdb.Close()
-			rdb = redis.NewClient(clientOptions(r.srv.Addr()))
-			connGen = g
-		}
+		rdb := c.ready()
 		base := int(r.issued.Load()) / txnsPerKeyset
 		key := func() string { return "la" + strconv.Itoa(base+rng.Intn(keysLive)) }
 		mop := func() Mop {
