@@ -193,11 +193,20 @@ struct PoolRun {
 }
 
 /// Counts key lookups of read-only commands (INFO keyspace_hits/misses)
-/// once the run they were made in commits (effects.rs): a discarded run's
-/// lookups are made again by the run that counts.
+/// once, for the run that takes effect. A command alone that succeeded in
+/// memory (round 1) always does, so it counts at once, with no allocation
+/// on the hot path; a pool run or a unit's command may be discarded, so
+/// it records them as a side effect of its commit (effects.rs).
 pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u64, u64)) {
-    if cmd.readonly && hits + misses > 0 {
+    if !cmd.readonly || hits + misses == 0 {
+        return;
+    }
+    if ctx.in_unit || ctx.txn.mode() == ReadMode::Blocking {
         ctx.effects.push(SideEffect::KeyLookups { hits, misses });
+    } else {
+        let stats = &ctx.server.stats;
+        stats.keyspace_hits.fetch_add(hits, Ordering::Relaxed);
+        stats.keyspace_misses.fetch_add(misses, Ordering::Relaxed);
     }
 }
 
