@@ -844,8 +844,8 @@ pub struct CommandSpec {
     /// Lowercase as Redis reports it, e.g. "get", "config|get".
     pub name: &'static str,
     pub arity: i32,
-    /// Command flags, e.g. ["write", "denyoom"].
-    pub flags: &'static [&'static str],
+    /// Command flags, e.g. `Flags::WRITE.with(Flags::DENYOOM)`.
+    pub flags: Flags,
     pub first_key: i32,
     pub last_key: i32,
     pub key_step: i32,
@@ -862,7 +862,7 @@ pub struct KeySpecs {
     /// Lowercase as Redis reports it, e.g. "sort", "xinfo|stream".
     pub name: &'static str,
     pub arity: i32,
-    pub flags: &'static [&'static str],
+    pub flags: Flags,
     /// The key specs of the command's COMMAND INFO entry.
     pub key_specs: MetaValue,
 }
@@ -917,7 +917,8 @@ mod tests {
                 .collect(),
             _ => Vec::new(),
         };
-        assert_eq!(flags, spec.flags, "{}", spec.name);
+        let shown = spec.flags.names().filter(|f| *f != "may_replicate");
+        assert_eq!(flags, shown.collect::<Vec<_>>(), "{}", spec.name);
         let keys = [spec.first_key, spec.last_key, spec.key_step].map(|n| Some(i64::from(n)));
         let found = [int(&fields[3]), int(&fields[4]), int(&fields[5])];
         assert_eq!(found, keys, "{}", spec.name);
@@ -963,6 +964,84 @@ mod tests {
     }
 }
 '''
+
+
+# Every flag name COMMAND INFO can report in Redis 7.0 (server.c
+# addReplyCommandFlags), in Redis's order: a bit each in `Flags`.
+FLAG_NAMES = (
+    "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
+    "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking",
+    "fast", "no_auth", "may_replicate", "no_mandatory_keys", "no_async_loading",
+    "no_multi", "movablekeys", "allow_busy",
+)
+
+# Flags Redis 7.0 gives commands in src/commands/*.json but hides from
+# COMMAND INFO ("Hidden on purpose" in addReplyCommandFlags). Firn needs
+# them (CLIENT PAUSE WRITE holds every MAY_REPLICATE command), so they are
+# carried here, by flag, from the 7.0.15 JSON files.
+HIDDEN_FLAGS = {
+    "may_replicate": ("eval", "evalsha", "fcall", "pfcount", "publish", "spublish"),
+}
+
+FLAGS_RUST = """\
+/// A command's flags (the third field of its COMMAND INFO entry) as a bitset, one bit per flag
+/// name Redis 7.0 reports. `names` yields them in the order the entry lists them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Flags(u32);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+%s
+    /// Every flag, with its name as COMMAND INFO spells it.
+    pub const ALL: &'static [(Flags, &'static str)] = &[
+%s
+    ];
+
+    /// `self` with `other`'s flags added.
+    pub const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The flag called `name` (as COMMAND INFO spells it), if Redis has one.
+    pub fn named(name: &str) -> Option<Flags> {
+        Flags::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f)
+    }
+
+    /// The names of the flags set, in Redis's order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Flags::ALL
+            .iter()
+            .filter(move |(flag, _)| self.contains(*flag))
+            .map(|(_, name)| *name)
+    }
+}
+""" % (
+    "".join("    pub const %s: Flags = Flags(1 << %d);\n" % (f.upper(), i) for i, f in enumerate(FLAG_NAMES)),
+    "".join("        (Flags::%s, %s),\n" % (f.upper(), '"%s"' % f) for f in FLAG_NAMES).rstrip("\n"),
+)
+
+
+def check_flags(flags):
+    """`flags` are all in Redis's vocabulary and in its order."""
+    for flag in flags:
+        if flag not in FLAG_NAMES:
+            raise RuntimeError("unknown command flag %r: add it to FLAG_NAMES" % flag)
+    ordered = [f for f in FLAG_NAMES if f in flags]
+    if ordered != list(flags):
+        raise RuntimeError("flags %r are not in Redis's order" % (flags,))
+
+
+def flags_rust(flags):
+    """A flag list as a `Flags` constant expression."""
+    check_flags(flags)
+    if not flags:
+        return "Flags::NONE"
+    return "Flags::" + flags[0].upper() + "".join(".with(Flags::%s)" % f.upper() for f in flags[1:])
 
 
 def rust_str(text):
@@ -1026,10 +1105,12 @@ def spec_rust(command, indent):
     fields = command["info"][1]
     pad = " " * (indent + 4)
     flags = [f[1] for f in fields[2][1]]
+    check_flags(flags)
+    flags = [f for f in FLAG_NAMES if f in flags or command["name"] in HIDDEN_FLAGS.get(f, ())]
     lines = [" " * indent + "CommandSpec {"]
     lines.append(pad + "name: %s," % rust_str(command["name"]))
     lines.append(pad + "arity: %d," % fields[1][1])
-    lines.append(pad + "flags: &[%s]," % ", ".join(rust_str(f) for f in flags))
+    lines.append(pad + "flags: %s," % flags_rust(flags))
     lines.append(pad + "first_key: %d," % fields[3][1])
     lines.append(pad + "last_key: %d," % fields[4][1])
     lines.append(pad + "key_step: %d," % fields[5][1])
@@ -1051,7 +1132,7 @@ def key_specs_rust(other, indent):
     lines = [" " * indent + "KeySpecs {"]
     lines.append(pad + "name: %s," % rust_str(other["name"]))
     lines.append(pad + "arity: %d," % other["arity"])
-    lines.append(pad + "flags: &[%s]," % ", ".join(rust_str(f) for f in other["flags"]))
+    lines.append(pad + "flags: %s," % flags_rust(other["flags"]))
     lines.append(pad + "key_specs: " + pretty(other["key_specs"], indent + 4, indent + 15) + ",")
     lines.append(" " * indent + "},")
     return "\n".join(lines)
@@ -1059,7 +1140,7 @@ def key_specs_rust(other, indent):
 
 def render(generated):
     commands, others = generated
-    parts = [HEADER]
+    parts = [HEADER, FLAGS_RUST, "\n"]
     parts.append("/// Every command Firn serves, grouped as in the script's COMMAND_GROUPS.\n")
     parts.append("#[rustfmt::skip]\n")
     parts.append("pub static COMMANDS: &[CommandSpec] = &[\n")

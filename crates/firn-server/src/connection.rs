@@ -37,6 +37,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use crate::blocking::{BlockOn, Registration, Unblocked};
+use crate::command_table::Flags;
 use crate::commands::{Command, Deferred};
 use crate::config::OutputLimit;
 use crate::errors::{CmdError, NOAUTH};
@@ -689,7 +690,11 @@ impl Connection {
         // channel, its subscribe confirmations) come before its reply. A
         // write's own invalidations come after it, as in Redis 7.0.
         if !self.client.pubsub.mailbox.is_empty()
-            && !self.server.registry.lookup(args).is_ok_and(|c| c.write)
+            && !self
+                .server
+                .registry
+                .lookup(args)
+                .is_ok_and(|c| c.has(Flags::WRITE))
         {
             self.deliver_messages();
         }
@@ -782,7 +787,7 @@ impl Connection {
             let want_write = self.output.has_released();
             self.inbuf.reserve(READ_BYTES);
             let woke = tokio::select! {
-                _ = wait_for_pause(&self.server, cmd.write), if retry => BlockedWoke::Retry,
+                _ = wait_for_pause(&self.server, cmd.has(Flags::WRITE)), if retry => BlockedWoke::Retry,
                 _ = waiter.woken(), if !retry => BlockedWoke::Signal,
                 _ = sleep_until(deadline), if deadline.is_some() => BlockedWoke::Timeout,
                 read = self.reader.read_buf(&mut self.inbuf) => BlockedWoke::Read(read),
@@ -948,8 +953,8 @@ async fn run_one(
                 };
                 // As in Redis, monitors see a command once it ran, with the
                 // database it left selected; admin commands are not shown.
-                if !cmd.admin {
-                    feed_monitors(server, client, session.db, args);
+                if !cmd.has(Flags::ADMIN) {
+                    feed_monitors(server, client, session.db, &cmd.redacted(args));
                 }
                 (executed, Some(cmd.name()))
             }
@@ -1072,7 +1077,7 @@ fn check_allowed(
     cmd: &Command,
     client: &ClientInfo,
 ) -> Result<(), CmdError> {
-    if !session.authenticated && !cmd.noauth {
+    if !session.authenticated && !cmd.has(Flags::NO_AUTH) {
         return Err(CmdError::Static(NOAUTH));
     }
     // One atomic load unless a script has been running for too long.
@@ -1082,7 +1087,7 @@ fn check_allowed(
             return Err(CmdError::Static(error));
         }
     }
-    if cmd.write {
+    if cmd.has(Flags::WRITE) {
         if let Some(why) = server.engine.write_error() {
             return Err(CmdError::Storage(firn_storage::StorageError::WriteFailed(
                 why,
@@ -1128,8 +1133,6 @@ pub(crate) fn feed_monitors_from(server: &Server, origin: &str, db: u8, args: &[
     if server.monitor_feed.receiver_count() == 0 {
         return;
     }
-    let name = args[0].to_ascii_lowercase();
-    let redacted = matches!(name.as_slice(), b"auth" | b"hello" | b"migrate" | b"config");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -1140,14 +1143,9 @@ pub(crate) fn feed_monitors_from(server: &Server, origin: &str, db: u8, args: &[
         db,
         origin
     );
-    if redacted && name != b"config" {
-        line.push_str(&format!(" {}", quote_arg(&args[0])));
-        line.push_str(" \"(redacted)\"");
-    } else {
-        for arg in args {
-            line.push(' ');
-            line.push_str(&quote_arg(arg));
-        }
+    for arg in args {
+        line.push(' ');
+        line.push_str(&quote_arg(arg));
     }
     line.push_str("\r\n");
     let _ = server.monitor_feed.send(Bytes::from(line));
@@ -1219,7 +1217,7 @@ async fn monitor_loop(
             let mut awaiting = Awaiting::default();
             let flow = match server.registry.lookup(&args) {
                 Ok(cmd) if cmd.name() == "monitor" => Flow::Continue,
-                Ok(cmd) if cmd.readonly || cmd.write => {
+                Ok(cmd) if cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE) => {
                     server.stats.commands.record_rejected(cmd.name());
                     server.stats.count_error(MONITOR_KEYSPACE.as_bytes());
                     Reply::Error(Bytes::from_static(MONITOR_KEYSPACE.as_bytes()))

@@ -29,6 +29,7 @@ use firn_storage::{ReadMode, Ticket, TxnParts, Watcher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::command_table::Flags;
 use crate::commands::{Command, Ctx, Deferred};
 use crate::effects::SideEffect;
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
@@ -99,8 +100,8 @@ impl Body<'_> {
                     .any(|args| match server.registry.lookup(args) {
                         Ok(cmd) => {
                             cmd.locks_all(args)
-                                || matches!(cmd.name(), "select" | "reset")
-                                || ((cmd.readonly || cmd.write)
+                                || cmd.switches_db
+                                || ((cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE))
                                     && cmd.lock_keys(args, 0).is_empty())
                         }
                         Err(_) => false,
@@ -198,7 +199,7 @@ struct PoolRun {
 /// on the hot path; a pool run or a unit's command may be discarded, so
 /// it records them as a side effect of its commit (effects.rs).
 pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u64, u64)) {
-    if !cmd.readonly || hits + misses == 0 {
+    if !cmd.has(Flags::READONLY) || hits + misses == 0 {
         return;
     }
     if ctx.in_unit || ctx.txn.mode() == ReadMode::Blocking {
@@ -213,17 +214,13 @@ pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u
 /// The replay form of a write command that did not set its own: the
 /// command as received (deterministic commands replay verbatim).
 fn default_replay(ctx: &mut Ctx<'_>, cmd: &Command, args: &[Bytes]) {
-    if cmd.write && ctx.txn.has_writes() && !ctx.txn.has_replay() {
+    if cmd.has(Flags::WRITE) && ctx.txn.has_writes() && !ctx.txn.has_replay() {
         ctx.txn.set_replay(vec![args.to_vec()]);
     }
 }
 
 /// The `Incomplete` marker: a read needed the disk.
 pub struct NeedsDisk;
-
-/// Redis's reply to MONITOR inside a transaction (its clients must get one
-/// reply per command).
-const MONITOR_IN_EXEC: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
 
 /// The replay commands of a transaction as its commands add them, with a
 /// SELECT wherever a command ran in another database than the one before.
@@ -276,18 +273,12 @@ pub fn run_step(
     args: &[Bytes],
     log: &mut ReplayLog,
 ) -> Result<(Reply, Option<Deferred>), NeedsDisk> {
-    if cmd.name() == "monitor" {
-        return Ok((
-            Reply::Error(Bytes::from_static(MONITOR_IN_EXEC.as_bytes())),
-            None,
-        ));
-    }
     let db = ctx.session.db;
-    let savepoint = cmd.write.then(|| ctx.txn.savepoint());
+    let savepoint = cmd.has(Flags::WRITE).then(|| ctx.txn.savepoint());
     let earlier = ctx.txn.take_replay();
     let generation = ctx.txn.write_generation();
     let lookups = ctx.txn.key_lookups();
-    ctx.txn.set_read_lookups(cmd.readonly);
+    ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
     let result = (cmd.handler)(ctx, args);
     let deferred = ctx.deferred.take();
     match result {
@@ -303,7 +294,7 @@ pub fn run_step(
             let after = ctx.txn.key_lookups();
             count_lookups(ctx, cmd, (after.0 - lookups.0, after.1 - lookups.1));
             let mut own = ctx.txn.take_replay();
-            if own.is_empty() && cmd.write && ctx.txn.write_generation() != generation {
+            if own.is_empty() && cmd.has(Flags::WRITE) && ctx.txn.write_generation() != generation {
                 own.push(args.to_vec());
             }
             ctx.txn.set_replay(earlier);
@@ -318,7 +309,7 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
     match body {
         Body::Command(cmd, args) => {
             // A read-only command's missing keys are `keymiss` events.
-            ctx.txn.set_read_lookups(cmd.readonly);
+            ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
             match (cmd.handler)(ctx, args) {
                 Err(e) if e.is_incomplete() => Err(NeedsDisk),
                 Err(e) => Ok(Outcome::Command {

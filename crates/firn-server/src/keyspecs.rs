@@ -10,13 +10,14 @@
 use bytes::Bytes;
 
 use crate::args::is;
+use crate::command_table::Flags;
 use crate::command_table::{CommandSpec, KeySpecs, MetaValue, COMMANDS, KEY_SPECS};
 
 /// What finding keys needs of a command.
 pub struct Keyed {
     pub name: &'static str,
     pub arity: i32,
-    pub flags: &'static [&'static str],
+    pub flags: Flags,
     specs: &'static [MetaValue],
 }
 

@@ -12,8 +12,8 @@ use std::time::Instant;
 use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
-use crate::commands::server_cmds::redacted_args;
-use crate::commands::{Command, Registry};
+use crate::command_table::Flags;
+use crate::commands::{Access, Command, Registry};
 use crate::config::Config;
 
 /// Per-connection state that only the connection itself changes.
@@ -357,15 +357,6 @@ impl AccessTimes {
     }
 }
 
-/// Commands that read keys without refreshing their access time (Redis's
-/// LOOKUP_NOTOUCH), and DEL/UNLINK, whose keys are gone afterwards.
-fn touches_keys(name: &str) -> bool {
-    !matches!(
-        name,
-        "type" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "exists" | "del" | "unlink"
-    ) && !name.starts_with("object|")
-}
-
 pub struct SlowLogEntry {
     pub id: u64,
     pub unix_secs: u64,
@@ -452,8 +443,8 @@ impl Server {
         let failed = matches!(reply, Some(Reply::Error(_)));
         self.stats.commands.record_call(cmd.name(), micros, failed);
         // EXEC is not logged (its commands are, one by one), as in Redis.
-        if !cmd.spec.flags.contains(&"skip_slowlog") {
-            self.slowlog_record(&redacted_args(args), micros, client);
+        if !cmd.has(Flags::SKIP_SLOWLOG) {
+            self.slowlog_record(&cmd.redacted(args), micros, client);
         }
         // A command that failed before looking its keys up (a syntax error)
         // must not refresh them; WRONGTYPE means the key was looked up.
@@ -461,16 +452,19 @@ impl Server {
             Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
             _ => true,
         };
-        let name = cmd.name();
-        if matches!(name, "del" | "unlink") {
-            for (db, key) in cmd.lock_keys(args, db) {
-                self.access_times.forget(db, &key);
+        match cmd.access {
+            Access::Forget => {
+                for (db, key) in cmd.lock_keys(args, db) {
+                    self.access_times.forget(db, &key);
+                }
             }
-        } else if looked_up && touches_keys(name) {
-            let now_secs = firn_storage::now_ms() / 1000;
-            for (db, key) in cmd.lock_keys(args, db) {
-                self.access_times.touch(db, &key, now_secs);
+            Access::Touch if looked_up => {
+                let now_secs = firn_storage::now_ms() / 1000;
+                for (db, key) in cmd.lock_keys(args, db) {
+                    self.access_times.touch(db, &key, now_secs);
+                }
             }
+            Access::Touch | Access::NoTouch => {}
         }
     }
 
@@ -574,22 +568,5 @@ mod tests {
         assert_eq!(times.last_access(1, &key(total - 1)), None);
         times.forget(0, &key(total - 1));
         assert_eq!(times.last_access(0, &key(total - 1)), None);
-    }
-
-    #[test]
-    fn only_lookup_free_commands_skip_the_touch() {
-        for name in ["get", "set", "touch", "append", "rename", "getex", "dump"] {
-            assert!(touches_keys(name), "{name}");
-        }
-        for name in [
-            "type",
-            "ttl",
-            "pttl",
-            "exists",
-            "object|idletime",
-            "object|freq",
-        ] {
-            assert!(!touches_keys(name), "{name}");
-        }
     }
 }

@@ -38,6 +38,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 
+use crate::command_table::Flags;
 use crate::commands::Command;
 use crate::server::{ClientInfo, Server};
 
@@ -263,8 +264,9 @@ fn remember_reads(
     db: u8,
     caching: bool,
 ) {
-    // A read-only script's keys are tracked by the reads it runs, if any.
-    if !cmd.readonly || matches!(cmd.name(), "eval_ro" | "evalsha_ro" | "fcall_ro") {
+    // A read-only script names no keys to lock (EVAL_RO's are tracked by
+    // the reads it runs, if any: `remember_script_keys`).
+    if !cmd.has(Flags::READONLY) {
         return;
     }
     remember_keys(server, client, cmd.lock_keys(args, db), caching);

@@ -21,6 +21,7 @@ use firn_storage::Watcher;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::command_table::Flags;
 use crate::commands::{Command, Deferred};
 use crate::errors::CmdError;
 use crate::exec::{execute_body, Body, Executed, Outcome, Step};
@@ -204,7 +205,7 @@ pub fn queue(
     if runs_in_multi(cmd.name()) {
         return None;
     }
-    if cmd.spec.flags.contains(&"no_multi") {
+    if cmd.spec.flags.contains(Flags::NO_MULTI) {
         tx.aborted = true;
         return Some(CmdError::Static(NOT_IN_MULTI).into_reply());
     }
@@ -229,14 +230,8 @@ pub fn pauses_as_write(session: &Session, cmd: &Command) -> bool {
 }
 
 /// Redis's CMD_WRITE or CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds.
-/// COMMAND INFO does not show MAY_REPLICATE, so the generated table lacks
-/// it: these are the commands Redis 7.0's JSON gives it.
 fn may_replicate(cmd: &Command) -> bool {
-    cmd.write
-        || matches!(
-            cmd.name(),
-            "eval" | "evalsha" | "fcall" | "publish" | "spublish" | "pfcount"
-        )
+    cmd.has(Flags::WRITE) || cmd.has(Flags::MAY_REPLICATE)
 }
 
 /// Whether this request is an EXEC that runs a transaction.
@@ -471,8 +466,8 @@ fn after_step(
         server.stats.count_error(text);
     }
     server.after_call(cmd, args, step.db, 0, Some(reply), client);
-    if !cmd.admin {
-        crate::connection::feed_monitors(server, client, step.db, args);
+    if !cmd.has(Flags::ADMIN) {
+        crate::connection::feed_monitors(server, client, step.db, &cmd.redacted(args));
     }
 }
 

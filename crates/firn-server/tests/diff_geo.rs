@@ -79,6 +79,9 @@ fn world(d: &mut Diff, key: &str) {
 #[test]
 fn geoadd_scores_and_options() {
     let mut d = Diff::new();
+    // Options without a single triple are ZADD's syntax error.
+    d.cmd(&["GEOADD", "Sicily", "NX", "CH", "CH"]);
+    d.cmd(&["GEOADD", "Sicily", "CH", "CH", "CH"]);
     sicily(&mut d);
     d.cmd(&["ZRANGE", "Sicily", "0", "-1", "WITHSCORES"]);
     d.cmd(&["ZSCORE", "Sicily", "Palermo"]);

@@ -80,6 +80,34 @@ fn a_monitor_still_runs_commands_that_do_not_touch_keys() {
     d.assert_silent_both(Duration::from_millis(200));
 }
 
+/// Monitors see what each handler leaves of its arguments: AUTH's and
+/// HELLO ... AUTH's secrets as "(redacted)", the rest as sent (a HELLO
+/// without AUTH in full, as Redis 7.0 shows it).
+#[test]
+fn monitors_see_secrets_redacted_by_their_commands() {
+    let mut d = Diff::new();
+    let other = d.open_client();
+    d.cmd(&["MONITOR"]);
+    d.use_client(other);
+    // HELLO's reply differs by construction (server name, version, id).
+    let kind = |r: &R| R::Simple(if r.is_error() { "error" } else { "hello" }.into());
+    d.cmd_with(&["HELLO", "2"], kind);
+    d.cmd_with(&["HELLO", "2", "SETNAME", "x"], kind);
+    d.cmd_with(&["HELLO", "2", "AUTH", "default", "pw"], kind);
+    d.cmd(&["AUTH", "pw"]);
+    d.cmd(&["AUTH", "user", "pw"]);
+    d.use_client(0);
+    expect_feed(&mut d, r#"[0] "HELLO" "2""#);
+    expect_feed(&mut d, r#"[0] "HELLO" "2" "SETNAME" "x""#);
+    expect_feed(
+        &mut d,
+        r#"[0] "HELLO" "2" "AUTH" "(redacted)" "(redacted)""#,
+    );
+    expect_feed(&mut d, r#"[0] "AUTH" "(redacted)""#);
+    expect_feed(&mut d, r#"[0] "AUTH" "(redacted)" "(redacted)""#);
+    d.assert_silent_both(Duration::from_millis(200));
+}
+
 #[test]
 fn reset_leaves_monitor_mode() {
     let mut d = Diff::new();

@@ -156,6 +156,14 @@ fn read_only_scripts_refuse_writes() {
         "#!lua flags=no-writes\nreturn redis.call('get','a')",
         "0",
     ]);
+    // Commands Redis marks may-replicate count as writes here too.
+    d.cmd(&["EVAL_RO", "return redis.call('publish', 'c', 'm')", "0"]);
+    d.cmd(&["EVAL_RO", "return redis.pcall('pfcount', 'h')", "0"]);
+    d.cmd(&[
+        "EVAL",
+        "#!lua flags=no-writes\nreturn redis.call('spublish','c','m')",
+        "0",
+    ]);
     d.cmd(&["EVAL_RO", "#!lua\nreturn 1", "0"]);
     d.cmd(&["EVAL_RO", "#!lua flags=no-writes\nreturn 1", "0"]);
     d.cmd(&["EVAL", "#!lua\nreturn redis.call('set','a','c')", "0"]);

@@ -20,11 +20,11 @@ use crate::server::{ClientInfo, ReplyMode};
 pub const COMMANDS: &[Def] = &[
     def("ping", ping),
     def("echo", echo),
-    def("select", select),
+    def("select", select).switches_db(),
     def("quit", quit),
-    def("hello", hello),
-    def("auth", auth),
-    def("reset", reset),
+    def("hello", hello).redacts(hello_secrets),
+    def("auth", auth).redacts(auth_secrets),
+    def("reset", reset).switches_db(),
     def("client|id", client_id),
     def("client|setname", client_setname),
     def("client|getname", client_getname),
@@ -40,6 +40,30 @@ pub const COMMANDS: &[Def] = &[
     def("client|no-touch", client_no_touch),
     def("client|help", client_help),
 ];
+
+/// AUTH's arguments the logs hide: all of them.
+fn auth_secrets(args: &[Bytes]) -> Vec<usize> {
+    (1..args.len()).collect()
+}
+
+/// HELLO's arguments the logs hide: AUTH's user name and password, as
+/// far as HELLO's own parser reads the options.
+fn hello_secrets(args: &[Bytes]) -> Vec<usize> {
+    let mut hidden = Vec::new();
+    let mut j = 2;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if is(&args[j], "auth") && more >= 2 {
+            hidden.extend([j + 1, j + 2]);
+            j += 3;
+        } else if is(&args[j], "setname") && more >= 1 {
+            j += 2;
+        } else {
+            break;
+        }
+    }
+    hidden
+}
 
 fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // RESP2 subscribed mode: PING answers `pong` as a pub/sub array.
@@ -687,6 +711,20 @@ mod tests {
                 _ => "not an error".into(),
             },
         }
+    }
+
+    #[test]
+    fn passwords_are_redacted_where_redis_redacts_them() {
+        assert_eq!(auth_secrets(&bytes(&["AUTH", "pw"])), [1]);
+        assert_eq!(auth_secrets(&bytes(&["auth", "user", "pw"])), [1, 2]);
+        let hello = |args: &[&str]| hello_secrets(&bytes(args));
+        assert_eq!(
+            hello(&["hello", "3", "SETNAME", "n", "AUTH", "u", "p"]),
+            [5, 6]
+        );
+        // HELLO's parser stops at a bad option; so does the redaction.
+        assert!(hello(&["hello", "3", "x", "auth", "u"]).is_empty());
+        assert!(hello(&["hello", "3"]).is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Collection, ReadMode, ScoreRange, StorageError, ValueType};
+use firn_storage::{Collection, ReadMode, ScoreRange, StorageError, ValueType, ZAddFlags};
 use std::cmp::Ordering;
 
 use super::collection::{off_thread_if, INLINE_MEMBERS};
@@ -109,7 +109,8 @@ fn box_args(width: &[u8], height: &[u8], unit: &[u8]) -> CmdResult<(f64, f64, f6
 // ---------------------------------------------------------------------------
 
 /// GEOADD key [NX|XX] [CH] lon lat member ...: checked and encoded here,
-/// then run (and replicated) as `ZADD key [options] score member ...`.
+/// then added through the sorted-set layer and replicated as `ZADD key
+/// [options] score member ...`.
 fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut first = 2;
     let (mut nx, mut xx) = (false, false);
@@ -124,24 +125,36 @@ fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         first += 1;
     }
     let triples = &args[first..];
-    if !triples.len().is_multiple_of(3) || (xx && nx) {
+    // No triple at all is ZADD's syntax error, which Redis's GEOADD runs.
+    if triples.is_empty() || !triples.len().is_multiple_of(3) || (xx && nx) {
         return Err(CmdError::Static(SYNTAX));
     }
-    let mut zadd_args: Vec<Bytes> = Vec::with_capacity(first + triples.len() / 3 * 2);
-    zadd_args.push(Bytes::from_static(b"zadd"));
-    zadd_args.extend_from_slice(&args[1..first]);
+    let ch = args[2..first].iter().any(|opt| c_is(opt, "ch"));
+    let mut hashed = Vec::with_capacity(triples.len() / 3);
     for triple in triples.chunks_exact(3) {
         let [longitude, latitude] = lon_lat_arg(&triple[0], &triple[1])?;
-        let score = geohash::encode_score(longitude, latitude);
-        zadd_args.push(Bytes::from(score.to_string()));
-        zadd_args.push(triple[2].clone());
+        hashed.push((
+            geohash::encode_score(longitude, latitude),
+            triple[2].clone(),
+        ));
     }
-    let zadd = super::zsets::COMMANDS
-        .iter()
-        .find(|d| d.name == "zadd")
-        .ok_or(CmdError::Static("ERR internal error: no ZADD handler"))?;
-    let reply = (zadd.handler)(ctx, &zadd_args)?;
-    let replay: Vec<&[u8]> = zadd_args.iter().map(|a| a.as_ref()).collect();
+    off_thread_if(ctx, hashed.len() as u64)?;
+    // A 52-bit geohash is exact as a double.
+    let scored: Vec<(f64, Bytes)> = hashed.iter().map(|(h, m)| (*h as f64, m.clone())).collect();
+    let flags = ZAddFlags {
+        nx,
+        xx,
+        ..ZAddFlags::default()
+    };
+    let reply = super::zsets::add_scored(ctx, &args[1], flags, ch, &scored)?;
+    let mut replay: Vec<Bytes> = Vec::with_capacity(first + hashed.len() * 2);
+    replay.push(Bytes::from_static(b"zadd"));
+    replay.extend_from_slice(&args[1..first]);
+    for (score, member) in hashed {
+        replay.push(Bytes::from(score.to_string()));
+        replay.push(member);
+    }
+    let replay: Vec<&[u8]> = replay.iter().map(|a| a.as_ref()).collect();
     ctx.replay_as(&replay);
     Ok(reply)
 }

@@ -9,7 +9,7 @@ use firn_storage::Txn;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::command_table::{CommandSpec, COMMANDS};
+use crate::command_table::{CommandSpec, Flags, COMMANDS};
 use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdError, CmdResult};
 use crate::server::{ClientInfo, Server, Session};
 
@@ -135,58 +135,98 @@ pub enum Keys {
     AllIf(fn(&[Bytes]) -> bool),
 }
 
-/// One registration line in a group's table.
+/// How a command's keys' access times (OBJECT IDLETIME) change when it
+/// runs: Redis's lookups either touch a key or are LOOKUP_NOTOUCH.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Access {
+    /// Every key it names is refreshed (the default).
+    Touch,
+    /// It reads keys without refreshing them (TYPE, TTL, EXISTS, OBJECT).
+    NoTouch,
+    /// Its keys are gone afterwards, so their access times are dropped.
+    Forget,
+}
+
+/// The positions of a command line's arguments that the slow log and
+/// MONITOR show as "(redacted)" (Redis's redactClientCommandArgument).
+pub type Redactor = fn(&[Bytes]) -> Vec<usize>;
+
+/// One registration line in a group's table: the handler and the facts
+/// about the command that the command table does not hold.
 pub struct Def {
     pub name: &'static str,
     pub handler: Handler,
     pub keys: Keys,
+    pub access: Access,
+    pub redact: Option<Redactor>,
+    /// It changes the session's database (SELECT, RESET): inside a
+    /// transaction, later commands' keys are not known before it runs.
+    pub switches_db: bool,
 }
 
-pub const fn def(name: &'static str, handler: Handler) -> Def {
+impl Def {
+    /// Its key lookups do not refresh access times.
+    pub const fn no_touch(mut self) -> Def {
+        self.access = Access::NoTouch;
+        self
+    }
+
+    /// It deletes the keys it names.
+    pub const fn forgets_keys(mut self) -> Def {
+        self.access = Access::Forget;
+        self
+    }
+
+    /// `redact` names the arguments logs must not show.
+    pub const fn redacts(mut self, redact: Redactor) -> Def {
+        self.redact = Some(redact);
+        self
+    }
+
+    /// It changes the session's database.
+    pub const fn switches_db(mut self) -> Def {
+        self.switches_db = true;
+        self
+    }
+}
+
+const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
     Def {
         name,
         handler,
-        keys: Keys::Table,
+        keys,
+        access: Access::Touch,
+        redact: None,
+        switches_db: false,
     }
+}
+
+pub const fn def(name: &'static str, handler: Handler) -> Def {
+    with_keys(name, handler, Keys::Table)
 }
 
 /// A command that runs alone among keyed commands (every key lock).
 pub const fn def_all(name: &'static str, handler: Handler) -> Def {
-    Def {
-        name,
-        handler,
-        keys: Keys::All,
-    }
+    with_keys(name, handler, Keys::All)
 }
 
 /// A command that holds every key lock when `holds` says so of its
 /// arguments, and its table keys otherwise.
 pub const fn def_all_if(name: &'static str, handler: Handler, holds: fn(&[Bytes]) -> bool) -> Def {
-    Def {
-        name,
-        handler,
-        keys: Keys::AllIf(holds),
-    }
+    with_keys(name, handler, Keys::AllIf(holds))
 }
 
 pub const fn def_keys(name: &'static str, handler: Handler, keys: KeyFinder) -> Def {
-    Def {
-        name,
-        handler,
-        keys: Keys::Custom(keys),
-    }
+    with_keys(name, handler, Keys::Custom(keys))
 }
 
 pub struct Command {
     pub spec: &'static CommandSpec,
     pub handler: Handler,
     pub keys: Keys,
-    pub write: bool,
-    pub readonly: bool,
-    pub denyoom: bool,
-    pub noauth: bool,
-    pub admin: bool,
-    pub loading_ok: bool,
+    pub access: Access,
+    pub redact: Option<Redactor>,
+    pub switches_db: bool,
 }
 
 impl Command {
@@ -194,8 +234,30 @@ impl Command {
         self.spec.name
     }
 
-    fn has_flag(spec: &CommandSpec, flag: &str) -> bool {
-        spec.flags.contains(&flag)
+    /// Whether the command table gives the command every flag of `flags`.
+    pub fn has(&self, flags: Flags) -> bool {
+        self.spec.flags.contains(flags)
+    }
+
+    /// The command line as logs show it: the arguments its handler
+    /// declares secret replaced by "(redacted)".
+    pub fn redacted<'a>(&self, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
+        const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
+        let hidden = match self.redact {
+            Some(redact) => redact(args),
+            None => Vec::new(),
+        };
+        if hidden.is_empty() {
+            return std::borrow::Cow::Borrowed(args);
+        }
+        let shown = args
+            .iter()
+            .enumerate()
+            .map(|(i, arg)| match hidden.contains(&i) {
+                true => REDACTED,
+                false => arg.clone(),
+            });
+        std::borrow::Cow::Owned(shown.collect())
     }
 
     /// Whether the command holds every key lock.
@@ -215,7 +277,7 @@ impl Command {
             Keys::Custom(f) => f(args, db),
             // Commands whose keys move (ZUNIONSTORE, LMPOP, SORT ... STORE)
             // are read with their key specs, as COMMAND GETKEYS reads them.
-            Keys::Table | Keys::AllIf(_) if Command::has_flag(self.spec, "movablekeys") => {
+            Keys::Table | Keys::AllIf(_) if self.has(Flags::MOVABLEKEYS) => {
                 crate::keyspecs::lookup(args)
                     .map(|keyed| keyed.keys(args))
                     .unwrap_or_default()
@@ -311,12 +373,9 @@ impl Registry {
                 spec,
                 handler: d.handler,
                 keys: d.keys,
-                write: Command::has_flag(spec, "write"),
-                readonly: Command::has_flag(spec, "readonly"),
-                denyoom: Command::has_flag(spec, "denyoom"),
-                noauth: Command::has_flag(spec, "no_auth"),
-                admin: Command::has_flag(spec, "admin"),
-                loading_ok: Command::has_flag(spec, "loading"),
+                access: d.access,
+                redact: d.redact,
+                switches_db: d.switches_db,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -431,12 +490,9 @@ mod tests {
             spec,
             handler: |_, _| Ok(Reply::ok()),
             keys: Keys::Table,
-            write: true,
-            readonly: false,
-            denyoom: false,
-            noauth: false,
-            admin: false,
-            loading_ok: false,
+            access: Access::Touch,
+            redact: None,
+            switches_db: false,
         }
     }
 

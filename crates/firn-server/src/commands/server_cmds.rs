@@ -9,13 +9,13 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::keyspace::help_reply;
 use super::{def, def_all, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
+use crate::command_table::Flags;
 use crate::command_table::{CommandSpec, MetaValue};
 use crate::config::{find_option, OptionDef, OPTIONS};
 use crate::errors::{
@@ -35,7 +35,7 @@ pub const COMMANDS: &[Def] = &[
     def("lastsave", lastsave),
     def("monitor", monitor),
     def("config|get", config_get),
-    def("config|set", config_set),
+    def("config|set", config_set).redacts(config_set_secrets),
     def("config|resetstat", config_resetstat),
     def("config|rewrite", config_rewrite),
     def("config|help", config_help),
@@ -138,7 +138,15 @@ fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ))
 }
 
+/// Redis's reply to MONITOR inside a transaction (its clients must get one
+/// reply per command).
+const MONITOR_IN_EXEC: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
+
 fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    // A client that expects a reply per command (EXEC) cannot monitor.
+    if ctx.in_unit {
+        return Err(CmdError::Static(MONITOR_IN_EXEC));
+    }
     ctx.client.monitor.store(true, Ordering::Release);
     ctx.deferred = Some(Deferred::Monitor);
     Ok(Reply::ok())
@@ -598,7 +606,7 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, Vec<&'static str>)>> {
         ));
     }
     let keys = cmd.keys(full);
-    if keys.is_empty() && !cmd.flags.contains(&"no_mandatory_keys") {
+    if keys.is_empty() && !cmd.flags.contains(Flags::NO_MANDATORY_KEYS) {
         return Err(CmdError::Static(
             "ERR Invalid arguments specified for command",
         ));
@@ -852,8 +860,6 @@ fn slowlog_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(help_reply(SLOWLOG_HELP))
 }
 
-const REDACTED: Bytes = Bytes::from_static(b"(redacted)");
-
 /// Options whose CONFIG SET values Redis hides (its SENSITIVE_CONFIG).
 const SENSITIVE_OPTIONS: &[&str] = &[
     "requirepass",
@@ -862,64 +868,13 @@ const SENSITIVE_OPTIONS: &[&str] = &[
     "tls-client-key-file-pass",
 ];
 
-/// A request as SLOWLOG and MONITOR may show it: passwords are replaced by
-/// "(redacted)" where Redis redacts them (AUTH, HELLO ... AUTH, CONFIG SET of
-/// a sensitive option, MIGRATE ... AUTH/AUTH2).
-pub fn redacted_args(args: &[Bytes]) -> Cow<'_, [Bytes]> {
-    let Some(name) = args.first() else {
-        return Cow::Borrowed(args);
-    };
-    let mut hidden: Vec<usize> = Vec::new();
-    if is(name, "auth") {
-        hidden.extend(1..args.len());
-    } else if is(name, "hello") {
-        let mut j = 2;
-        while j < args.len() {
-            let more = args.len() - 1 - j;
-            if is(&args[j], "auth") && more >= 2 {
-                hidden.extend([j + 1, j + 2]);
-                j += 3;
-            } else if is(&args[j], "setname") && more >= 1 {
-                j += 2;
-            } else {
-                break;
-            }
-        }
-    } else if is(name, "config") && args.len() > 2 && is(&args[1], "set") {
-        for (i, pair) in args[2..].chunks(2).enumerate() {
-            if pair.len() == 2 && SENSITIVE_OPTIONS.iter().any(|o| is(&pair[0], o)) {
-                hidden.push(3 + 2 * i);
-            }
-        }
-    } else if is(name, "migrate") {
-        let mut j = 6;
-        while j < args.len() {
-            if is(&args[j], "auth") {
-                hidden.push(j + 1);
-                j += 2;
-            } else if is(&args[j], "auth2") {
-                hidden.extend([j + 1, j + 2]);
-                j += 3;
-            } else {
-                j += 1;
-            }
-        }
-    }
-    if hidden.is_empty() {
-        return Cow::Borrowed(args);
-    }
-    Cow::Owned(
-        args.iter()
-            .enumerate()
-            .map(|(i, a)| {
-                if hidden.contains(&i) {
-                    REDACTED
-                } else {
-                    a.clone()
-                }
-            })
-            .collect(),
-    )
+/// CONFIG SET's arguments the logs hide: the value of a sensitive option.
+fn config_set_secrets(args: &[Bytes]) -> Vec<usize> {
+    let pairs = args.get(2..).unwrap_or_default().chunks(2).enumerate();
+    pairs
+        .filter(|(_, pair)| pair.len() == 2 && SENSITIVE_OPTIONS.iter().any(|o| is(&pair[0], o)))
+        .map(|(i, _)| 3 + 2 * i)
+        .collect()
 }
 
 #[cfg(test)]
@@ -996,62 +951,15 @@ mod tests {
         );
     }
 
-    fn shown(args: &[&str]) -> Vec<String> {
-        redacted_args(&bytes(args))
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect()
-    }
-
     #[test]
-    fn passwords_are_redacted_where_redis_redacts_them() {
-        assert_eq!(shown(&["AUTH", "pw"]), ["AUTH", "(redacted)"]);
+    fn sensitive_config_values_are_redacted() {
+        let secrets = |args: &[&str]| config_set_secrets(&bytes(args));
         assert_eq!(
-            shown(&["auth", "user", "pw"]),
-            ["auth", "(redacted)", "(redacted)"]
+            secrets(&["config", "set", "timeout", "1", "REQUIREPASS", "pw"]),
+            [5]
         );
-        assert_eq!(
-            shown(&["hello", "3", "SETNAME", "n", "AUTH", "u", "p"]),
-            [
-                "hello",
-                "3",
-                "SETNAME",
-                "n",
-                "AUTH",
-                "(redacted)",
-                "(redacted)"
-            ]
-        );
-        // HELLO's parser stops at a bad option; so does the redaction.
-        assert_eq!(
-            shown(&["hello", "3", "x", "auth", "u"]),
-            ["hello", "3", "x", "auth", "u"]
-        );
-        assert_eq!(
-            shown(&["config", "set", "timeout", "1", "REQUIREPASS", "pw"]),
-            ["config", "set", "timeout", "1", "REQUIREPASS", "(redacted)"]
-        );
-        assert_eq!(
-            shown(&["config", "get", "requirepass"]),
-            ["config", "get", "requirepass"]
-        );
-        assert_eq!(shown(&["set", "auth", "pw"]), ["set", "auth", "pw"]);
-        assert_eq!(
-            shown(&["migrate", "h", "1", "", "0", "5", "AUTH2", "u", "p", "KEYS", "k"]),
-            [
-                "migrate",
-                "h",
-                "1",
-                "",
-                "0",
-                "5",
-                "AUTH2",
-                "(redacted)",
-                "(redacted)",
-                "KEYS",
-                "k"
-            ]
-        );
+        assert_eq!(secrets(&["config", "set", "masterauth", "pw"]), [3]);
+        assert!(secrets(&["config", "set", "timeout", "1"]).is_empty());
     }
 
     #[test]

@@ -490,10 +490,23 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
         ));
     }
     off_thread_if(ctx, (pairs.len() / 2) as u64)?;
-    let scores = pairs
+    let scored = pairs
         .chunks_exact(2)
-        .map(|pair| score_arg(&pair[0], NOT_FLOAT))
-        .collect::<CmdResult<Vec<f64>>>()?;
+        .map(|pair| Ok((score_arg(&pair[0], NOT_FLOAT)?, pair[1].clone())))
+        .collect::<CmdResult<Vec<(f64, Bytes)>>>()?;
+    add_scored(ctx, key, flags, ch, &scored)
+}
+
+/// The type layer under ZADD, ZINCRBY and GEOADD: adds or updates the
+/// `(score, member)` pairs of `key` as `flags` say, with ZADD's events,
+/// dirty count and reply (`ch`: count updated members too).
+pub(crate) fn add_scored(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    flags: ZAddFlags,
+    ch: bool,
+    scored: &[(f64, Bytes)],
+) -> CmdResult {
     let db = ctx.db();
     let found = zset_of(ctx, key)?;
     let no_reply = |flags: ZAddFlags| {
@@ -510,10 +523,10 @@ fn zadd_generic(ctx: &mut Ctx<'_>, args: &[Bytes], incr_command: bool) -> CmdRes
     };
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last_score = None;
-    for (pair, score) in pairs.chunks_exact(2).zip(scores) {
+    for (score, member) in scored {
         match ctx
             .txn
-            .zset_add(db, key, &mut coll, &pair[1], score, flags)?
+            .zset_add(db, key, &mut coll, member, *score, flags)?
         {
             ZAddOutcome::Added(s) => {
                 added += 1;

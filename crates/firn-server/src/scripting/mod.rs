@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
+use crate::command_table::Flags;
 use crate::server::{ClientInfo, Server, Session};
 
 pub use functions::RestorePolicy;
@@ -171,8 +172,8 @@ impl Default for Scripting {
 }
 
 /// The error a command gets while a script is busy, if it may not run.
-pub fn busy_error(busy: u8, flags: &[&str]) -> Option<&'static str> {
-    if busy == KIND_NONE || flags.contains(&"allow_busy") {
+pub fn busy_error(busy: u8, flags: Flags) -> Option<&'static str> {
+    if busy == KIND_NONE || flags.contains(Flags::ALLOW_BUSY) {
         return None;
     }
     Some(if busy == KIND_FUNCTION {

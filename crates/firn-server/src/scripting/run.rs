@@ -34,6 +34,7 @@ use std::time::Instant;
 use super::convert::{error_table, lua_to_reply, reply_to_lua};
 use super::vm::{ScriptFlags, Vm, REPL_NONE};
 use super::{Shared, ABANDONED, KILLED, KIND_EVAL, NOSCRIPT};
+use crate::command_table::Flags;
 use crate::commands::{Ctx, Deferred};
 use crate::effects::SideEffect;
 use crate::server::{ClientInfo, Server, Session};
@@ -642,7 +643,7 @@ fn redis_call(
             return match redis_command_flags(&argv) {
                 // A Redis command Firn does not serve answers as it does
                 // outside a script.
-                Some(flags) if !flags.contains(&"noscript") => {
+                Some(flags) if !flags.contains(Flags::NOSCRIPT) => {
                     Ok((1, reply_to_lua(lua, &reply, false)?))
                 }
                 Some(_) => fail("This Redis command is not allowed from script"),
@@ -651,13 +652,13 @@ fn redis_call(
         }
     };
     let flags = cmd.spec.flags;
-    if flags.contains(&"noscript") {
+    if flags.contains(Flags::NOSCRIPT) {
         return fail("This Redis command is not allowed from script");
     }
-    if state.read_only && (cmd.write || flags.contains(&"may_replicate")) {
+    if state.read_only && (cmd.has(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)) {
         return fail("Write commands are not allowed from read-only scripts.");
     }
-    if cmd.write {
+    if cmd.has(Flags::WRITE) {
         if let Some(why) = server.engine.write_error() {
             return fail(&format!(
                 "-MISCONF Errors writing to the RocksDB write-ahead log: {why}"
@@ -670,7 +671,7 @@ fn redis_call(
     } else {
         let db = state.session.as_ref().map_or(0, |s| s.db);
         let keys = cmd.lock_keys(&argv, db);
-        if keys.is_empty() && (cmd.readonly || cmd.write) {
+        if keys.is_empty() && (cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE)) {
             // A keyspace command without keys (KEYS, SCAN, RANDOMKEY,
             // DBSIZE) sees the whole database: only every lock keeps the
             // script's view of it atomic.
@@ -685,16 +686,16 @@ fn redis_call(
     if !locked {
         return abandon(lua, state, Abandoned::AllLocks);
     }
-    if cmd.write {
+    if cmd.has(Flags::WRITE) {
         shared.dirty.store(true, Ordering::Release);
     }
-    if !cmd.admin {
+    if !cmd.has(Flags::ADMIN) {
         state.effects.push(SideEffect::Monitor {
             db: state.session.as_ref().map_or(0, |s| s.db),
             args: argv.clone(),
         });
     }
-    if cmd.readonly && !state.declared_tracked {
+    if cmd.has(Flags::READONLY) && !state.declared_tracked {
         state.declared_tracked = true;
         let (db, keys) = state.declared;
         crate::tracking::remember_script_keys(server, state.client, db, keys);
@@ -719,7 +720,7 @@ fn redis_call(
         in_unit: true,
         effects: Vec::new(),
     };
-    ctx.txn.set_read_lookups(cmd.readonly);
+    ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
     let lookups = ctx.txn.key_lookups();
     let result = (cmd.handler)(&mut ctx, &argv);
     if result.is_ok() {
@@ -749,7 +750,7 @@ fn redis_call(
         usec: started.elapsed().as_micros() as u64,
         failed,
     });
-    if cmd.write && !failed && settings.repl.get() != REPL_NONE {
+    if cmd.has(Flags::WRITE) && !failed && settings.repl.get() != REPL_NONE {
         let commands = if handler_replay.is_empty() {
             vec![argv]
         } else {
@@ -770,7 +771,7 @@ fn redis_call(
 }
 
 /// The flags Redis 7.0 gives a command line's command, served or not.
-fn redis_command_flags(argv: &[Bytes]) -> Option<&'static [&'static str]> {
+fn redis_command_flags(argv: &[Bytes]) -> Option<Flags> {
     let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
     let specs = crate::command_table::KEY_SPECS;
     if let Some(sub) = argv.get(1) {
