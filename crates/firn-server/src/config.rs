@@ -28,7 +28,7 @@ pub struct OutputLimits {
     pub normal: OutputLimit,
     /// Accepted and printed for compatibility: Firn has no replicas yet.
     pub replica: OutputLimit,
-    /// Clients with pub/sub subscriptions (`pubsub.rs`).
+    /// Clients with pub/sub subscriptions (`pubsub/state.rs`).
     pub pubsub: OutputLimit,
 }
 

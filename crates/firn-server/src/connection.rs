@@ -36,15 +36,15 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
-use crate::blocking::{BlockOn, Registration, Unblocked};
+use crate::blocking::state::{BlockOn, Registration, Unblocked};
 use crate::command_table::Flags;
 use crate::commands::{Command, Deferred};
 use crate::config::OutputLimit;
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
+use crate::multi::transaction;
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
 use crate::stream_reply::Part;
-use crate::transaction;
 use firn_storage::Ticket;
 
 /// Replies are released and written early once this much output is queued.
@@ -143,8 +143,8 @@ pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInf
     let mut connection = Connection::new(server.clone(), stream, client.clone());
     connection.run().await;
     server.pubsub.forget_client(&client);
-    crate::tracking::disable(&server, &client);
-    crate::transaction::unwatch(&server, &client);
+    crate::tracking::state::disable(&server, &client);
+    crate::multi::transaction::unwatch(&server, &client);
     server.unregister_client(client.id);
     server.connected.fetch_sub(1, Ordering::AcqRel);
 }
@@ -708,7 +708,7 @@ impl Connection {
     }
 
     /// A blocking command found nothing to serve: wait for its keys without
-    /// a thread or a lock (blocking.rs), then reply as the command would
+    /// a thread or a lock (blocking/state.rs), then reply as the command would
     /// have. Meanwhile the replies before it go out, and a client that
     /// closes, CLIENT KILL and shutdown end the wait and leave no waiter.
     async fn block(&mut self, args: &[Bytes], call: BlockedCall) -> Flow {
@@ -948,7 +948,7 @@ async fn run_one(
                 let executed = if transaction::is_exec(session, cmd) {
                     transaction::exec(server, session, client).await
                 } else {
-                    crate::tracking::before_command(server, client, cmd, args, session.db);
+                    crate::tracking::state::before_command(server, client, cmd, args, session.db);
                     execute(server, cmd, args, session, client).await
                 };
                 // As in Redis, monitors see a command once it ran, with the
@@ -1097,11 +1097,11 @@ fn check_allowed(
     // RESP2 subscribed mode (RESP3 clients may run anything).
     if session.protocol == Protocol::Resp2
         && client.pubsub.subscribed()
-        && !crate::pubsub::allowed_while_subscribed(cmd.name())
+        && !crate::pubsub::state::allowed_while_subscribed(cmd.name())
     {
-        return Err(CmdError::Owned(crate::pubsub::subscribed_mode_error(
-            cmd.name(),
-        )));
+        return Err(CmdError::Owned(
+            crate::pubsub::state::subscribed_mode_error(cmd.name()),
+        ));
     }
     Ok(())
 }

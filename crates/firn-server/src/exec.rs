@@ -21,7 +21,7 @@
 //!
 //! The unit the rounds run is a [`Body`]: one command, or a transaction's
 //! queued commands (EXEC), which run in order over one `Txn` under the
-//! union of their keys' locks and commit once (see transaction.rs).
+//! union of their keys' locks and commit once (see multi/transaction.rs).
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};

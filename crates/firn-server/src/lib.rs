@@ -22,6 +22,7 @@ pub mod info;
 mod info_memory;
 pub mod keyspecs;
 pub mod lua_libs;
+pub mod multi;
 pub mod notify;
 pub mod pubsub;
 pub use firn_rdb as rdb;
@@ -30,6 +31,5 @@ pub mod server;
 mod startup;
 pub mod stream_reply;
 pub mod tracking;
-pub mod transaction;
 
 pub use startup::run;

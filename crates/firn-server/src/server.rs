@@ -23,8 +23,8 @@ pub struct Session {
     pub protocol: Protocol,
     pub authenticated: bool,
     pub reply_mode: ReplyMode,
-    /// MULTI/EXEC state (transaction.rs).
-    pub tx: crate::transaction::TxState,
+    /// MULTI/EXEC state (multi/transaction.rs).
+    pub tx: crate::multi::transaction::TxState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,11 +64,11 @@ pub struct ClientInfo {
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
     pub blocked: AtomicBool,
     /// Pub/sub subscriptions and the mailbox of server-initiated messages.
-    pub pubsub: crate::pubsub::ClientSubs,
+    pub pubsub: crate::pubsub::state::ClientSubs,
     /// CLIENT TRACKING state.
-    pub tracking: crate::tracking::ClientTracking,
-    /// MULTI and WATCH state as CLIENT LIST shows it (transaction.rs).
-    pub tx: crate::transaction::ClientTx,
+    pub tracking: crate::tracking::state::ClientTracking,
+    /// MULTI and WATCH state as CLIENT LIST shows it (multi/transaction.rs).
+    pub tx: crate::multi::transaction::ClientTx,
 }
 
 impl ClientInfo {
@@ -400,10 +400,10 @@ pub struct Server {
     pub pause_changed: Notify,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
-    /// Clients blocked on keys and their wake-ups (blocking.rs).
-    pub blocking: Arc<crate::blocking::Blocking>,
-    pub pubsub: crate::pubsub::PubSub,
-    pub tracking: crate::tracking::Tracking,
+    /// Clients blocked on keys and their wake-ups (blocking/state.rs).
+    pub blocking: Arc<crate::blocking::state::Blocking>,
+    pub pubsub: crate::pubsub::state::PubSub,
+    pub tracking: crate::tracking::state::Tracking,
     /// Lua scripts and functions (their thread and shared state).
     pub scripting: crate::scripting::Scripting,
 }

@@ -1,6 +1,6 @@
 //! Lists: pushes and pops at either end, indexes and ranges, LINSERT, LREM,
 //! LTRIM, LPOS, LMOVE/RPOPLPUSH and LMPOP, with Redis 7.0's replies and
-//! error texts (t_list.c). The blocking variants (`blocking.rs`) call the
+//! error texts (t_list.c). The blocking variants (`blocking/state.rs`) call the
 //! pops shared here: [`pop_one`], [`move_element`], [`parse_multi_pop`] and
 //! [`multi_pop`].
 //!

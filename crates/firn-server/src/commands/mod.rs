@@ -14,23 +14,17 @@ use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdErro
 use crate::server::{ClientInfo, Server, Session};
 
 pub mod bitmaps;
-pub mod blocking;
+pub mod client;
 pub mod collection;
-pub mod connection;
-pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
-pub mod pubsub;
-pub mod scripting;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
 pub mod strings;
-pub mod tracking;
-pub mod transactions;
 pub mod zsets;
 
 /// What a handler sees: the transaction to read and write through, the
@@ -104,12 +98,12 @@ pub enum Deferred {
     /// Produce the reply on a background thread and write it in parts as
     /// it comes (`stream_reply.rs`); replaces the handler's reply.
     Stream(crate::stream_reply::StreamJob),
-    /// Nothing to serve yet: the connection waits for the keys (blocking.rs)
+    /// Nothing to serve yet: the connection waits for the keys (blocking/state.rs)
     /// and runs the command again when one may have changed (a timeout
     /// answers a null array). The handler's reply is the whole answer where
     /// the client may not block: inside MULTI/EXEC or a script, which must
     /// ignore this variant, as Redis answers there at once.
-    Block(crate::blocking::BlockOn),
+    Block(crate::blocking::state::BlockOn),
     /// Send no reply: the command's output went to the client's mailbox
     /// (pub/sub confirmations, one per channel).
     Silent,
@@ -334,7 +328,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .iter()
         .chain(bitmaps::COMMANDS)
         .chain(keyspace::COMMANDS)
-        .chain(connection::COMMANDS)
+        .chain(client::COMMANDS)
         .chain(server_cmds::COMMANDS)
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
@@ -343,12 +337,12 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(hyperloglog::COMMANDS)
         .chain(geo::COMMANDS)
         .chain(sort::COMMANDS)
-        .chain(blocking::COMMANDS)
-        .chain(pubsub::COMMANDS)
-        .chain(tracking::COMMANDS)
-        .chain(transactions::COMMANDS)
-        .chain(scripting::COMMANDS)
-        .chain(functions::COMMANDS)
+        .chain(crate::blocking::commands::COMMANDS)
+        .chain(crate::pubsub::commands::COMMANDS)
+        .chain(crate::tracking::commands::COMMANDS)
+        .chain(crate::multi::commands::COMMANDS)
+        .chain(crate::scripting::commands::COMMANDS)
+        .chain(crate::scripting::function_commands::COMMANDS)
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {

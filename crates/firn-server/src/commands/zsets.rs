@@ -1,5 +1,5 @@
 //! Sorted sets: the whole Redis 7.0 Z* group (the blocking BZ* variants
-//! live in `blocking.rs` and call [`pop_end`], [`parse_multi_pop`] and
+//! live in `blocking/state.rs` and call [`pop_end`], [`parse_multi_pop`] and
 //! [`multi_pop`]), ZSCAN, and the sorted-set side of DUMP/RESTORE.
 //!
 //! Storage (firn-storage zset.rs) keeps each member's score in `data` and a

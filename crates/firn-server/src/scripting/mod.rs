@@ -17,7 +17,9 @@
 //! [`Shared::busy`], which every connection checks with one atomic load
 //! before running a command (`connection.rs`).
 
+pub mod commands;
 mod convert;
+pub mod function_commands;
 mod functions;
 mod readonly;
 mod run;

@@ -698,7 +698,7 @@ fn redis_call(
     if cmd.has(Flags::READONLY) && !state.declared_tracked {
         state.declared_tracked = true;
         let (db, keys) = state.declared;
-        crate::tracking::remember_script_keys(server, state.client, db, keys);
+        crate::tracking::state::remember_script_keys(server, state.client, db, keys);
     }
     let resp3 = settings.resp.get() == 3;
     let (Some(txn), Some(session)) = (state.txn.take(), state.session.take()) else {

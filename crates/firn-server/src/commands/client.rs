@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
-use crate::blocking::Unblocked;
+use crate::blocking::state::Unblocked;
 use crate::errors::{
     subcommand_syntax, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER,
     SYNTAX, WRONGPASS,
@@ -221,7 +221,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    crate::transaction::discard(ctx.server, ctx.session, ctx.client);
+    crate::multi::transaction::discard(ctx.server, ctx.session, ctx.client);
     ctx.session.db = 0;
     ctx.session.protocol = Protocol::Resp2;
     ctx.session.reply_mode = ReplyMode::On;
@@ -233,7 +233,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.client.monitor.store(false, Ordering::Release);
     // Leaves subscribed mode, without confirmations, and tracking.
     ctx.server.pubsub.forget_client(ctx.client);
-    crate::tracking::disable(ctx.server, ctx.client);
+    crate::tracking::state::disable(ctx.server, ctx.client);
     Ok(Reply::Simple(Bytes::from_static(b"RESET")))
 }
 
@@ -283,10 +283,10 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let redirect = if tracking.is_on() {
         flags.push('t');
         let tracking_flags = tracking.flags();
-        if tracking_flags & crate::tracking::BROKEN_REDIRECT != 0 {
+        if tracking_flags & crate::tracking::state::BROKEN_REDIRECT != 0 {
             flags.push('R');
         }
-        if tracking_flags & crate::tracking::BCAST != 0 {
+        if tracking_flags & crate::tracking::state::BCAST != 0 {
             flags.push('B');
         }
         tracking.redirect() as i64

@@ -7,9 +7,9 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
-use super::keyspace::help_reply;
-use super::{def, def_keys, Ctx, Def, Deferred};
 use crate::args::{int_arg, is};
+use crate::commands::keyspace::help_reply;
+use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult};
 use crate::scripting::{
     EvalRequest, Request, BUSY_FUNCTION, KIND_EVAL, KIND_FUNCTION, KIND_NONE, NOSCRIPT, NOTBUSY,

@@ -272,11 +272,11 @@ pub async fn exec(
     }
     let start_mode = session.reply_mode;
     // A tracking client tracks the keys its queued reads will read, before
-    // they run, as for a command alone (tracking.rs).
+    // they run, as for a command alone (tracking/state.rs).
     if client.tracking.is_on() {
         for args in &queued {
             if let Ok(cmd) = server.registry.lookup(args) {
-                crate::tracking::before_command(server, client, cmd, args, session.db);
+                crate::tracking::state::before_command(server, client, cmd, args, session.db);
             }
         }
     }

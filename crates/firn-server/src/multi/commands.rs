@@ -1,14 +1,14 @@
 //! MULTI, EXEC, DISCARD, WATCH, UNWATCH. The transaction state and EXEC's
-//! execution live in `transaction.rs`; queueing happens in the connection
+//! execution live in `multi/transaction.rs`; queueing happens in the connection
 //! before a command would run.
 
 use bytes::Bytes;
 use firn_resp::Reply;
 
-use super::{def, Ctx, Def};
+use crate::commands::{def, Ctx, Def};
 use crate::effects::SideEffect;
 use crate::errors::{CmdError, CmdResult};
-use crate::transaction;
+use crate::multi::transaction;
 
 pub static COMMANDS: &[Def] = &[
     def("multi", multi),

@@ -9,11 +9,13 @@
 use bytes::Bytes;
 use firn_resp::Reply;
 
-use super::keyspace::help_reply;
-use super::{def, Ctx, Def, Deferred};
+use crate::commands::keyspace::help_reply;
+use crate::commands::{def, Ctx, Def, Deferred};
 use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};
-use crate::pubsub::{publish as publish_message, receivers, spublish as spublish_message, Kind};
+use crate::pubsub::state::{
+    publish as publish_message, receivers, spublish as spublish_message, Kind,
+};
 
 pub const COMMANDS: &[Def] = &[
     def("subscribe", subscribe),

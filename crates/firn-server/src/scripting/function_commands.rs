@@ -7,10 +7,10 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
-use super::keyspace::help_reply;
-use super::scripting::{kill_running, split_keys};
-use super::{def, def_keys, Ctx, Def, Deferred};
+use super::commands::{kill_running, split_keys};
 use crate::args::is;
+use crate::commands::keyspace::help_reply;
+use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{CmdError, CmdResult};
 use crate::scripting::{FcallRequest, Request, RestorePolicy, BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 

@@ -1,5 +1,5 @@
 //! Clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN, ... see
-//! `commands/blocking.rs`): the waiter registry and its wake-ups.
+//! `blocking/commands.rs`): the waiter registry and its wake-ups.
 //!
 //! A blocked client is a suspended future on its connection's task holding
 //! no key lock; what it waits for is its [`Waiter`] in this registry, one

@@ -7,7 +7,7 @@
 //! something to pop. Otherwise it replies what Redis replies when the client
 //! may not block and asks, through `Deferred::Block`, to wait for its keys
 //! (a timeout then answers a null array, as in Redis): the connection
-//! waits without a thread or a lock (`blocking.rs`) and runs the command
+//! waits without a thread or a lock (`blocking/state.rs`) and runs the command
 //! again when a key may have changed. Where a client may not block (inside
 //! MULTI/EXEC or a script) that reply is the answer, as in Redis.
 //!
@@ -20,10 +20,10 @@ use firn_storage::ValueType;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
-use super::lists::{self, End};
-use super::zsets;
-use super::{def, Ctx, Def, Deferred};
-use crate::blocking::BlockOn;
+use crate::blocking::state::BlockOn;
+use crate::commands::lists::{self, End};
+use crate::commands::zsets;
+use crate::commands::{def, Ctx, Def, Deferred};
 use crate::errors::{CmdError, CmdResult};
 
 pub const COMMANDS: &[Def] = &[
