@@ -64,7 +64,7 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
                 crate::pubsub::state::spublish(server, &channel, &message);
             }
             SideEffect::Monitor { db, args } => {
-                crate::connection::feed_monitors_from(server, "lua", db, &args);
+                crate::monitor::feed::feed_monitors_from(server, "lua", db, &args);
             }
             SideEffect::Watch {
                 watcher,

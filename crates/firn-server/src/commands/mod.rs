@@ -341,6 +341,7 @@ fn all_defs() -> impl Iterator<Item = &'static Def> {
         .chain(crate::pubsub::commands::COMMANDS)
         .chain(crate::tracking::commands::COMMANDS)
         .chain(crate::multi::commands::COMMANDS)
+        .chain(crate::monitor::commands::COMMANDS)
         .chain(crate::scripting::commands::COMMANDS)
         .chain(crate::scripting::function_commands::COMMANDS)
 }

@@ -33,7 +33,6 @@ pub const COMMANDS: &[Def] = &[
     def_all("swapdb", swapdb),
     def("time", time),
     def("lastsave", lastsave),
-    def("monitor", monitor),
     def("config|get", config_get),
     def("config|set", config_set).redacts(config_set_secrets),
     def("config|resetstat", config_resetstat),
@@ -136,20 +135,6 @@ fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(
         ctx.server.last_save_unix.load(Ordering::Relaxed) as i64,
     ))
-}
-
-/// Redis's reply to MONITOR inside a transaction (its clients must get one
-/// reply per command).
-const MONITOR_IN_EXEC: &str = "ERR MONITOR isn't allowed for DENY BLOCKING client";
-
-fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    // A client that expects a reply per command (EXEC) cannot monitor.
-    if ctx.in_unit {
-        return Err(CmdError::Static(MONITOR_IN_EXEC));
-    }
-    ctx.client.monitor.store(true, Ordering::Release);
-    ctx.deferred = Some(Deferred::Monitor);
-    Ok(Reply::ok())
 }
 
 /// The options CONFIG GET lists for its patterns, each once, with the name

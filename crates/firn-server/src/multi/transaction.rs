@@ -3,7 +3,7 @@
 //! While a client is in MULTI, every command except EXEC, DISCARD, MULTI,
 //! WATCH, QUIT and RESET is checked as if it were to run (existence, arity,
 //! NOAUTH, MISCONF, commands refused inside a transaction, CLIENT PAUSE
-//! WRITE for writes) and queued with `+QUEUED` (`connection.rs` calls
+//! WRITE for writes) and queued with `+QUEUED` (`pipeline.rs` calls
 //! [`queue`] where it would have run it). A refusal marks the transaction
 //! so that EXEC answers EXECABORT.
 //!
@@ -467,7 +467,7 @@ fn after_step(
     }
     server.after_call(cmd, args, step.db, 0, Some(reply), client);
     if !cmd.has(Flags::ADMIN) {
-        crate::connection::feed_monitors(server, client, step.db, &cmd.redacted(args));
+        crate::monitor::feed::feed_monitors(server, client, step.db, &cmd.redacted(args));
     }
 }
 

@@ -15,7 +15,7 @@
 //!
 //! Busy scripts: past `busy-reply-threshold` the hook of the VM sets
 //! [`Shared::busy`], which every connection checks with one atomic load
-//! before running a command (`connection.rs`).
+//! before running a command (`pipeline.rs`).
 
 pub mod commands;
 mod convert;

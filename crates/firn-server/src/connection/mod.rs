@@ -1,0 +1,634 @@
+//! One client connection. [`Connection`] owns the socket halves, the
+//! input buffer and its decoder, the output queue and the durability
+//! bookkeeping; [`serve`] is its loop: read → decode → run → flush.
+//!
+//! Output travels in three steps. A reply is encoded into the output
+//! queue, *held* there until the batches it depends on are durable (the
+//! tickets of its own writes and of other clients' pending writes it
+//! showed; [`Connection::wait_durable`] is the only place that waits for
+//! the writer), then *released* and written as fast as the socket takes it.
+//! Everything sent to a client goes through [`Connection::push_reply`] or
+//! [`Connection::push_raw`], so server-initiated messages (pub/sub, RESP3
+//! push) can be interleaved in one place.
+//!
+//! Limits that protect the other clients (docs/configuration.md):
+//! - While more than [`Connection::output_bound`] bytes wait to be sent,
+//!   the connection neither reads nor runs anything more from that client:
+//!   a client that never reads costs at most that much memory.
+//! - `client-output-buffer-limit` (class normal) closes a client whose
+//!   unsent output passes the hard limit, or stays above the soft limit
+//!   for longer than its seconds, as Redis does.
+//! - `client-query-buffer-limit` closes a client whose unparsed input
+//!   (the request in progress, less its complete arguments) passes it.
+//! - `timeout` closes a client with no traffic in either direction.
+//! - While the writer is behind by more than the pending-write bound
+//!   (`config::pending_writes_limit`), no connection reads more requests.
+//!
+//! The connection keeps only the connection: the request path itself is
+//! `pipeline.rs`, the output queue `output.rs`, a blocked command's wait
+//! `blocked.rs`, MONITOR mode `monitor/mode.rs`.
+
+mod blocked;
+mod output;
+
+use bytes::{Bytes, BytesMut};
+use firn_resp::{Limits, Protocol, Reply, RequestDecoder};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::command_table::Flags;
+use crate::config::OutputLimit;
+use crate::monitor::mode::{monitor_loop, Monitored};
+use crate::pipeline::{run_one, Flow, Outgoing};
+use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use crate::stream_reply::Part;
+use firn_storage::Ticket;
+use output::OutputQueue;
+
+/// Replies are released and written early once this much output is queued.
+const FLUSH_BYTES: usize = 64 * 1024;
+/// Unsent output above which a client's input is no longer read, when
+/// `client-output-buffer-limit` allows more (Redis would buffer without
+/// bound; see docs/compatibility.md).
+const OUTPUT_BACKPRESSURE_BYTES: u64 = 64 * 1024 * 1024;
+/// A bulk reply at least this long is queued by reference, not copied.
+const BIG_BULK_BYTES: usize = 64 * 1024;
+/// Bytes read from the socket at a time (Redis's PROTO_IOBUF_LEN), unless a
+/// big argument is known to be on its way.
+const READ_BYTES: usize = 16 * 1024;
+/// The largest single read reserved for a big argument in progress.
+const BIG_READ_BYTES: usize = 1024 * 1024;
+/// Segments handed to one vectored write.
+const WRITE_SEGMENTS: usize = 64;
+/// Unsent bytes of a streamed reply above which its producer waits.
+const STREAM_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// What a wait on the socket ended with.
+enum Woke {
+    Read(std::io::Result<usize>),
+    Writable(std::io::Result<()>),
+    /// No traffic for `timeout` seconds.
+    Idle,
+    /// The soft output limit's time is up: check it.
+    Timer,
+    /// A pub/sub message (or invalidation) is in the mailbox.
+    Message,
+    /// Killed, or the server is shutting down.
+    Stop,
+}
+
+/// Why the connection ends without another request.
+enum Ended {
+    /// The client closed its side: send what is left, then close.
+    Eof,
+    /// Killed, idle too long, over a limit, a socket error, or shutdown.
+    Abort,
+}
+
+pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
+    let mut connection = Connection::new(server.clone(), stream, client.clone());
+    connection.run().await;
+    server.pubsub.forget_client(&client);
+    crate::tracking::state::disable(&server, &client);
+    crate::multi::transaction::unwatch(&server, &client);
+    server.unregister_client(client.id);
+    server.connected.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// The batches the held replies depend on: the connection's own writes
+/// and other clients' pending writes that its replies showed.
+type Awaiting = Vec<Ticket>;
+
+/// One client's connection; see the module comment.
+pub struct Connection {
+    server: Arc<Server>,
+    client: Arc<ClientInfo>,
+    session: Session,
+    reader: OwnedReadHalf,
+    writer: OwnedWriteHalf,
+    inbuf: BytesMut,
+    decoder: RequestDecoder,
+    output: OutputQueue,
+    awaiting: Awaiting,
+    shutdown: watch::Receiver<bool>,
+    /// Last time bytes moved either way (the `timeout` clock).
+    last_io: Instant,
+    /// Since when the output has been above the soft limit.
+    over_soft_since: Option<Instant>,
+}
+
+impl Connection {
+    pub fn new(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) -> Self {
+        let _ = stream.set_nodelay(true);
+        let (reader, writer) = stream.into_split();
+        let session = Session {
+            db: 0,
+            protocol: Protocol::Resp2,
+            authenticated: server.config().requirepass.is_none(),
+            reply_mode: ReplyMode::On,
+            tx: Default::default(),
+        };
+        let shutdown = server.shutdown.subscribe();
+        Connection {
+            server,
+            client,
+            session,
+            reader,
+            writer,
+            inbuf: BytesMut::with_capacity(READ_BYTES),
+            decoder: RequestDecoder::new(),
+            output: OutputQueue::default(),
+            awaiting: Awaiting::default(),
+            shutdown,
+            last_io: Instant::now(),
+            over_soft_since: None,
+        }
+    }
+
+    /// Read → decode → run → flush, until the client goes or must go.
+    pub async fn run(&mut self) {
+        loop {
+            match self.read().await {
+                Ok(()) => {}
+                Err(Ended::Eof) => {
+                    let _ = self.finish().await;
+                    return;
+                }
+                Err(Ended::Abort) => return,
+            }
+            // A RESET that ends MONITOR mode hands back the requests still
+            // buffered behind it: run them before reading more.
+            let mut flow = self.run_buffered().await;
+            while let Flow::Monitor = flow {
+                if !self.monitor().await {
+                    return;
+                }
+                flow = self.run_buffered().await;
+            }
+            match flow {
+                Flow::Continue | Flow::Monitor => {}
+                Flow::Drop => return,
+                Flow::Close => {
+                    let _ = self.finish().await;
+                    return;
+                }
+            }
+            if self.query_buffer_over_limit() {
+                return;
+            }
+            if self.wait_durable().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// MONITOR mode (see [`monitor_loop`]); false when the connection
+    /// must close, true once RESET left the mode.
+    async fn monitor(&mut self) -> bool {
+        // Subscribed before the OK leaves, as Redis registers a monitor
+        // before replying: a command run right after the OK is shown.
+        let feed = self.server.monitor_feed.subscribe();
+        if self.finish().await.is_err() {
+            return false;
+        }
+        let (limits, query_limit) = {
+            let config = self.server.config();
+            let limits = Limits {
+                max_bulk_len: config.proto_max_bulk_len,
+                ..Limits::default()
+            };
+            (limits, config.client_query_buffer_limit)
+        };
+        let mut monitored = Monitored {
+            reader: &mut self.reader,
+            writer: &mut self.writer,
+            inbuf: &mut self.inbuf,
+            decoder: &mut self.decoder,
+            limits: &limits,
+            query_limit,
+        };
+        !matches!(
+            monitor_loop(
+                &self.server,
+                &self.client,
+                &mut self.session,
+                &mut monitored,
+                feed
+            )
+            .await,
+            Flow::Close
+        )
+    }
+
+    /// Reads more input, writing released output meanwhile. Returns once
+    /// bytes arrived; while the unsent output is above the bound it only
+    /// writes.
+    async fn read(&mut self) -> Result<(), Ended> {
+        loop {
+            if self.client.killed.load(Ordering::Acquire) {
+                return Err(Ended::Abort);
+            }
+            if self.output.has_released() {
+                self.write_ready().map_err(|_| Ended::Abort)?;
+            }
+            if self.output_over_limit() {
+                return Err(Ended::Abort);
+            }
+            let room = crate::config::pending_writes_limit(self.server.config().maxmemory);
+            if self.server.engine.pending_bytes() > room {
+                tokio::select! {
+                    _ = self.server.engine.wait_for_room(room) => {}
+                    _ = self.client.kill.notified() => return Err(Ended::Abort),
+                    _ = crate::server::until_shutdown(&mut self.shutdown) => return Err(Ended::Abort),
+                }
+            }
+            let can_read = (self.output.len as u64) <= self.output_bound();
+            if can_read {
+                self.inbuf.reserve(self.read_size());
+            }
+            let idle_deadline = self.idle_deadline();
+            let soft_deadline = self.soft_limit_deadline();
+            let want_write = self.output.has_released();
+            let woke = tokio::select! {
+                read = self.reader.read_buf(&mut self.inbuf), if can_read => Woke::Read(read),
+                ready = self.writer.writable(), if want_write => Woke::Writable(ready),
+                _ = sleep_until(idle_deadline), if idle_deadline.is_some() => Woke::Idle,
+                _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
+                _ = self.client.pubsub.mailbox.notify.notified() => Woke::Message,
+                _ = self.client.kill.notified() => Woke::Stop,
+                _ = crate::server::until_shutdown(&mut self.shutdown) => Woke::Stop,
+            };
+            match woke {
+                Woke::Message => {
+                    // Between requests nothing is held: send it right away.
+                    self.deliver_messages();
+                    if self.awaiting.is_empty() {
+                        self.output.release_all();
+                    }
+                }
+                Woke::Read(Ok(0)) => return Err(Ended::Eof),
+                Woke::Read(Ok(n)) => {
+                    self.note_input(n);
+                    return Ok(());
+                }
+                Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort)?,
+                Woke::Timer => {}
+                Woke::Idle => {
+                    tracing::debug!(client = self.client.id, "closing idle client");
+                    return Err(Ended::Abort);
+                }
+                Woke::Read(Err(_)) | Woke::Writable(Err(_)) | Woke::Stop => {
+                    return Err(Ended::Abort)
+                }
+            }
+        }
+    }
+
+    /// Waits until the socket takes more output, then writes what it takes.
+    /// With `soft_timer`, also wakes when the soft limit's time is up.
+    async fn write_when_ready(&mut self, soft_timer: bool) -> Result<(), Ended> {
+        let soft_deadline = self.soft_limit_deadline().filter(|_| soft_timer);
+        let woke = tokio::select! {
+            ready = self.writer.writable() => Woke::Writable(ready),
+            _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
+            _ = self.client.kill.notified() => Woke::Stop,
+            _ = crate::server::until_shutdown(&mut self.shutdown) => Woke::Stop,
+        };
+        match woke {
+            Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort),
+            Woke::Timer | Woke::Message => Ok(()),
+            _ => Err(Ended::Abort),
+        }
+    }
+
+    /// How much to reserve for the next read: a big argument in progress
+    /// is read in large steps, anything else 16 KiB at a time.
+    fn read_size(&self) -> usize {
+        match self.decoder.min_buffer_len() {
+            Some(need) if need > self.inbuf.len() => {
+                (need - self.inbuf.len()).clamp(READ_BYTES, BIG_READ_BYTES)
+            }
+            _ => READ_BYTES,
+        }
+    }
+
+    fn note_input(&mut self, n: usize) {
+        self.last_io = Instant::now();
+        self.server
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        self.client
+            .last_interaction_ms
+            .store(firn_storage::now_ms(), Ordering::Relaxed);
+    }
+
+    fn idle_deadline(&self) -> Option<Instant> {
+        let idle_secs = self.server.config().timeout_secs;
+        (idle_secs > 0).then(|| self.last_io + Duration::from_secs(idle_secs))
+    }
+
+    /// Runs every complete request in the input buffer.
+    async fn run_buffered(&mut self) -> Flow {
+        let limits = Limits {
+            max_bulk_len: self.server.config().proto_max_bulk_len,
+            ..Limits::default()
+        };
+        loop {
+            let args =
+                match self
+                    .decoder
+                    .decode(&mut self.inbuf, &limits, self.session.authenticated)
+                {
+                    Ok(None) => return Flow::Continue,
+                    Ok(Some(args)) if args.is_empty() => continue,
+                    Ok(Some(args)) => args,
+                    Err(e) => {
+                        self.push_reply(&e.to_reply());
+                        return Flow::Close;
+                    }
+                };
+            let flow = self.run_one(&args).await;
+            if !matches!(flow, Flow::Continue) {
+                return flow;
+            }
+            if self.client.monitor.load(Ordering::Acquire) {
+                return Flow::Monitor;
+            }
+            if self.output_over_limit() {
+                return Flow::Drop;
+            }
+            if self.output.len >= FLUSH_BYTES && self.make_room().await.is_err() {
+                return Flow::Drop;
+            }
+        }
+    }
+
+    /// Releases the queued replies and writes what the socket takes now;
+    /// while the unsent output stays above the bound, waits for the client
+    /// to read (its input is not read meanwhile).
+    async fn make_room(&mut self) -> Result<(), Ended> {
+        let bound = usize::try_from(self.output_bound()).unwrap_or(usize::MAX);
+        self.drain_to(bound).await
+    }
+
+    /// Waits until the writes behind the held replies are durable, then
+    /// releases them for sending. If the writer gave up on any of them
+    /// (disk full), the held replies are dropped and the caller closes the
+    /// connection: the client is never told that a write it cannot find
+    /// again succeeded.
+    async fn wait_durable(&mut self) -> std::io::Result<()> {
+        for ticket in std::mem::take(&mut self.awaiting) {
+            if ticket.wait().await.is_err() {
+                self.output.discard_held();
+                self.publish_output_size();
+                return Err(std::io::Error::other("write could not be made durable"));
+            }
+        }
+        self.output.release_all();
+        Ok(())
+    }
+
+    /// Writes released output until the socket would block.
+    fn write_ready(&mut self) -> std::io::Result<()> {
+        while self.output.has_released() {
+            match self.output.write_released(&self.writer) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.last_io = Instant::now();
+                    self.server
+                        .stats
+                        .net_output_bytes
+                        .fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        self.publish_output_size();
+        Ok(())
+    }
+
+    /// Sends everything queued (after it is durable), then flushes the
+    /// socket. Used before closing and before MONITOR takes the socket.
+    async fn finish(&mut self) -> Result<(), Ended> {
+        if self.wait_durable().await.is_err() {
+            return Err(Ended::Abort);
+        }
+        while self.output.has_released() {
+            self.write_when_ready(false).await?;
+        }
+        self.writer.flush().await.map_err(|_| Ended::Abort)
+    }
+
+    /// Queues a reply for the client (held until [`Self::wait_durable`]).
+    pub fn push_reply(&mut self, reply: &Reply) {
+        match reply {
+            Reply::Bulk(body) if body.len() >= BIG_BULK_BYTES => {
+                self.output
+                    .push_tail(format!("${}\r\n", body.len()).as_bytes());
+                self.output.push_segment(body.clone());
+                self.output.push_tail(b"\r\n");
+            }
+            _ => {
+                let before = self.output.tail.len();
+                reply.encode(&mut self.output.tail, self.session.protocol);
+                self.output.len += self.output.tail.len() - before;
+            }
+        }
+        self.publish_output_size();
+    }
+
+    /// Moves the mailbox's pub/sub messages into the output queue, encoded
+    /// in the session's protocol (RESP2 arrays, RESP3 pushes). With CLIENT
+    /// REPLY OFF they are dropped, as Redis drops them.
+    fn deliver_messages(&mut self) {
+        let mailbox = &self.client.pubsub.mailbox;
+        if mailbox.is_empty() {
+            return;
+        }
+        let messages = mailbox.take();
+        if self.session.reply_mode == ReplyMode::Off {
+            return;
+        }
+        for message in messages {
+            self.push_reply(&message);
+        }
+    }
+
+    /// Queues bytes already in wire format.
+    pub fn push_raw(&mut self, bytes: &[u8]) {
+        self.output.push_tail(bytes);
+        self.publish_output_size();
+    }
+
+    fn publish_output_size(&self) {
+        self.client
+            .output_bytes
+            .store(self.output.len as u64, Ordering::Relaxed);
+        self.client.output_segments.store(
+            (self.output.segments.len() + usize::from(!self.output.tail.is_empty())) as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// The `client-output-buffer-limit` class of this client: `pubsub`
+    /// while it has subscriptions, as in Redis, else `normal`.
+    fn limit(&self) -> OutputLimit {
+        let limits = self.server.config().client_output_buffer_limit;
+        if self.client.pubsub.subscribed() {
+            limits.pubsub
+        } else {
+            limits.normal
+        }
+    }
+
+    /// Unsent output above which the client's input is not read: the
+    /// backpressure bound, raised to the configured limits so that they
+    /// can be reached.
+    fn output_bound(&self) -> u64 {
+        let limit = self.limit();
+        OUTPUT_BACKPRESSURE_BYTES
+            .max(limit.hard_bytes)
+            .max(limit.soft_bytes)
+    }
+
+    /// `client-output-buffer-limit`: true once the client must be closed.
+    fn output_over_limit(&mut self) -> bool {
+        let limit = self.limit();
+        let queued = self.output.len as u64 + self.client.pubsub.mailbox.queued_bytes();
+        if limit.hard_bytes > 0 && queued > limit.hard_bytes {
+            self.log_output_limit();
+            return true;
+        }
+        if limit.soft_bytes == 0 || queued <= limit.soft_bytes {
+            self.over_soft_since = None;
+            self.client.pubsub.mailbox.clear_soft_timer();
+            return false;
+        }
+        let since = *self.over_soft_since.get_or_insert_with(Instant::now);
+        if since.elapsed() > Duration::from_secs(limit.soft_seconds) {
+            self.log_output_limit();
+            return true;
+        }
+        false
+    }
+
+    fn log_output_limit(&self) {
+        tracing::warn!(
+            client = self.client.id,
+            addr = %self.client.addr,
+            output_bytes = self.output.len,
+            "client closed for overcoming of output buffer limits"
+        );
+    }
+
+    /// When the soft limit will have been exceeded long enough.
+    fn soft_limit_deadline(&self) -> Option<Instant> {
+        let since = self.over_soft_since?;
+        Some(since + Duration::from_secs(self.limit().soft_seconds) + Duration::from_millis(1))
+    }
+
+    /// `client-query-buffer-limit`: the request in progress, less its
+    /// complete arguments (Redis moves those out of its query buffer).
+    fn query_buffer_over_limit(&self) -> bool {
+        let pending = self
+            .inbuf
+            .len()
+            .saturating_sub(self.decoder.complete_prefix_len());
+        self.client
+            .query_buffer
+            .store(pending as u64, Ordering::Relaxed);
+        if pending as u64 > self.server.config().client_query_buffer_limit {
+            tracing::warn!(
+                client = self.client.id,
+                addr = %self.client.addr,
+                "closing client that reached max query buffer length"
+            );
+            return true;
+        }
+        false
+    }
+
+    async fn run_one(&mut self, args: &[Bytes]) -> Flow {
+        let (reply, flow, tickets) =
+            run_one(&self.server, &self.client, &mut self.session, args).await;
+        self.awaiting.extend(tickets);
+        // Messages the command caused (a PUBLISH to the client's own
+        // channel, its subscribe confirmations) come before its reply. A
+        // write's own invalidations come after it, as in Redis 7.0.
+        if !self.client.pubsub.mailbox.is_empty()
+            && !self
+                .server
+                .registry
+                .lookup(args)
+                .is_ok_and(|c| c.has(Flags::WRITE))
+        {
+            self.deliver_messages();
+        }
+        match reply {
+            Some(Outgoing::Reply(reply)) => self.push_reply(&reply),
+            Some(Outgoing::Stream(parts)) => return self.pump(parts).await,
+            Some(Outgoing::Block(call)) => return self.block(args, call).await,
+            None => {}
+        }
+        flow
+    }
+    /// Writes a streamed reply (see `stream_reply.rs`) as its parts come,
+    /// after the replies queued before it. Never holds more than about
+    /// [`STREAM_BUFFER_BYTES`] of it: past that it waits for the client to
+    /// read. A reply cut short (its producer failed) closes the connection.
+    async fn pump(&mut self, mut parts: mpsc::Receiver<Part>) -> Flow {
+        let (mut expected, mut received) = (None::<usize>, 0usize);
+        while let Some(part) = parts.recv().await {
+            match &part {
+                Part::Array(n) | Part::Set(n) => expected = Some(*n),
+                Part::Map(n) => expected = Some(n.saturating_mul(2)),
+                Part::Items(items) => received += items.len(),
+                Part::Error(_) => {}
+            }
+            let before = self.output.tail.len();
+            part.encode(&mut self.output.tail, self.session.protocol);
+            self.output.len += self.output.tail.len() - before;
+            self.publish_output_size();
+            if let Part::Error(_) = part {
+                return Flow::Continue;
+            }
+            if self.output.len >= FLUSH_BYTES && self.drain_to(STREAM_BUFFER_BYTES).await.is_err() {
+                return Flow::Drop;
+            }
+        }
+        match expected {
+            Some(n) if n == received => Flow::Continue,
+            _ => Flow::Drop,
+        }
+    }
+
+    /// Releases the queued replies (once durable) and writes until at most
+    /// `bound` bytes are left unsent.
+    async fn drain_to(&mut self, bound: usize) -> Result<(), Ended> {
+        if self.wait_durable().await.is_err() {
+            return Err(Ended::Abort);
+        }
+        self.write_ready().map_err(|_| Ended::Abort)?;
+        while self.output.len > bound {
+            self.write_when_ready(true).await?;
+            if self.output_over_limit() {
+                return Err(Ended::Abort);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,277 @@
+//! The request pipeline, read top to bottom: look the command up, admit
+//! it (auth, busy script, MISCONF, subscribed mode, CLIENT PAUSE, MULTI
+//! queueing), run it (execute or EXEC), finish its deferred work, then
+//! the after-call stage and the reply (CLIENT REPLY).
+
+/// What a command sends back: a reply, or a reply streamed in parts.
+use bytes::Bytes;
+use firn_resp::{Protocol, Reply};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+use crate::blocking::state::BlockOn;
+use crate::command_table::Flags;
+use crate::commands::{Command, Deferred};
+use crate::errors::{CmdError, NOAUTH};
+use crate::exec::{execute, Executed};
+use crate::monitor::feed::feed_monitors;
+use crate::multi::transaction;
+use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use crate::stream_reply::Part;
+use firn_storage::Ticket;
+
+pub(crate) enum Outgoing {
+    Reply(Reply),
+    Stream(mpsc::Receiver<Part>),
+    /// A blocking command found nothing: wait for its keys first.
+    Block(BlockedCall),
+}
+
+/// A blocking command that found nothing to serve (see [`Connection::block`]).
+pub(crate) struct BlockedCall {
+    pub(crate) on: BlockOn,
+    /// When it started: the timeout counts from here.
+    pub(crate) started: Instant,
+}
+
+pub(crate) enum Flow {
+    Continue,
+    /// Send what is queued, then close (QUIT, protocol error).
+    Close,
+    /// Close at once, dropping what is queued (a limit was passed).
+    Drop,
+    /// Send what is queued, then become a MONITOR.
+    Monitor,
+}
+
+/// Executes one request; returns the reply to send (per CLIENT REPLY
+/// mode), what the connection does next, and the batches to wait for.
+pub(crate) async fn run_one(
+    server: &Arc<Server>,
+    client: &Arc<ClientInfo>,
+    session: &mut Session,
+    args: &[Bytes],
+) -> (Option<Outgoing>, Flow, Vec<Ticket>) {
+    let mut started = Instant::now();
+    let mut ran = None;
+    let (executed, name) = match server.registry.lookup(args) {
+        Err(e) => {
+            let reply = e.into_reply();
+            let arity_of = rejected_command(server, args, &reply);
+            if let Some(name) = arity_of {
+                server.stats.commands.record_rejected(name);
+            }
+            let reply = transaction::rejected(server, session, client, arity_of, reply);
+            (
+                Executed {
+                    reply,
+                    tickets: Vec::new(),
+                    deferred: None,
+                },
+                None,
+            )
+        }
+        Ok(cmd) => match check_allowed(server, session, cmd, client) {
+            Err(e) => {
+                server.stats.commands.record_rejected(cmd.name());
+                let reply = transaction::refused(server, session, client, cmd, e.into_reply());
+                (
+                    Executed {
+                        reply,
+                        tickets: Vec::new(),
+                        deferred: None,
+                    },
+                    Some(cmd.name()),
+                )
+            }
+            Ok(()) => {
+                wait_for_pause(server, transaction::pauses_as_write(session, cmd)).await;
+                if let Some(reply) = transaction::queue(session, client, cmd, args) {
+                    *client.last_cmd.lock() = cmd.name();
+                    if let Reply::Error(text) = &reply {
+                        server.stats.commands.record_rejected(cmd.name());
+                        server.stats.count_error(text);
+                    }
+                    let sent = reply_mode_pass(session, reply).map(Outgoing::Reply);
+                    return (sent, Flow::Continue, Vec::new());
+                }
+                started = Instant::now();
+                ran = Some(cmd);
+                let executed = if transaction::is_exec(session, cmd) {
+                    transaction::exec(server, session, client).await
+                } else {
+                    crate::tracking::state::before_command(server, client, cmd, args, session.db);
+                    execute(server, cmd, args, session, client).await
+                };
+                // As in Redis, monitors see a command once it ran, with the
+                // database it left selected; admin commands are not shown.
+                if !cmd.has(Flags::ADMIN) {
+                    feed_monitors(server, client, session.db, &cmd.redacted(args));
+                }
+                (executed, Some(cmd.name()))
+            }
+        },
+    };
+    if let Some(name) = name {
+        *client.last_cmd.lock() = name;
+    }
+    client.db.store(session.db, Ordering::Relaxed);
+
+    let Executed {
+        reply,
+        mut tickets,
+        deferred,
+    } = executed;
+    let mut flow = Flow::Continue;
+    let mut stream = None;
+    let reply = match deferred {
+        None | Some(Deferred::Monitor) => Some(reply),
+        Some(Deferred::Silent) => {
+            // CLIENT REPLY SKIP still counts this command as the skipped one.
+            let _ = reply_mode_pass(session, Reply::Null);
+            None
+        }
+        Some(Deferred::Close) => {
+            flow = Flow::Close;
+            Some(reply)
+        }
+        Some(Deferred::Shutdown { save }) => {
+            if save {
+                let engine = server.engine.clone();
+                let dir = server.config().dir.join("checkpoint");
+                let _ = tokio::task::spawn_blocking(move || engine.checkpoint(&dir)).await;
+            }
+            server.request_shutdown();
+            return (None, Flow::Close, tickets);
+        }
+        Some(Deferred::Stream(job)) => {
+            stream = Some(crate::stream_reply::start(server, job));
+            None
+        }
+        // Counted and logged once it is served (Connection::block).
+        Some(Deferred::Block(on)) if ran.is_some() => {
+            let call = BlockedCall { on, started };
+            return (Some(Outgoing::Block(call)), flow, tickets);
+        }
+        Some(Deferred::Block(_)) => Some(reply),
+        Some(Deferred::Script(request)) => {
+            let (reply, more) = crate::scripting::dispatch(server, client, session, request).await;
+            tickets.extend(more);
+            Some(reply)
+        }
+        Some(Deferred::Blocking(job)) => {
+            let job_server = server.clone();
+            match tokio::task::spawn_blocking(move || job(&job_server)).await {
+                Ok(reply) => Some(reply),
+                Err(_) => Some(Reply::Error("ERR background job failed".into())),
+            }
+        }
+    };
+    // Only commands that ran are counted as calls and logged, as in Redis.
+    if let Some(cmd) = ran {
+        let micros = started.elapsed().as_micros() as u64;
+        server.after_call(cmd, args, session.db, micros, reply.as_ref(), client);
+    }
+    let mut sent = None;
+    if let Some(parts) = stream {
+        // A streamed reply obeys CLIENT REPLY like any other; one not sent
+        // stops its producer (the receiver is dropped).
+        sent = reply_mode_pass(session, Reply::Null).map(|_| Outgoing::Stream(parts));
+    }
+    if let Some(reply) = reply {
+        if let Reply::Error(text) = &reply {
+            server.stats.count_error(text);
+        }
+        sent = match transaction::take_exec_pass(session) {
+            Some((mode_after, send)) => {
+                session.reply_mode = mode_after;
+                send.then_some(Outgoing::Reply(reply))
+            }
+            None => reply_mode_pass(session, reply).map(Outgoing::Reply),
+        };
+    }
+    client.resp.store(
+        if session.protocol == Protocol::Resp3 {
+            3
+        } else {
+            2
+        },
+        Ordering::Relaxed,
+    );
+    (sent, flow, tickets)
+}
+
+/// CLIENT REPLY: whether this reply is sent, advancing SKIP's state.
+pub(crate) fn reply_mode_pass(session: &mut Session, reply: Reply) -> Option<Reply> {
+    match session.reply_mode {
+        ReplyMode::On => Some(reply),
+        ReplyMode::Off => None,
+        ReplyMode::SkipNext => {
+            session.reply_mode = ReplyMode::Skipping;
+            None
+        }
+        ReplyMode::Skipping => {
+            session.reply_mode = ReplyMode::On;
+            None
+        }
+    }
+}
+
+fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'static str> {
+    let name = crate::commands::server_cmds::command_named(server, args)?;
+    let arity_error = crate::errors::wrong_arity(name).into_reply();
+    (*reply == arity_error).then_some(name)
+}
+
+fn check_allowed(
+    server: &Server,
+    session: &Session,
+    cmd: &Command,
+    client: &ClientInfo,
+) -> Result<(), CmdError> {
+    if !session.authenticated && !cmd.has(Flags::NO_AUTH) {
+        return Err(CmdError::Static(NOAUTH));
+    }
+    // One atomic load unless a script has been running for too long.
+    let busy = server.scripting.shared.busy.load(Ordering::Relaxed);
+    if busy != 0 {
+        if let Some(error) = crate::scripting::busy_error(busy, cmd.spec.flags) {
+            return Err(CmdError::Static(error));
+        }
+    }
+    if cmd.has(Flags::WRITE) {
+        if let Some(why) = server.engine.write_error() {
+            return Err(CmdError::Storage(firn_storage::StorageError::WriteFailed(
+                why,
+            )));
+        }
+    }
+    // RESP2 subscribed mode (RESP3 clients may run anything).
+    if session.protocol == Protocol::Resp2
+        && client.pubsub.subscribed()
+        && !crate::pubsub::state::allowed_while_subscribed(cmd.name())
+    {
+        return Err(CmdError::Owned(
+            crate::pubsub::state::subscribed_mode_error(cmd.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// CLIENT PAUSE: writes (or everything) wait until the pause ends.
+pub(crate) async fn wait_for_pause(server: &Server, write: bool) {
+    loop {
+        let pause = *server.pause.lock();
+        let now = firn_storage::now_ms();
+        if pause.until_ms <= now || !(pause.all || write) {
+            return;
+        }
+        let left = Duration::from_millis(pause.until_ms - now);
+        tokio::select! {
+            _ = tokio::time::sleep(left) => {}
+            _ = server.pause_changed.notified() => {}
+        }
+    }
+}
