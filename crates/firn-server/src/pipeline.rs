@@ -249,10 +249,7 @@ fn check_allowed(
         }
     }
     // RESP2 subscribed mode (RESP3 clients may run anything).
-    if session.protocol == Protocol::Resp2
-        && client.pubsub.subscribed()
-        && !crate::pubsub::state::allowed_while_subscribed(cmd.name())
-    {
+    if session.protocol == Protocol::Resp2 && client.pubsub.subscribed() && !cmd.subscribed_ok {
         return Err(CmdError::Owned(
             crate::pubsub::state::subscribed_mode_error(cmd.name()),
         ));

@@ -156,6 +156,15 @@ pub struct Def {
     /// It changes the session's database (SELECT, RESET): inside a
     /// transaction, later commands' keys are not known before it runs.
     pub switches_db: bool,
+    /// It runs at once inside MULTI instead of being queued (EXEC,
+    /// DISCARD, MULTI, WATCH, QUIT, RESET).
+    pub unqueued: bool,
+    /// A RESP2 client in subscribed mode may run it ((P|S)SUBSCRIBE,
+    /// (P|S)UNSUBSCRIBE, PING, QUIT, RESET).
+    pub subscribed_ok: bool,
+    /// It neither uses nor spends CLIENT CACHING yes (CLIENT's
+    /// subcommands, as in Redis).
+    pub keeps_caching: bool,
 }
 
 impl Def {
@@ -182,6 +191,24 @@ impl Def {
         self.switches_db = true;
         self
     }
+
+    /// It runs at once inside MULTI.
+    pub const fn unqueued(mut self) -> Def {
+        self.unqueued = true;
+        self
+    }
+
+    /// A subscribed RESP2 client may run it.
+    pub const fn subscribed_ok(mut self) -> Def {
+        self.subscribed_ok = true;
+        self
+    }
+
+    /// It leaves CLIENT CACHING's one-command flag alone.
+    pub const fn keeps_caching(mut self) -> Def {
+        self.keeps_caching = true;
+        self
+    }
 }
 
 const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
@@ -192,6 +219,9 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         access: Access::Touch,
         redact: None,
         switches_db: false,
+        unqueued: false,
+        subscribed_ok: false,
+        keeps_caching: false,
     }
 }
 
@@ -221,6 +251,9 @@ pub struct Command {
     pub access: Access,
     pub redact: Option<Redactor>,
     pub switches_db: bool,
+    pub unqueued: bool,
+    pub subscribed_ok: bool,
+    pub keeps_caching: bool,
 }
 
 impl Command {
@@ -371,6 +404,9 @@ impl Registry {
                 access: d.access,
                 redact: d.redact,
                 switches_db: d.switches_db,
+                unqueued: d.unqueued,
+                subscribed_ok: d.subscribed_ok,
+                keeps_caching: d.keeps_caching,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -488,6 +524,9 @@ mod tests {
             access: Access::Touch,
             redact: None,
             switches_db: false,
+            unqueued: false,
+            subscribed_ok: false,
+            keeps_caching: false,
         }
     }
 
@@ -526,5 +565,56 @@ mod tests {
             args(&["l", "dst"])
         );
         assert_eq!(keys("get", &["GET", "k"]), args(&["k"]));
+    }
+
+    /// The facts each registration declares, for the commands Redis's
+    /// processCommand, lookupKey and multi.c single out.
+    #[test]
+    fn registrations_declare_what_redis_singles_out() {
+        let registry = Registry::build().expect("registry");
+        let get = |line: &[&str]| match registry.lookup(&args(line)) {
+            Ok(cmd) => cmd,
+            Err(_) => panic!("{line:?} is not served"),
+        };
+        for line in [
+            &["type", "k"][..],
+            &["ttl", "k"],
+            &["exists", "k"],
+            &["object", "freq", "k"],
+        ] {
+            assert_eq!(get(line).access, Access::NoTouch, "{line:?}");
+        }
+        for line in [&["get", "k"][..], &["touch", "k"], &["dump", "k"]] {
+            assert_eq!(get(line).access, Access::Touch, "{line:?}");
+        }
+        assert_eq!(get(&["unlink", "k"]).access, Access::Forget);
+        let unqueued = ["exec", "discard", "multi", "watch", "quit", "reset"];
+        let subscribed = ["subscribe", "sunsubscribe", "ping", "quit", "reset"];
+        for name in [
+            "exec",
+            "discard",
+            "multi",
+            "quit",
+            "reset",
+            "get",
+            "subscribe",
+            "ping",
+        ] {
+            let cmd = get(&[name, "k"][..if name == "get" || name == "subscribe" {
+                2
+            } else {
+                1
+            }]);
+            assert_eq!(cmd.unqueued, unqueued.contains(&name), "{name}");
+            assert_eq!(cmd.subscribed_ok, subscribed.contains(&name), "{name}");
+        }
+        assert!(get(&["watch", "k"]).unqueued);
+        assert!(get(&["client", "id"]).keeps_caching);
+        assert!(get(&["client", "tracking", "on"]).keeps_caching);
+        assert!(!get(&["get", "k"]).keeps_caching);
+        assert!(get(&["select", "1"]).switches_db);
+        assert!(get(&["auth", "pw"]).redact.is_some());
+        assert!(get(&["publish", "c", "m"]).has(Flags::MAY_REPLICATE));
+        assert!(!get(&["get", "k"]).has(Flags::MAY_REPLICATE));
     }
 }

@@ -11,10 +11,10 @@ use crate::errors::{CmdError, CmdResult};
 use crate::multi::transaction;
 
 pub static COMMANDS: &[Def] = &[
-    def("multi", multi),
-    def("exec", exec),
-    def("discard", discard),
-    def("watch", watch),
+    def("multi", multi).unqueued(),
+    def("exec", exec).unqueued(),
+    def("discard", discard).unqueued(),
+    def("watch", watch).unqueued(),
     def("unwatch", unwatch),
 ];
 

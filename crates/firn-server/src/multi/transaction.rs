@@ -184,14 +184,6 @@ pub fn rejected(
     }
 }
 
-/// Commands that run at once even inside MULTI.
-fn runs_in_multi(name: &str) -> bool {
-    matches!(
-        name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-    )
-}
-
 /// Inside MULTI: queues the command and returns `+QUEUED` (or the refusal
 /// of a command not allowed in a transaction). `None`: run it now.
 pub fn queue(
@@ -202,7 +194,7 @@ pub fn queue(
 ) -> Option<Reply> {
     let tx = &mut session.tx;
     let queued = tx.queued.as_mut()?;
-    if runs_in_multi(cmd.name()) {
+    if cmd.unqueued {
         return None;
     }
     if cmd.spec.flags.contains(Flags::NO_MULTI) {

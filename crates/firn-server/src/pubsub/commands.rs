@@ -18,12 +18,12 @@ use crate::pubsub::state::{
 };
 
 pub const COMMANDS: &[Def] = &[
-    def("subscribe", subscribe),
-    def("psubscribe", psubscribe),
-    def("ssubscribe", ssubscribe),
-    def("unsubscribe", unsubscribe),
-    def("punsubscribe", punsubscribe),
-    def("sunsubscribe", sunsubscribe),
+    def("subscribe", subscribe).subscribed_ok(),
+    def("psubscribe", psubscribe).subscribed_ok(),
+    def("ssubscribe", ssubscribe).subscribed_ok(),
+    def("unsubscribe", unsubscribe).subscribed_ok(),
+    def("punsubscribe", punsubscribe).subscribed_ok(),
+    def("sunsubscribe", sunsubscribe).subscribed_ok(),
     def("publish", publish),
     def("spublish", spublish),
     def("pubsub|channels", pubsub_channels),

@@ -488,23 +488,8 @@ fn over_limit(mailbox: &Mailbox, unsent: u64, limit: OutputLimit) -> bool {
     }
 }
 
-/// The commands a RESP2 client may send while subscribed (Redis's
-/// processCommand check); anything else gets [`subscribed_mode_error`].
-pub fn allowed_while_subscribed(name: &str) -> bool {
-    matches!(
-        name,
-        "subscribe"
-            | "psubscribe"
-            | "ssubscribe"
-            | "unsubscribe"
-            | "punsubscribe"
-            | "sunsubscribe"
-            | "ping"
-            | "quit"
-            | "reset"
-    )
-}
-
+/// Redis's refusal of a command a subscribed RESP2 client may not run
+/// (the commands it may run say so: `Def::subscribed_ok`).
 pub fn subscribed_mode_error(name: &str) -> String {
     format!(
         "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"

@@ -13,10 +13,10 @@ use crate::tracking::state::{
 };
 
 pub const COMMANDS: &[Def] = &[
-    def("client|tracking", client_tracking),
-    def("client|caching", client_caching),
-    def("client|getredir", client_getredir),
-    def("client|trackinginfo", client_trackinginfo),
+    def("client|tracking", client_tracking).keeps_caching(),
+    def("client|caching", client_caching).keeps_caching(),
+    def("client|getredir", client_getredir).keeps_caching(),
+    def("client|trackinginfo", client_trackinginfo).keeps_caching(),
 ];
 
 /// Two prefixes overlap when one starts with the other.

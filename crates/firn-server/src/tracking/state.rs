@@ -247,7 +247,7 @@ pub fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args:
         return;
     }
     // As in Redis, CLIENT subcommands neither use nor spend the flag.
-    let caching = if cmd.name().starts_with("client|") {
+    let caching = if cmd.keeps_caching {
         false
     } else {
         mine.caching.swap(false, Ordering::Relaxed)
