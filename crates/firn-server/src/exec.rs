@@ -91,13 +91,13 @@ impl Body<'_> {
     /// a keyspace command that names no key (KEYS, SCAN, RANDOMKEY,
     /// DBSIZE: it reads the whole database, which only every lock keeps
     /// still until the transaction commits, as for scripts).
-    fn locks_all(&self, server: &Server) -> bool {
+    fn locks_all(&self) -> bool {
         match self {
             Body::Command(cmd, args) => cmd.locks_all(args),
             Body::Transaction { commands, .. } => {
                 commands
                     .iter()
-                    .any(|args| match server.registry.lookup(args) {
+                    .any(|args| match crate::commands::registry().lookup(args) {
                         Ok(cmd) => {
                             cmd.locks_all(args)
                                 || cmd.switches_db
@@ -111,13 +111,13 @@ impl Body<'_> {
     }
 
     /// The `(logical db, key)` pairs it locks (the union for a transaction).
-    fn lock_keys(&self, server: &Server, db: u8) -> Vec<(u8, Bytes)> {
+    fn lock_keys(&self, db: u8) -> Vec<(u8, Bytes)> {
         match self {
             Body::Command(cmd, args) => cmd.lock_keys(args, db),
             Body::Transaction { commands, .. } => {
                 let mut keys = Vec::new();
                 for args in commands.iter() {
-                    if let Ok(cmd) = server.registry.lookup(args) {
+                    if let Ok(cmd) = crate::commands::registry().lookup(args) {
                         keys.extend(cmd.lock_keys(args, db));
                     }
                 }
@@ -305,7 +305,7 @@ pub fn run_step(
 }
 
 /// Runs a body over `ctx` (no locking, no commit).
-fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
+fn run_body(ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
     match body {
         Body::Command(cmd, args) => {
             // A read-only command's missing keys are `keymiss` events.
@@ -331,7 +331,7 @@ fn run_body(server: &Server, ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcom
             let mut log = ReplayLog::new(ctx.session.db);
             let mut steps = Vec::with_capacity(commands.len());
             for args in commands {
-                let (name, (reply, deferred)) = match server.registry.lookup(args) {
+                let (name, (reply, deferred)) = match crate::commands::registry().lookup(args) {
                     // Checked when queued; the registry does not change.
                     Err(e) => ("", (e.into_reply(), None)),
                     Ok(cmd) => (cmd.name(), run_step(ctx, cmd, args, &mut log)?),
@@ -441,7 +441,7 @@ async fn run_locked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
-    let outcome = run_body(server, &mut ctx, body);
+    let outcome = run_body(&mut ctx, body);
     let effects = ctx.effects;
     // Detached from the session's borrow, so the copy can be kept.
     let txn = engine.txn_from_parts(ctx.txn.into_parts());
@@ -470,7 +470,9 @@ fn run_unlocked(
     client: &Arc<ClientInfo>,
 ) -> Option<PoolRun> {
     let body = match (body, watcher) {
-        (OwnedBody::Command(args), _) => Body::Command(server.registry.lookup(args).ok()?, args),
+        (OwnedBody::Command(args), _) => {
+            Body::Command(crate::commands::registry().lookup(args).ok()?, args)
+        }
         (OwnedBody::Transaction(commands), Some(watcher)) => {
             Body::Transaction { commands, watcher }
         }
@@ -487,7 +489,7 @@ fn run_unlocked(
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
-    let outcome = match run_body(server, &mut ctx, body) {
+    let outcome = match run_body(&mut ctx, body) {
         Ok(outcome) => outcome,
         // Blocking reads are never incomplete; nothing to keep.
         Err(NeedsDisk) => return None,
@@ -537,11 +539,11 @@ pub async fn execute_body(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Finished {
-    let all = body.locks_all(server);
+    let all = body.locks_all();
     let owned_keys = if all {
         Vec::new()
     } else {
-        body.lock_keys(server, session.db)
+        body.lock_keys(session.db)
     };
     let keys: Vec<(u8, &[u8])> = owned_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
     let keyless = keys.is_empty() && !all;

@@ -17,6 +17,7 @@ pub mod exec;
 pub mod function_payload;
 pub mod geohash;
 pub mod glob;
+pub mod groups;
 pub mod hll;
 pub mod info;
 mod info_memory;

@@ -56,10 +56,10 @@ pub(crate) async fn run_one(
 ) -> (Option<Outgoing>, Flow, Vec<Ticket>) {
     let mut started = Instant::now();
     let mut ran = None;
-    let (executed, name) = match server.registry.lookup(args) {
+    let (executed, name) = match crate::commands::registry().lookup(args) {
         Err(e) => {
             let reply = e.into_reply();
-            let arity_of = rejected_command(server, args, &reply);
+            let arity_of = rejected_command(args, &reply);
             if let Some(name) = arity_of {
                 server.stats.commands.record_rejected(name);
             }
@@ -219,8 +219,8 @@ pub(crate) fn reply_mode_pass(session: &mut Session, reply: Reply) -> Option<Rep
     }
 }
 
-fn rejected_command(server: &Server, args: &[Bytes], reply: &Reply) -> Option<&'static str> {
-    let name = crate::commands::server_cmds::command_named(server, args)?;
+fn rejected_command(args: &[Bytes], reply: &Reply) -> Option<&'static str> {
+    let name = crate::commands::server_cmds::command_named(args)?;
     let arity_error = crate::errors::wrong_arity(name).into_reply();
     (*reply == arity_error).then_some(name)
 }

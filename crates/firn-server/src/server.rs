@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
 use crate::command_table::Flags;
-use crate::commands::{Access, Command, Registry};
+use crate::commands::{Access, Command};
 use crate::config::Config;
 
 /// Per-connection state that only the connection itself changes.
@@ -382,7 +382,6 @@ pub struct Pause {
 pub struct Server {
     pub config: RwLock<Config>,
     pub engine: Engine,
-    pub registry: Registry,
     pub cold_pool: ColdReadPool,
     pub clients: Mutex<HashMap<u64, Arc<ClientInfo>>>,
     pub next_client_id: AtomicU64,

@@ -137,7 +137,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
     engine.set_force_cold_reads(config.debug_cold_reads);
-    let registry = Registry::build()?;
+    crate::commands::install(Registry::build(crate::groups::all())?);
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
         .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;
     let (shutdown_tx, _) = watch::channel(false);
@@ -145,7 +145,6 @@ pub fn run(mut config: Config) -> Result<(), String> {
     let server = Arc::new(Server {
         config: RwLock::new(config.clone()),
         engine: engine.clone(),
-        registry,
         cold_pool,
         clients: Mutex::new(HashMap::new()),
         next_client_id: AtomicU64::new(1),

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::Txn;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::command_table::{CommandSpec, Flags, COMMANDS};
 use crate::errors::{truncate_for_error, unknown_subcommand, wrong_arity, CmdError, CmdResult};
@@ -356,27 +356,20 @@ pub struct Registry {
     entries: HashMap<Vec<u8>, Entry>,
 }
 
-fn all_defs() -> impl Iterator<Item = &'static Def> {
-    strings::COMMANDS
-        .iter()
-        .chain(bitmaps::COMMANDS)
-        .chain(keyspace::COMMANDS)
-        .chain(client::COMMANDS)
-        .chain(server_cmds::COMMANDS)
-        .chain(hashes::COMMANDS)
-        .chain(lists::COMMANDS)
-        .chain(sets::COMMANDS)
-        .chain(zsets::COMMANDS)
-        .chain(hyperloglog::COMMANDS)
-        .chain(geo::COMMANDS)
-        .chain(sort::COMMANDS)
-        .chain(crate::blocking::commands::COMMANDS)
-        .chain(crate::pubsub::commands::COMMANDS)
-        .chain(crate::tracking::commands::COMMANDS)
-        .chain(crate::multi::commands::COMMANDS)
-        .chain(crate::monitor::commands::COMMANDS)
-        .chain(crate::scripting::commands::COMMANDS)
-        .chain(crate::scripting::function_commands::COMMANDS)
+/// The process's registry: static tables indexed once, at start-up.
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+/// Makes `registry` the one [`registry`] returns (the first call wins).
+pub fn install(registry: Registry) {
+    let _ = REGISTRY.set(registry);
+}
+
+/// The served commands. Start-up installs them before it accepts a
+/// client, so every request path finds them.
+pub fn registry() -> &'static Registry {
+    REGISTRY
+        .get()
+        .expect("the command registry is installed at start-up")
 }
 
 fn find_spec(name: &str) -> Option<&'static CommandSpec> {
@@ -390,11 +383,12 @@ fn find_spec(name: &str) -> Option<&'static CommandSpec> {
 }
 
 impl Registry {
-    /// Builds the registry; a handler without metadata is a programming
-    /// error reported at start-up.
-    pub fn build() -> Result<Registry, String> {
+    /// Builds the registry of `defs` (every group's table: `groups.rs`);
+    /// a handler without metadata is a programming error reported at
+    /// start-up.
+    pub fn build(defs: impl IntoIterator<Item = &'static Def>) -> Result<Registry, String> {
         let mut entries: HashMap<Vec<u8>, Entry> = HashMap::new();
-        for d in all_defs() {
+        for d in defs {
             let spec = find_spec(d.name)
                 .ok_or_else(|| format!("no command table entry for '{}'", d.name))?;
             let command = Command {
@@ -571,7 +565,7 @@ mod tests {
     /// processCommand, lookupKey and multi.c single out.
     #[test]
     fn registrations_declare_what_redis_singles_out() {
-        let registry = Registry::build().expect("registry");
+        let registry = Registry::build(crate::groups::all()).expect("registry");
         let get = |line: &[&str]| match registry.lookup(&args(line)) {
             Ok(cmd) => cmd,
             Err(_) => panic!("{line:?} is not served"),

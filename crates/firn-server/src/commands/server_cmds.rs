@@ -334,9 +334,9 @@ pub fn meta_reply(value: &MetaValue) -> Reply {
 /// entry lists every subcommand Redis has (e.g. `client|caching`), served
 /// or not, so a subcommand is probed with a request of its own arity: the
 /// registry only accepts it if a handler is registered.
-fn serves(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
+fn serves(spec: &CommandSpec) -> bool {
     match spec.name.split_once('|') {
-        None => ctx.server.registry.has(spec.name),
+        None => crate::commands::registry().has(spec.name),
         Some((container, sub)) => {
             let argc = (spec.arity.unsigned_abs() as usize).max(2);
             let mut probe = vec![
@@ -344,16 +344,16 @@ fn serves(ctx: &Ctx<'_>, spec: &CommandSpec) -> bool {
                 Bytes::from_static(sub.as_bytes()),
             ];
             probe.resize(argc, Bytes::new());
-            ctx.server.registry.lookup(&probe).is_ok()
+            crate::commands::registry().lookup(&probe).is_ok()
         }
     }
 }
 
 /// The served command (or subcommand) a request names, whatever its
 /// arguments: `config|get` for `CONFIG GET ...`.
-pub fn command_named(server: &Server, args: &[Bytes]) -> Option<&'static str> {
+pub fn command_named(args: &[Bytes]) -> Option<&'static str> {
     let top = String::from_utf8_lossy(args.first()?).to_ascii_lowercase();
-    if !server.registry.has(&top) {
+    if !crate::commands::registry().has(&top) {
         return None;
     }
     let spec = crate::command_table::COMMANDS
@@ -375,26 +375,25 @@ pub fn command_named(server: &Server, args: &[Bytes]) -> Option<&'static str> {
 }
 
 /// Served commands, sorted by name so replies are stable.
-fn served(ctx: &Ctx<'_>) -> Vec<&'static CommandSpec> {
-    let mut specs: Vec<&'static CommandSpec> = ctx.server.registry.specs().collect();
+fn served() -> Vec<&'static CommandSpec> {
+    let mut specs: Vec<&'static CommandSpec> = crate::commands::registry().specs().collect();
     specs.sort_by_key(|s| s.name);
     specs
 }
 
 /// The served subcommands of a container, in table order.
-fn served_subcommands<'s>(
-    ctx: &'s Ctx<'_>,
-    spec: &'static CommandSpec,
-) -> impl Iterator<Item = &'static CommandSpec> + 's {
-    spec.subcommands.iter().filter(move |s| serves(ctx, s))
+fn served_subcommands(spec: &'static CommandSpec) -> impl Iterator<Item = &'static CommandSpec> {
+    spec.subcommands.iter().filter(move |s| serves(s))
 }
 
 /// Redis's lookupCommand over a served command: `name` alone, or the
 /// container's subcommand when the container has subcommands and `sub` is
 /// given. `None` for anything not served.
-fn resolve_served(ctx: &Ctx<'_>, name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpec> {
+fn resolve_served(name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpec> {
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    let top = ctx.server.registry.specs().find(|s| s.name == lower)?;
+    let top = crate::commands::registry()
+        .specs()
+        .find(|s| s.name == lower)?;
     match sub {
         Some(sub) if !top.subcommands.is_empty() => {
             let full = format!(
@@ -404,18 +403,18 @@ fn resolve_served(ctx: &Ctx<'_>, name: &[u8], sub: Option<&[u8]>) -> Option<&'st
             top.subcommands
                 .iter()
                 .find(|s| s.name == full)
-                .filter(|s| serves(ctx, s))
+                .filter(|s| serves(s))
         }
         _ => Some(top),
     }
 }
 
 /// A name as COMMAND INFO/DOCS take it: `get` or `config|get`.
-fn find_served(ctx: &Ctx<'_>, name: &[u8]) -> Option<&'static CommandSpec> {
+fn find_served(name: &[u8]) -> Option<&'static CommandSpec> {
     match name.iter().position(|&b| b == b'|') {
-        None => resolve_served(ctx, name, None),
+        None => resolve_served(name, None),
         Some(bar) => {
-            let spec = resolve_served(ctx, &name[..bar], Some(&name[bar + 1..]))?;
+            let spec = resolve_served(&name[..bar], Some(&name[bar + 1..]))?;
             // "get|x" names no subcommand of a plain command.
             spec.name.contains('|').then_some(spec)
         }
@@ -423,18 +422,14 @@ fn find_served(ctx: &Ctx<'_>, name: &[u8]) -> Option<&'static CommandSpec> {
 }
 
 /// A COMMAND INFO entry; a container lists only its served subcommands.
-fn info_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
+fn info_reply(spec: &'static CommandSpec) -> Reply {
     match (&spec.info, spec.subcommands.is_empty()) {
         (MetaValue::Array(fields), false) => Reply::Array(
             fields
                 .iter()
                 .enumerate()
                 .map(|(i, field)| match i {
-                    9 => Reply::Array(
-                        served_subcommands(ctx, spec)
-                            .map(|s| info_reply(ctx, s))
-                            .collect(),
-                    ),
+                    9 => Reply::Array(served_subcommands(spec).map(info_reply).collect()),
                     _ => meta_reply(field),
                 })
                 .collect(),
@@ -444,7 +439,7 @@ fn info_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
 }
 
 /// A COMMAND DOCS value; a container lists only its served subcommands.
-fn docs_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
+fn docs_reply(spec: &'static CommandSpec) -> Reply {
     match (&spec.docs, spec.subcommands.is_empty()) {
         (MetaValue::Map(pairs), false) => Reply::Map(
             pairs
@@ -452,11 +447,11 @@ fn docs_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
                 .map(|(key, value)| {
                     let value = if *key == "subcommands" {
                         Reply::Map(
-                            served_subcommands(ctx, spec)
+                            served_subcommands(spec)
                                 .map(|s| {
                                     (
                                         Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
-                                        docs_reply(ctx, s),
+                                        docs_reply(s),
                                     )
                                 })
                                 .collect(),
@@ -472,17 +467,12 @@ fn docs_reply(ctx: &Ctx<'_>, spec: &'static CommandSpec) -> Reply {
     }
 }
 
-fn command(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Array(
-        served(ctx)
-            .into_iter()
-            .map(|s| info_reply(ctx, s))
-            .collect(),
-    ))
+fn command(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::Array(served().into_iter().map(info_reply).collect()))
 }
 
-fn command_count(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Integer(served(ctx).len() as i64))
+fn command_count(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::Integer(served().len() as i64))
 }
 
 fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -492,18 +482,18 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
         args[2..]
             .iter()
-            .map(|name| find_served(ctx, name).map_or(Reply::Null, |s| info_reply(ctx, s)))
+            .map(|name| find_served(name).map_or(Reply::Null, info_reply))
             .collect(),
     ))
 }
 
-fn command_docs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
-        served(ctx)
+        served()
     } else {
         args[2..]
             .iter()
-            .filter_map(|name| find_served(ctx, name))
+            .filter_map(|name| find_served(name))
             .collect()
     };
     Ok(Reply::Map(
@@ -512,7 +502,7 @@ fn command_docs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .map(|s| {
                 (
                     Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
-                    docs_reply(ctx, s),
+                    docs_reply(s),
                 )
             })
             .collect(),
@@ -536,11 +526,11 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     }
 }
 
-fn command_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut names: Vec<&'static str> = Vec::new();
-    for spec in served(ctx) {
+    for spec in served() {
         names.push(spec.name);
-        names.extend(served_subcommands(ctx, spec).map(|s| s.name));
+        names.extend(served_subcommands(spec).map(|s| s.name));
     }
     let filtered: Vec<&'static str> = match args.len() {
         2 => names,
@@ -553,7 +543,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 names
                     .into_iter()
                     .filter(|n| {
-                        find_served(ctx, n.as_bytes())
+                        find_served(n.as_bytes())
                             .is_some_and(|s| acl_categories(s).contains(&wanted.as_str()))
                     })
                     .collect()

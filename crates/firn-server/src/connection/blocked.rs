@@ -50,7 +50,7 @@ impl Connection {
     pub(super) async fn block(&mut self, args: &[Bytes], call: BlockedCall) -> Flow {
         let BlockedCall { on, started } = call;
         let server = self.server.clone();
-        let Ok(cmd) = server.registry.lookup(args) else {
+        let Ok(cmd) = crate::commands::registry().lookup(args) else {
             return Flow::Drop;
         };
         let micros = started.elapsed().as_micros() as u64;

@@ -563,9 +563,7 @@ impl Connection {
         // channel, its subscribe confirmations) come before its reply. A
         // write's own invalidations come after it, as in Redis 7.0.
         if !self.client.pubsub.mailbox.is_empty()
-            && !self
-                .server
-                .registry
+            && !crate::commands::registry()
                 .lookup(args)
                 .is_ok_and(|c| c.has(Flags::WRITE))
         {

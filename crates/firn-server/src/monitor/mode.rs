@@ -56,7 +56,7 @@ pub(crate) async fn monitor_loop(
                 }
             };
             let mut awaiting: Vec<Ticket> = Vec::new();
-            let flow = match server.registry.lookup(&args) {
+            let flow = match crate::commands::registry().lookup(&args) {
                 Ok(cmd) if cmd.name() == "monitor" => Flow::Continue,
                 Ok(cmd) if cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE) => {
                     server.stats.commands.record_rejected(cmd.name());

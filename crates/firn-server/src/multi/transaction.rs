@@ -267,7 +267,7 @@ pub async fn exec(
     // they run, as for a command alone (tracking/state.rs).
     if client.tracking.is_on() {
         for args in &queued {
-            if let Ok(cmd) = server.registry.lookup(args) {
+            if let Ok(cmd) = crate::commands::registry().lookup(args) {
                 crate::tracking::state::before_command(server, client, cmd, args, session.db);
             }
         }
@@ -282,7 +282,7 @@ pub async fn exec(
     // it, and so on (see docs/compatibility.md).
     let unwatched = Arc::new(Watcher::default());
     let mut start = 0;
-    for (part, end) in script_parts(server, &queued).into_iter().enumerate() {
+    for (part, end) in script_parts(&queued).into_iter().enumerate() {
         let commands = &queued[start..end];
         start = end;
         let body = Body::Transaction {
@@ -354,10 +354,10 @@ pub async fn exec(
 
 /// Where a transaction's parts end: after each command that runs on the
 /// script thread (EVAL, FCALL, SCRIPT, FUNCTION), and at the end.
-fn script_parts(server: &Server, queued: &[Vec<Bytes>]) -> Vec<usize> {
+fn script_parts(queued: &[Vec<Bytes>]) -> Vec<usize> {
     let mut ends = Vec::new();
     for (i, args) in queued.iter().enumerate() {
-        let on_script_thread = server.registry.lookup(args).is_ok_and(|cmd| {
+        let on_script_thread = crate::commands::registry().lookup(args).is_ok_and(|cmd| {
             let name = cmd.name();
             name.starts_with("eval")
                 || name.starts_with("fcall")
@@ -451,7 +451,7 @@ fn after_step(
     args: &[Bytes],
     reply: &Reply,
 ) {
-    let Ok(cmd) = server.registry.lookup(args) else {
+    let Ok(cmd) = crate::commands::registry().lookup(args) else {
         return;
     };
     if let Reply::Error(text) = reply {

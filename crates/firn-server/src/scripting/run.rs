@@ -239,7 +239,7 @@ async fn warm(
     let mut job_session = session.clone();
     job_session.db = db;
     let submitted = server.cold_pool.submit(move || {
-        if let Ok(cmd) = job_server.registry.lookup(&args) {
+        if let Ok(cmd) = crate::commands::registry().lookup(&args) {
             let mut ctx = Ctx {
                 server: &job_server,
                 txn: job_server.engine.txn(ReadMode::Blocking),
@@ -632,7 +632,7 @@ fn redis_call(
         }
     }
     let server = state.server;
-    let cmd = match server.registry.lookup(&argv) {
+    let cmd = match crate::commands::registry().lookup(&argv) {
         Ok(cmd) => cmd,
         Err(e) => {
             let reply = e.into_reply();

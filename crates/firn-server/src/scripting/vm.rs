@@ -523,7 +523,7 @@ fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::R
             let server = acl_settings.server.borrow();
             let known = server
                 .as_ref()
-                .is_some_and(|s| s.registry.lookup(&argv).is_ok());
+                .is_some_and(|_| crate::commands::registry().lookup(&argv).is_ok());
             if !known {
                 return Err(raise("ERR Invalid command passed to redis.acl_check_cmd()"));
             }
