@@ -95,12 +95,7 @@ func runListAppend(srv *Server, cfg appendConfig, artefacts string) result {
 		res.failures = append(res.failures[:20], fmt.Sprintf("... and %d more", more))
 	}
 	if !res.ok() {
-		dir, err := os.MkdirTemp("", "firn-checker-fail-")
-		if artefacts != "" {
-			dir, err = filepath.Join(artefacts, strings.ReplaceAll(res.name, "/", "-")), nil
-			_ = os.MkdirAll(dir, 0o755)
-		}
-		if err == nil {
+		if dir, err := artefactDir(artefacts, res.name); err == nil {
 			path := filepath.Join(dir, "list-append-history.txt")
 			if os.WriteFile(path, []byte(txnsText(txns)), 0o644) == nil {
 				res.files = append(res.files, path)

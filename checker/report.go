@@ -65,14 +65,10 @@ func checkLinear(res *result, history []porcupine.Operation, byKey bool, artefac
 		}
 		res.excerpt = append(res.excerpt, excerpt(model, info, parts)...)
 	}
-	dir, err := os.MkdirTemp("", "firn-checker-fail-")
+	dir, err := artefactDir(artefacts, res.name)
 	if err != nil {
 		res.fail("cannot write artefacts: %v", err)
 		return
-	}
-	if artefacts != "" {
-		dir = filepath.Join(artefacts, res.name)
-		_ = os.MkdirAll(dir, 0o755)
 	}
 	html := filepath.Join(dir, "linearizability.html")
 	if err := porcupine.VisualizePath(model, info, html); err == nil {
@@ -87,6 +83,19 @@ func checkLinear(res *result, history []porcupine.Operation, byKey bool, artefac
 	if err := os.WriteFile(text, []byte(historyText(history)), 0o644); err == nil {
 		res.files = append(res.files, text)
 	}
+}
+
+// artefactDir makes a new directory for one failed history's files: under
+// a new temp dir, or under -out, named after the history and unique (a
+// later failure of the same history name must not overwrite one).
+func artefactDir(artefacts, name string) (string, error) {
+	if artefacts == "" {
+		return os.MkdirTemp("", "firn-checker-fail-")
+	}
+	if err := os.MkdirAll(artefacts, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(artefacts, strings.ReplaceAll(name, "/", "-")+"-")
 }
 
 // historyText lists operations in call order, one a line.

@@ -178,6 +178,16 @@ impl Finished {
             tickets: Vec::new(),
         }
     }
+
+    /// An error reply of a command that read data (WRONGTYPE, not an
+    /// integer...): it tells the client about what it read like any other
+    /// reply, so it waits for the pending writes and swaps it read.
+    fn failed_after_reads(reply: Reply, read: &[Ticket]) -> Self {
+        Finished {
+            outcome: Outcome::Failed(reply),
+            tickets: read.to_vec(),
+        }
+    }
 }
 
 enum Attempt {
@@ -452,10 +462,11 @@ async fn run_locked(
     }
     match outcome {
         Err(NeedsDisk) => Attempt::Incomplete,
-        // A command that failed alone leaves nothing behind.
+        // A command that failed alone leaves no writes behind; its reply
+        // still waits for what it read.
         Ok(outcome @ Outcome::Command { result: Err(_), .. }) => Attempt::Done(Finished {
             outcome,
-            tickets: Vec::new(),
+            tickets: txn.pending_reads().to_vec(),
         }),
         Ok(outcome) => Attempt::Done(commit(server, txn, outcome, effects)),
     }
@@ -526,7 +537,11 @@ pub async fn execute(
         Outcome::Command {
             result: Err(reply), ..
         }
-        | Outcome::Failed(reply) => Executed::reply(reply),
+        | Outcome::Failed(reply) => Executed {
+            reply,
+            tickets,
+            deferred: None,
+        },
         // Not produced by a single command.
         Outcome::Transaction(_) | Outcome::WatchFailed => Executed::reply(Reply::NullArray),
     }
@@ -587,7 +602,7 @@ pub async fn execute_body(
             return match run.outcome {
                 Outcome::Command {
                     result: Err(reply), ..
-                } => Finished::failed(reply),
+                } => Finished::failed_after_reads(reply, &tickets),
                 outcome => {
                     crate::effects::apply(server, run.effects);
                     Finished { outcome, tickets }
@@ -617,7 +632,7 @@ pub async fn execute_body(
         return match run.outcome {
             Outcome::Command {
                 result: Err(reply), ..
-            } => Finished::failed(reply),
+            } => Finished::failed_after_reads(reply, run.parts.pending_reads()),
             outcome => commit(
                 server,
                 server.engine.txn_from_parts(run.parts),

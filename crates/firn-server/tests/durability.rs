@@ -148,3 +148,39 @@ fn writes_acknowledged_until_the_kill_are_kept() {
         );
     }
 }
+
+/// An error reply tells the client about the data like any other reply: a
+/// WRONGTYPE that saw another client's swap must not leave before that swap
+/// is written, or a kill -9 can undo what the client was shown. (The history
+/// checker found it: an LPUSH and an LLEN answered WRONGTYPE from a SWAPDB
+/// inside a MULTI that the kill then lost.) The swap's batch carries a
+/// 16 MiB string, so the writer is still at it when the reader sees the swap.
+#[test]
+fn an_error_reply_waits_for_the_swap_it_saw() {
+    let mut server = Server::firn();
+    let mut setup = server.conn();
+    assert_eq!(setup.cmd(&["SELECT", "1"]), R::Simple("OK".into()));
+    assert_eq!(setup.cmd(&["SET", "k", "string"]), R::Simple("OK".into()));
+    let big = vec![b'x'; 16 << 20];
+    let mut request = common::encode_request(&[b"MULTI"]);
+    request.extend(common::encode_request(&[b"SET", b"big", &big]));
+    request.extend(common::encode_request(&[b"SWAPDB", b"0", b"1"]));
+    request.extend(common::encode_request(&[b"EXEC"]));
+    let mut swapper = server.conn();
+    let mut reader = server.conn();
+    swapper.send_raw(&request);
+    loop {
+        match reader.cmd(&["LLEN", "k"]) {
+            R::Int(0) => continue,
+            R::Error(e) if e.starts_with("WRONGTYPE") => break,
+            other => panic!("LLEN k: {}", other.render()),
+        }
+    }
+    server.kill9_restart();
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd(&["TYPE", "k"]),
+        R::Simple("string".into()),
+        "LLEN answered WRONGTYPE from a swap that the kill -9 undid"
+    );
+}
