@@ -6,9 +6,7 @@
 //! INFO contents beyond the section headers and the keyspace lines, the
 //! `avg_ttl` estimate) are blanked or compared by shape only.
 
-mod common;
-
-use common::{assert_err, Diff, R};
+use firn_testkit::{reply::assert_err, Diff, R};
 
 // ------------------------------------------------------------------ DBSIZE / FLUSHDB / FLUSHALL
 
@@ -473,7 +471,7 @@ fn info_server_section_only() {
 
 #[test]
 fn restart_and_kill9_restart_keep_the_data_directory() {
-    use common::{Kind, Server};
+    use firn_testkit::{Kind, Server};
     let mut server = Server::firn();
     let dir = server.dir();
     let mut conn = server.conn();
