@@ -247,6 +247,26 @@ fn config_resetstat_replies_ok() {
     d.cmd(&["CONFIG", "RESETSTAT", "extra"]);
 }
 
+#[test]
+fn client_output_buffer_limit_config_syntax() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
+    for value in [
+        "normal 1mb 0 0",
+        "slave 1k 2kb 3 pubsub 1 2 3",
+        "replica 256mb 64mb 60",
+        "",
+        "normal 1mb 2mb",
+        "foo 1mb 2mb 3",
+        "normal -1 0 0",
+        "normal 1 0 x",
+        "normal 1gb 1GB 10 pubsub 0 0 0",
+    ] {
+        d.cmd(&["CONFIG", "SET", "client-output-buffer-limit", value]);
+        d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
+    }
+}
+
 // ------------------------------------------------------------------ COMMAND
 
 #[test]

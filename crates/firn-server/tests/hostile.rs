@@ -14,7 +14,7 @@
 //! buffered without bound.
 
 use firn_testkit::conn::{Event, ReadError};
-use firn_testkit::{encode_request, info, reply::escape, Conn, Diff, Kind, Server, R};
+use firn_testkit::{encode_request, info, reply::escape, Conn, Kind, Server, R};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -347,26 +347,6 @@ fn a_client_that_does_not_read_is_not_buffered_without_bound() {
     let tail = read_exactly(&mut hostile, GETS as u64 * BIG_REPLY_BYTES, 4);
     assert_eq!(tail, b"vv\r\n");
     assert_up(&server);
-}
-
-#[test]
-fn client_output_buffer_limit_config_syntax() {
-    let mut d = Diff::new();
-    d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
-    for value in [
-        "normal 1mb 0 0",
-        "slave 1k 2kb 3 pubsub 1 2 3",
-        "replica 256mb 64mb 60",
-        "",
-        "normal 1mb 2mb",
-        "foo 1mb 2mb 3",
-        "normal -1 0 0",
-        "normal 1 0 x",
-        "normal 1gb 1GB 10 pubsub 0 0 0",
-    ] {
-        d.cmd(&["CONFIG", "SET", "client-output-buffer-limit", value]);
-        d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
-    }
 }
 
 // ------------------------------------------------------------ slow clients
