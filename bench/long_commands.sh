@@ -45,7 +45,7 @@ loop_command() {
     local port="$1" count_file="$2"
     shift 2
     python3 - "$port" "$count_file" "$@" <<'PY'
-import socket, sys
+import os, socket, sys
 port, count_file, args = int(sys.argv[1]), sys.argv[2], [a.encode() for a in sys.argv[3:]]
 request = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 request += b"*1\r\n$4\r\nPING\r\n"
@@ -60,8 +60,10 @@ while True:
             sys.exit(0)
         tail = (tail + chunk)[-16:]
     done += 1
-    with open(count_file, "w") as f:
+    # Replaced whole, never truncated: a reader never sees an empty file.
+    with open(count_file + ".tmp", "w") as f:
         f.write(str(done))
+    os.replace(count_file + ".tmp", count_file)
 PY
 }
 
