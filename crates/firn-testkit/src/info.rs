@@ -96,3 +96,45 @@ pub fn changes_since_save(info: &R) -> R {
         .unwrap_or("rdb_changes_since_last_save missing");
     R::Simple(line.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(text: &str) -> Info {
+        Info {
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_field_is_found_by_its_whole_name() {
+        let memory = info("# Memory\r\nused_memory_rss:900\r\nused_memory:120\r\n");
+        assert_eq!(memory.field("used_memory"), 120);
+        assert_eq!(memory.field("used_memory_rss"), 900);
+        assert_eq!(memory.get("used_mem"), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "no numeric maxmemory")]
+    fn a_missing_field_panics_with_the_reply() {
+        info("used_memory:1\r\n").field("maxmemory");
+    }
+
+    #[test]
+    fn normalisers_keep_only_what_both_servers_share() {
+        let stats = R::bulk(
+            b"cmdstat_set:calls=2,usec=9,usec_per_call=4.50\r\n\
+              cmdstat_get:calls=1,usec=3,usec_per_call=3.00\r\n",
+        );
+        assert_eq!(
+            calls_only(&stats),
+            R::Array(Some(vec![R::bulk(b"get calls=1"), R::bulk(b"set calls=2")]))
+        );
+        let persistence = R::bulk(b"loading:0\r\nrdb_changes_since_last_save:3\r\n");
+        assert_eq!(
+            changes_since_save(&persistence),
+            R::Simple("rdb_changes_since_last_save:3".into())
+        );
+    }
+}

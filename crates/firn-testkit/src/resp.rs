@@ -148,3 +148,53 @@ impl Cursor<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reply_type_parses_back_from_its_encoding() {
+        let reply = R::Array(Some(vec![
+            R::Simple("OK".into()),
+            R::Error("ERR no".into()),
+            R::Int(-7),
+            R::Bulk(None),
+            R::bulk(b"a\r\nb"),
+            R::Array(None),
+            R::Map(vec![(R::bulk(b"k"), R::Set(vec![R::Int(1)]))]),
+            R::Double("1.5".into()),
+            R::Bool(false),
+            R::Null,
+            R::BigNum("123456789012345678901234567890".into()),
+            R::Verbatim("txt".into(), b"some text".to_vec()),
+            R::Push(vec![R::bulk(b"message")]),
+        ]));
+        let bytes = reply.encode();
+        let (parsed, used) = parse_reply(&bytes).expect("parses");
+        assert_eq!(parsed, reply);
+        assert_eq!(used, bytes.len());
+    }
+
+    #[test]
+    fn a_cut_reply_is_incomplete_and_junk_is_invalid() {
+        let bytes = R::Array(Some(vec![R::bulk(b"value"), R::Int(1)])).encode();
+        for end in 0..bytes.len() {
+            assert!(
+                matches!(parse_reply(&bytes[..end]), Err(Parse::Incomplete)),
+                "{end} bytes"
+            );
+        }
+        assert!(matches!(parse_reply(b"?x\r\n"), Err(Parse::Invalid(_))));
+        assert!(matches!(
+            parse_reply(b"$3\r\nabcd\r\n"),
+            Err(Parse::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn attributes_are_skipped() {
+        let (parsed, _) = parse_reply(b"|1\r\n+key\r\n:1\r\n:42\r\n").expect("parses");
+        assert_eq!(parsed, R::Int(42));
+    }
+}
