@@ -15,49 +15,26 @@
 # with temporary dirs and are stopped on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/../scripts/install-deps.sh"
-source "$here/../scripts/env.sh"
+source "$here/lib.sh"
 seconds="${1:-10}"
 connections="${2:-10000}"
 blocked="${3:-1000}"
 producers="${4:-4}"
 consumers="${5:-4}"
-profile="${FIRN_BENCH_PROFILE:-release}"
-if [ "$profile" = release ]; then
-    cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-else
-    cargo build --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-fi
-firn="$CARGO_TARGET_DIR/$profile/firn"
-load="$CARGO_TARGET_DIR/$profile/firn-load"
+build
 
 # Every connection is a descriptor in the load generator and in the server.
 ulimit -n "$((connections * 2 + 1024))" 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 maxclients=$((connections + 100))
 
-source "$here/lib.sh"
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
-ratio() { python3 -c "import sys; b=float(sys.argv[2]); print(f'{float(sys.argv[1])/b:.2f}' if b else '-')" "$1" "$2"; }
-
-start_server() { # name dir port -> pid in $server_pid
-    local name="$1" dir="$2" port="$3"
-    mkdir -p "$dir"
-    if [ "$name" = redis ]; then
-        redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync everysec \
-            --maxclients "$maxclients" --dir "$dir" >"$dir.log" 2>&1 &
-    else
-        "$firn" --port "$port" --bind 127.0.0.1 --dir "$dir" --loglevel warning \
-            --maxclients "$maxclients" >"$dir.log" 2>&1 &
-    fi
-    server_pid=$!
-    pids+=("$server_pid")
-    wait_ping "$port"
-}
-
 declare -A queue_rate queue_p99 rss_per_conn get_p99 get_alone
 for server in redis firn; do
     port=$(free_port)
-    start_server "$server" "$work/$server" "$port"
+    if [ "$server" = redis ]; then
+        start_redis redis "$port" "${redis_aof[@]}" --maxclients "$maxclients"
+    else
+        start_firn firn "$port" --maxclients "$maxclients"
+    fi
     q=$("$load" --port "$port" --mode queue --producers "$producers" --clients "$consumers" --seconds "$seconds")
     queue_rate[$server]=$(field "$q" items_per_sec)
     queue_p99[$server]=$(field "$q" brpop_p99_us)
@@ -72,8 +49,7 @@ for server in redis firn; do
     fi
     rss_per_conn[$server]=$(field "$idle" bytes_per_connection)
     get_p99[$server]=$(field "$idle" get_p99_us)
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
+    stop_server "$server_pid"
 done
 
 echo "| measure | redis-server | firn | firn/redis |"

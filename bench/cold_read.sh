@@ -17,48 +17,39 @@
 #    read random cold keys, with firn-load (one request in flight per
 #    client, hdrhistogram). If cold reads blocked network threads, the hot
 #    p99 would jump to the device's service time (5 ms at 200 IOPS).
-# Needs root (drop_caches, cgroups). Everything is stopped on exit.
+# FIRN_BENCH_SECONDS sets the hot runs' length (default 8; the cold
+# clients run 2 s longer). Needs root (drop_caches, cgroups). Everything is
+# stopped on exit.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cold_keys="${1:-1000000}"
 iops="${2:-200}"
 maxmemory="${3:-64mb}"
 cold_clients="${4:-16}"
+seconds="${FIRN_BENCH_SECONDS:-8}"
 [ "$(id -u)" = 0 ] || { echo "needs root (drop_caches, blkio cgroup)" >&2; exit 1; }
-"$here/../scripts/install-deps.sh"
-source "$here/../scripts/env.sh"
-cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-firn="$CARGO_TARGET_DIR/release/firn"
-load="$CARGO_TARGET_DIR/release/firn-load"
+# The data must be on a real disk for the page cache and the throttle.
+bench_tmp=/var/tmp
+source "$here/lib.sh"
+build
 
-work="$(mktemp -d /var/tmp/firn-cold.XXXXXX)"
 cg=/sys/fs/cgroup/blkio/firn-cold-$$
-pid=""
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-    [ -d "$cg" ] && { cat "$cg/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true; done; rmdir "$cg" 2>/dev/null || true; }
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start_firn() {
-    "$firn" --port "$port" --dir "$work/data" --maxmemory "$maxmemory" --loglevel warning >>"$work/firn.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 300); do redis-cli -p "$port" PING >/dev/null 2>&1 && return 0; sleep 0.1; done
-    echo "firn did not start" >&2; cat "$work/firn.log" >&2; exit 1
+bench_cleanup() {
+    [ -d "$cg" ] || return 0
+    cat "$cg/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true; done
+    rmdir "$cg" 2>/dev/null || true
 }
 
-start_firn
+port=$(free_port)
+start_firn firn "$port" --maxmemory "$maxmemory"
 echo "loading $cold_keys cold keys and 1000 hot keys..." >&2
 "$load" --port "$port" --mode load --prefix cold: --keys "$cold_keys" --value-size 1000 --clients 4 >&2
 "$load" --port "$port" --mode load --prefix hot: --keys 1000 --value-size 100 --clients 1 >&2
-kill -TERM "$pid"
-wait "$pid" 2>/dev/null || true
-pid=""
-du -sh "$work/data" >&2
+stop_server "$server_pid"
+du -sh "$work/firn" >&2
 
-start_firn
+start_firn firn "$port" --maxmemory "$maxmemory"
+pid=$server_pid
 "$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 2 --seconds 2 >/dev/null
 sync
 echo 3 > /proc/sys/vm/drop_caches
@@ -71,15 +62,14 @@ if [ "$iops" != 0 ]; then
     for t in $(ls /proc/"$pid"/task); do echo "$t" > "$cg/tasks" 2>/dev/null || true; done
 fi
 
-hot_alone=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds 8)
-"$load" --port "$port" --mode get --prefix cold: --keys "$cold_keys" --clients "$cold_clients" --seconds 10 >"$work/cold.json" &
+hot_alone=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds "$seconds")
+"$load" --port "$port" --mode get --prefix cold: --keys "$cold_keys" --clients "$cold_clients" --seconds "$((seconds + 2))" >"$work/cold.json" &
 cold_pid=$!
 sleep 1
-hot_mixed=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds 8)
+hot_mixed=$("$load" --port "$port" --mode get --prefix hot: --keys 1000 --clients 4 --seconds "$seconds")
 wait "$cold_pid"
 cold=$(cat "$work/cold.json")
 
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 echo "| run | ops/s | p50 µs | p99 µs | p99.9 µs | max µs |"
 echo "|---|---|---|---|---|---|"
 for row in "hot GETs alone|$hot_alone" "hot GETs during cold reads|$hot_mixed" "cold GETs ($cold_clients clients)|$cold"; do

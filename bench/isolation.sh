@@ -12,17 +12,11 @@
 # on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/../scripts/install-deps.sh"
-source "$here/../scripts/env.sh"
+source "$here/lib.sh"
 keys="${1:-500000}"
 seconds="${2:-8}"
-cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-firn="$CARGO_TARGET_DIR/release/firn"
-load="$CARGO_TARGET_DIR/release/firn-load"
+build
 
-source "$here/lib.sh"
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.1f}')" "$1" "$2"; }
 hot() { "$load" --port "$1" --mode get --prefix hot: --keys 1000 --clients 4 --seconds "$seconds"; }
 
 run_case() { # name port -> prints a table row
@@ -52,21 +46,14 @@ echo "|---|---|---|---|---|---|"
 for case in flushall contend; do
     for server in redis firn; do
         port=$(free_port)
-        mkdir -p "$work/$server-$case"
         if [ "$server" = redis ]; then
-            redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync everysec \
-                --dir "$work/$server-$case" >"$work/$server-$case.log" 2>&1 &
+            start_redis "$server-$case" "$port" "${redis_aof[@]}"
         else
-            "$firn" --port "$port" --bind 127.0.0.1 --dir "$work/$server-$case" --loglevel warning \
-                >"$work/$server-$case.log" 2>&1 &
+            start_firn "$server-$case" "$port"
         fi
-        pid=$!
-        pids+=("$pid")
-        wait_ping "$port"
         read -r a l m < <(run_case "$case" "$port")
-        echo "| $case | $server | $a | $l | $(ratio "$l" "$a") | $m |"
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        echo "| $case | $server | $a | $l | $(ratio "$l" "$a" 1) | $m |"
+        stop_server "$server_pid"
     done
 done
 echo

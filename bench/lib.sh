@@ -1,22 +1,119 @@
-# Sourced by the bench scripts: a temporary work dir, servers started in the
-# background and all stopped on exit (even on failure), free loopback ports,
-# and waiting for a server's first PONG.
-work="$(mktemp -d)"
+# Sourced by every bench script (after it has set $here): the build, the
+# servers and the small helpers they share, each defined once.
+#
+#   build                  builds firn and firn-load once per run and sets
+#                          $firn and $load; FIRN_BENCH_PROFILE=debug (or
+#                          BUILD=debug) uses a debug build, for a quick
+#                          check of a script with small numbers
+#   start_firn NAME PORT [firn args...]
+#   start_firn_binary BINARY NAME PORT [firn args...]   another firn build
+#   start_redis NAME PORT [redis-server args...]
+#                          redis-server without persistence unless the args
+#                          say otherwise ("${redis_aof[@]}": AOF everysec,
+#                          firn's own durability)
+#   start_kvrocks NAME PORT
+#                          Kvrocks from $KVROCKS (see bench/README.md)
+#                          Each starts on 127.0.0.1:PORT with its data in
+#                          $work/NAME and its log in $work/NAME.log, waits
+#                          for PONG and leaves its pid in $server_pid.
+#   stop_server PID        SIGTERM, and wait for it to exit
+#   free_port, field JSON KEY, ratio A B [DIGITS]
+#
+# Every server started here is stopped on exit, even on failure, and the
+# temporary work dir ($work, under $bench_tmp if set, else $TMPDIR or /tmp)
+# is removed; a script with more to undo defines bench_cleanup.
+"$here/../scripts/install-deps.sh" >&2
+source "$here/../scripts/env.sh"
+
+work="$(mktemp -d "${bench_tmp:-${TMPDIR:-/tmp}}/firn-bench.XXXXXX")"
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
+    if declare -F bench_cleanup >/dev/null; then bench_cleanup || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
 
+profile="${FIRN_BENCH_PROFILE:-${BUILD:-release}}"
+built=""
+build() {
+    [ -n "$built" ] && return 0
+    local flags=(--locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml")
+    [ "$profile" = release ] && flags+=(--release)
+    cargo build "${flags[@]}"
+    firn="$CARGO_TARGET_DIR/$profile/firn"
+    load="$CARGO_TARGET_DIR/$profile/firn-load"
+    built=1
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-wait_ping() {
+# Runs "$@" in the background as server NAME on PORT (see the header) and
+# waits for its first PONG; stops the script, with the log's tail, if the
+# server exits or does not answer within 30 s.
+launch() { # name port command...
+    local name="$1" port="$2"
+    shift 2
+    mkdir -p "$work/$name"
+    "$@" >>"$work/$name.log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
     for _ in $(seq 1 300); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
+        redis-cli -p "$port" PING >/dev/null 2>&1 && return 0
+        kill -0 "$server_pid" 2>/dev/null || break
         sleep 0.1
     done
-    echo "server on port $1 did not start" >&2
+    echo "$name did not start on port $port:" >&2
+    tail -20 "$work/$name.log" >&2
     exit 1
+}
+
+start_firn() { # name port [firn args...]
+    build
+    start_firn_binary "$firn" "$@"
+}
+
+start_firn_binary() { # binary name port [firn args...]
+    local binary="$1" name="$2" port="$3"
+    shift 3
+    launch "$name" "$port" "$binary" --port "$port" --bind 127.0.0.1 --dir "$work/$name" \
+        --loglevel warning "$@"
+}
+
+redis_aof=(--appendonly yes --appendfsync everysec)
+
+start_redis() { # name port [redis-server args...]
+    local name="$1" port="$2" persistence=(--appendonly no)
+    shift 2
+    [[ " $* " == *" --appendonly "* ]] && persistence=()
+    launch "$name" "$port" redis-server --port "$port" --bind 127.0.0.1 --save "" \
+        "${persistence[@]}" --daemonize no --dir "$work/$name" "$@"
+}
+
+start_kvrocks() { # name port
+    local name="$1" port="$2"
+    launch "$name" "$port" "$KVROCKS" -c "$(dirname "$KVROCKS")/kvrocks.conf" \
+        --bind 127.0.0.1 --port "$port" --dir "$work/$name" --log-dir "$work/$name" \
+        --workers "$(nproc)" --rocksdb.block_cache_size 512 --daemonize no
+}
+
+stop_server() { # pid
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+# A field of firn-load's JSON line.
+field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+# A / B with DIGITS decimals (2 by default); "-" when B is 0 or either is
+# not a number (a failed measurement).
+ratio() {
+    python3 -c "
+import sys
+try:
+    a, b = float(sys.argv[1]), float(sys.argv[2])
+    print(f'{a / b:.{int(sys.argv[3])}f}' if b else '-')
+except ValueError:
+    print('-')" "$1" "$2" "${3:-2}"
 }

@@ -18,25 +18,15 @@
 # and temp dirs are removed on exit.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/lib.sh"
 keys="${1:-1000000}"
 seconds="${2:-8}"
-source "$here/../scripts/env.sh"
-cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-firn="$CARGO_TARGET_DIR/release/firn"
-load="$CARGO_TARGET_DIR/release/firn-load"
-
-source "$here/lib.sh"
+build
 
 firn_port=$(free_port)
-mkdir -p "$work/firn" "$work/redis"
-"$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --loglevel warning >"$work/firn.log" 2>&1 &
-pids+=($!)
+start_firn firn "$firn_port"
 redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$work/redis" --daemonize no >"$work/redis.log" 2>&1 &
-pids+=($!)
-wait_ping "$firn_port"
-wait_ping "$redis_port"
+start_redis redis "$redis_port"
 
 pathological="$(printf 'a*%.0s' $(seq 1 38))b"
 for port in "$firn_port" "$redis_port"; do
@@ -55,7 +45,7 @@ loop_command() {
     local port="$1" count_file="$2"
     shift 2
     python3 - "$port" "$count_file" "$@" <<'PY'
-import socket, sys
+import os, socket, sys
 port, count_file, args = int(sys.argv[1]), sys.argv[2], [a.encode() for a in sys.argv[3:]]
 request = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 request += b"*1\r\n$4\r\nPING\r\n"
@@ -70,8 +60,10 @@ while True:
             sys.exit(0)
         tail = (tail + chunk)[-16:]
     done += 1
-    with open(count_file, "w") as f:
+    # Replaced whole, never truncated: a reader never sees an empty file.
+    with open(count_file + ".tmp", "w") as f:
         f.write(str(done))
+    os.replace(count_file + ".tmp", count_file)
 PY
 }
 
@@ -96,8 +88,6 @@ measure() {
     fi
 }
 
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
-
 for server in firn redis; do
     port_var="${server}_port"
     port="${!port_var}"
@@ -110,20 +100,19 @@ done
 echo "| server | phase | GET ops/s | p50 µs | p99 µs | max µs | p99 / unloaded p99 | long commands done |"
 echo "|---|---|---|---|---|---|---|---|"
 for server in firn redis; do
-    base=$(field "$work/$server-alone.json" p99_us)
+    base=$(field "$(cat "$work/$server-alone.json")" p99_us)
     for phase in alone keys glob; do
-        json="$work/$server-$phase.json"
+        json="$(cat "$work/$server-$phase.json")"
         case "$phase" in
             alone) name="unloaded" ;;
             keys) name="KEYS * loop" ;;
             glob) name="pathological KEYS loop" ;;
         esac
         p99=$(field "$json" p99_us)
-        ratio=$(python3 -c "print(f'{$p99 / max($base, 1):.2f}')")
         done_count=$(cat "$work/$server-$phase.done")
         [ "$phase" = alone ] && done_count="-"
-        echo "| $server | $name | $(field "$json" ops_per_sec) | $(field "$json" p50_us) | $p99 | $(field "$json" max_us) | $ratio | $done_count |"
+        echo "| $server | $name | $(field "$json" ops_per_sec) | $(field "$json" p50_us) | $p99 | $(field "$json" max_us) | $(ratio "$p99" "$base") | $done_count |"
     done
 done
 echo
-echo "keys=$keys (+1000 hot, +1 pathological), ${seconds}s per phase, GET by 2 clients at depth 1, $(nproc) cores; firn release build, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') without persistence"
+echo "keys=$keys (+1000 hot, +1 pathological), ${seconds}s per phase, GET by 2 clients at depth 1, $(nproc) cores; firn $profile build, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') without persistence"

@@ -11,38 +11,22 @@
 # `payload_bytes` message, scaled down as the fan-out grows (requests /
 # max(1, subscribers / 10)) so that each run delivers a comparable number
 # of messages. Prints a Markdown table of PUBLISH/s and messages delivered
-# per second, with the Firn/Redis ratio. BUILD=debug uses a debug build
-# (to check the script quickly). All servers stop on exit, even on failure.
+# per second, with the Firn/Redis ratio. FIRN_BENCH_PROFILE=debug (or
+# BUILD=debug) uses a debug build (to check the script quickly). All
+# servers stop on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/lib.sh"
 requests="${1:-200000}"
 payload="${2:-32}"
 counts="${3:-1 100 1000}"
-profile="${BUILD:-release}"
-if [ "$profile" = release ]; then
-    "$here/../scripts/install-deps.sh"
-    source "$here/../scripts/env.sh"
-    cargo build --release --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-else
-    cargo build --locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml"
-fi
-firn="$CARGO_TARGET_DIR/$profile/firn"
-load="$CARGO_TARGET_DIR/$profile/firn-load"
-
-source "$here/lib.sh"
+build
 ulimit -n 8192 2>/dev/null || true
 
 redis_port=$(free_port)
 firn_port=$(free_port)
-mkdir -p "$work/redis" "$work/firn"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis" \
-    --maxclients 4000 >"$work/redis.log" 2>&1 &
-pids+=($!)
-"$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --maxclients 4000 \
-    --loglevel warning >"$work/firn.log" 2>&1 &
-pids+=($!)
-wait_ping "$redis_port"
-wait_ping "$firn_port"
+start_redis redis "$redis_port" --maxclients 4000
+start_firn firn "$firn_port" --maxclients 4000
 
 message=$(head -c "$payload" /dev/zero | tr '\0' 'x')
 
@@ -68,7 +52,6 @@ run() { # port subscribers -> "publish_per_sec"
     [ "$left" = "$subs" ] || echo "warning: port $port lost $(( subs - left )) slow subscribers" >&2
 }
 
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
 echo "| subscribers | redis-server PUBLISH/s | firn PUBLISH/s | redis msgs/s | firn msgs/s | firn/redis |"
 echo "|---|---|---|---|---|---|"
 for subs in $counts; do

@@ -15,39 +15,23 @@
 # exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/../scripts/install-deps.sh"
-source "$here/../scripts/env.sh"
+source "$here/lib.sh"
 requests="${1:-200000}"
 keyspace="${2:-100000}"
-cargo build --release --locked -q -p firn-server --manifest-path "$here/../Cargo.toml"
-firn="$CARGO_TARGET_DIR/release/firn"
-
-source "$here/lib.sh"
+build
 
 script="local v = redis.call('GET', KEYS[1]) return {v, redis.call('INCR', KEYS[1])}"
 redis_port=$(free_port)
 aof_port=$(free_port)
 firn_port=$(free_port)
-mkdir -p "$work/redis" "$work/aof" "$work/firn"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis" >"$work/redis.log" 2>&1 &
-pids+=($!)
-redis-server --port "$aof_port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync everysec --dir "$work/aof" >"$work/aof.log" 2>&1 &
-pids+=($!)
-"$firn" --port "$firn_port" --bind 127.0.0.1 --dir "$work/firn" --loglevel warning >"$work/firn.log" 2>&1 &
-pids+=($!)
+start_redis redis "$redis_port"
+start_redis aof "$aof_port" "${redis_aof[@]}"
+start_firn firn "$firn_port"
 kv_port=""
 if [ -n "${KVROCKS:-}" ]; then
     kv_port=$(free_port)
-    mkdir -p "$work/kvrocks"
-    "$KVROCKS" -c "$(dirname "$KVROCKS")/kvrocks.conf" --bind 127.0.0.1 --port "$kv_port" \
-        --dir "$work/kvrocks" --log-dir "$work/kvrocks" --workers "$(nproc)" \
-        --rocksdb.block_cache_size 512 --daemonize no >"$work/kvrocks.log" 2>&1 &
-    pids+=($!)
+    start_kvrocks kvrocks "$kv_port"
 fi
-wait_ping "$redis_port"
-wait_ping "$aof_port"
-wait_ping "$firn_port"
-[ -n "$kv_port" ] && wait_ping "$kv_port"
 ports=("$redis_port" "$aof_port" "$firn_port" $kv_port)
 
 readonly_script="return redis.call('GET', KEYS[1])"
@@ -66,7 +50,6 @@ run() { # port pipeline command... -> requests/s
         | awk -F, 'NR > 1 || $1 !~ /test/ {gsub(/"/,""); if ($2 ~ /^[0-9.]+$/) print $2}' | tail -1
 }
 
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
 kv_head="" kv_rule=""
 [ -n "$kv_port" ] && kv_head=" kvrocks req/s | kvrocks/redis-AOF |" && kv_rule="---|---|"
 echo "| test | pipeline | redis-server req/s | redis AOF everysec req/s | firn req/s | firn/redis | firn/redis-AOF |$kv_head"

@@ -14,29 +14,18 @@
 # on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/../scripts/install-deps.sh"
-source "$here/../scripts/env.sh"
+source "$here/lib.sh"
 requests="${1:-400000}"
 keyspace="${2:-100000}"
 rounds="${3:-3}"
-cargo build --release --locked -q -p firn-server --manifest-path "$here/../Cargo.toml"
-firn="$CARGO_TARGET_DIR/release/firn"
-
-source "$here/lib.sh"
+build
 
 aof_port=$(free_port)
 w1_port=$(free_port)
 w2_port=$(free_port)
-mkdir -p "$work/aof" "$work/w1" "$work/w2"
-redis-server --port "$aof_port" --bind 127.0.0.1 --save "" --appendonly yes --appendfsync everysec --dir "$work/aof" >"$work/aof.log" 2>&1 &
-pids+=($!)
-"$firn" --port "$w1_port" --bind 127.0.0.1 --dir "$work/w1" --loglevel warning --writer-threads 1 >"$work/w1.log" 2>&1 &
-pids+=($!)
-"$firn" --port "$w2_port" --bind 127.0.0.1 --dir "$work/w2" --loglevel warning --writer-threads 2 >"$work/w2.log" 2>&1 &
-pids+=($!)
-wait_ping "$aof_port"
-wait_ping "$w1_port"
-wait_ping "$w2_port"
+start_redis aof "$aof_port" "${redis_aof[@]}"
+start_firn w1 "$w1_port" --writer-threads 1
+start_firn w2 "$w2_port" --writer-threads 2
 
 rps() { # port clients requests pipeline test [redis-benchmark args...] -> requests/s
     local port="$1" clients="$2" n="$3" pipeline="$4" test="$5"
@@ -46,7 +35,6 @@ rps() { # port clients requests pipeline test [redis-benchmark args...] -> reque
 }
 
 mean() { python3 -c "import sys; v=[float(x) for x in sys.argv[1:]]; print(f'{sum(v)/len(v):.0f}')" "$@"; }
-ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.2f}')" "$1" "$2"; }
 
 row() { # label aof w1 w2 (means)
     echo "| $1 | $2 | $3 | $4 | $(ratio "$4" "$3") | $(ratio "$3" "$2") | $(ratio "$4" "$2") |"

@@ -11,89 +11,14 @@
 //!
 //! Both print one JSON line, like the other modes.
 
+use crate::{request, Args, Mode};
 use hdrhistogram::Histogram;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-struct Options {
-    host: String,
-    port: u16,
-    mode: String,
-    producers: usize,
-    clients: usize,
-    queues: u64,
-    seconds: u64,
-    value_size: usize,
-    connections: usize,
-    blocked: usize,
-    pid: u32,
-    keys: u64,
-}
-
-/// Runs the mode if it is one of this module's; `None` otherwise.
-pub fn dispatch(args: &[String]) -> Option<Result<String, String>> {
-    let mode = args
-        .iter()
-        .position(|a| a == "--mode")
-        .and_then(|i| args.get(i + 1))?;
-    match mode.as_str() {
-        "queue" => Some(parse(args).and_then(|o| queue(&o))),
-        "idle-blocked" => Some(parse(args).and_then(|o| idle_blocked(&o))),
-        _ => None,
-    }
-}
-
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        host: "127.0.0.1".into(),
-        port: 6379,
-        mode: String::new(),
-        producers: 4,
-        clients: 4,
-        queues: 1,
-        seconds: 10,
-        value_size: 100,
-        connections: 10_000,
-        blocked: 1_000,
-        pid: 0,
-        keys: 1_000,
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let value = args
-            .get(i + 1)
-            .cloned()
-            .ok_or_else(|| format!("{} needs a value", args[i]))?;
-        let num = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{}: not a number: {v}", args[i]))
-        };
-        match args[i].as_str() {
-            "--host" => o.host = value,
-            "--port" => o.port = num(&value)? as u16,
-            "--mode" => o.mode = value,
-            "--producers" => o.producers = num(&value)?.max(1) as usize,
-            "--clients" => o.clients = num(&value)?.max(1) as usize,
-            "--queues" => o.queues = num(&value)?.max(1),
-            "--seconds" => o.seconds = num(&value)?,
-            "--value-size" => o.value_size = num(&value)? as usize,
-            "--connections" => o.connections = num(&value)? as usize,
-            "--blocked" => o.blocked = num(&value)? as usize,
-            "--pid" => o.pid = num(&value)? as u32,
-            "--keys" => o.keys = num(&value)?.max(1),
-            other => return Err(format!("unknown option {other} for --mode {}", o.mode)),
-        }
-        i += 2;
-    }
-    if o.blocked > o.connections {
-        return Err("--blocked cannot exceed --connections".into());
-    }
-    Ok(o)
-}
-
-fn connect(o: &Options) -> std::io::Result<(TcpStream, BufReader<TcpStream>)> {
+fn connect(o: &Args) -> std::io::Result<(TcpStream, BufReader<TcpStream>)> {
     let stream = TcpStream::connect((o.host.as_str(), o.port))?;
     stream.set_nodelay(true)?;
     let reader = BufReader::with_capacity(1 << 16, stream.try_clone()?);
@@ -147,12 +72,8 @@ fn read_any(reader: &mut BufReader<TcpStream>) -> std::io::Result<bool> {
     }
 }
 
-fn request(args: &[&[u8]]) -> Vec<u8> {
-    crate::request(args)
-}
-
 /// Producers LPUSH, consumers BRPOP, for `seconds`.
-fn queue(o: &Options) -> Result<String, String> {
+pub fn queue(o: &Args) -> Result<String, String> {
     let consumed = AtomicU64::new(0);
     let pushed = AtomicU64::new(0);
     let started = Instant::now();
@@ -232,7 +153,7 @@ fn rss_kib(pid: u32) -> Result<u64, String> {
 }
 
 /// `blocked_clients` of INFO clients, over a fresh connection.
-fn blocked_clients(o: &Options) -> Result<u64, String> {
+fn blocked_clients(o: &Args) -> Result<u64, String> {
     let (mut writer, mut reader) = connect(o).map_err(|e| e.to_string())?;
     writer
         .write_all(&request(&[b"INFO", b"clients"]))
@@ -257,7 +178,10 @@ fn blocked_clients(o: &Options) -> Result<u64, String> {
 
 /// Idle and blocked connections: RSS per connection and the hot-key GET
 /// latency of the other clients meanwhile.
-fn idle_blocked(o: &Options) -> Result<String, String> {
+pub fn idle_blocked(o: &Args) -> Result<String, String> {
+    if o.blocked > o.connections {
+        return Err("--blocked cannot exceed --connections".into());
+    }
     let before = rss_kib(o.pid)?;
     let mut idle = Vec::with_capacity(o.connections);
     for i in 0..o.connections {
@@ -288,16 +212,12 @@ fn idle_blocked(o: &Options) -> Result<String, String> {
     // Let allocator caches settle before reading the RSS.
     std::thread::sleep(Duration::from_millis(500));
     let after = rss_kib(o.pid)?;
-    let get = crate::Options {
-        host: o.host.clone(),
-        port: o.port,
-        mode: "get".into(),
+    let get = Args {
+        mode: Mode::Get,
         prefix: "hot:".into(),
-        keys: o.keys,
+        keys: Some(o.keys()),
         first: 0,
-        clients: o.clients,
-        seconds: o.seconds,
-        value_size: o.value_size,
+        ..o.clone()
     };
     let outcomes: Vec<std::io::Result<crate::Outcome>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..o.clients)

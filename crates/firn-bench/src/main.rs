@@ -15,69 +15,107 @@
 //! Each client is a thread with one blocking connection and one request in
 //! flight (pipeline depth 1 measures latency honestly); `load` pipelines.
 //! The blocking-command workloads (`--mode queue`, `--mode idle-blocked`)
-//! live in `blocking.rs`.
+//! live in `blocking.rs`. `firn-load --help` lists every flag and default;
+//! one set of flags serves every mode, and each mode reads the ones it
+//! needs.
 
 mod blocking;
 
+use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use rand::Rng;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-struct Options {
+/// firn-load: GET/SET/load/subscribe traffic, or the blocking-command
+/// workloads, against a Redis-protocol server; prints one JSON line.
+#[derive(Parser, Clone, Debug)]
+#[command(name = "firn-load", version)]
+struct Args {
+    /// Server address.
+    #[arg(long, default_value = "127.0.0.1")]
     host: String,
+    #[arg(long, default_value_t = 6379)]
     port: u16,
-    mode: String,
+    /// What to run.
+    #[arg(long, value_enum, default_value_t = Mode::Get)]
+    mode: Mode,
+    /// Keys are `<prefix><n>`; in subscribe mode, the channel.
+    #[arg(long, default_value = "key:")]
     prefix: String,
-    keys: u64,
+    /// Keys in the range [default: 100000; 1000 hot keys in idle-blocked].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    keys: Option<u64>,
+    /// First key number of the range.
+    #[arg(long, default_value_t = 0)]
     first: u64,
+    /// Client threads (consumers in queue mode, GET clients in
+    /// idle-blocked).
+    #[arg(long, default_value_t = 4, value_parser = at_least_one)]
     clients: usize,
+    /// How long to run (every mode but load).
+    #[arg(long, default_value_t = 10)]
     seconds: u64,
+    /// Bytes per value (per item in queue mode).
+    #[arg(long, default_value_t = 100)]
     value_size: usize,
+    /// LPUSH clients.
+    #[arg(long, default_value_t = 4, value_parser = at_least_one, help_heading = "queue")]
+    producers: usize,
+    /// Lists the producers and consumers share.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), help_heading = "queue")]
+    queues: u64,
+    /// Idle connections to open.
+    #[arg(long, default_value_t = 10_000, help_heading = "idle-blocked")]
+    connections: usize,
+    /// How many of them wait in BLPOP.
+    #[arg(long, default_value_t = 1_000, help_heading = "idle-blocked")]
+    blocked: usize,
+    /// The server's process id, to read its RSS from /proc.
+    #[arg(long, default_value_t = 0, help_heading = "idle-blocked")]
+    pid: u32,
 }
 
-fn parse_options() -> Result<Options, String> {
-    let mut o = Options {
-        host: "127.0.0.1".into(),
-        port: 6379,
-        mode: "get".into(),
-        prefix: "key:".into(),
-        keys: 100_000,
-        first: 0,
-        clients: 4,
-        seconds: 10,
-        value_size: 100,
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let value = args
-            .get(i + 1)
-            .cloned()
-            .ok_or_else(|| format!("{} needs a value", args[i]))?;
-        let num = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{}: not a number: {v}", args[i]))
-        };
-        match args[i].as_str() {
-            "--host" => o.host = value,
-            "--port" => o.port = num(&value)? as u16,
-            "--mode" => o.mode = value,
-            "--prefix" => o.prefix = value,
-            "--keys" => o.keys = num(&value)?.max(1),
-            "--first" => o.first = num(&value)?,
-            "--clients" => o.clients = num(&value)?.max(1) as usize,
-            "--seconds" => o.seconds = num(&value)?,
-            "--value-size" => o.value_size = num(&value)? as usize,
-            other => return Err(format!("unknown option {other}")),
-        }
-        i += 2;
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Random GETs over the range, one in flight per client.
+    Get,
+    /// Random SETs over the range, one in flight per client.
+    Set,
+    /// SET every key of the range once, 64 per write.
+    Load,
+    /// Subscribers that read and discard (`ops` is then bytes read).
+    Subscribe,
+    /// Producers LPUSH while consumers BRPOP.
+    Queue,
+    /// Idle connections, some in BLPOP, while GET clients measure.
+    IdleBlocked,
+}
+
+impl Mode {
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
     }
-    if !["get", "set", "load", "subscribe"].contains(&o.mode.as_str()) {
-        return Err("--mode must be get, set, load or subscribe".into());
+}
+
+impl Args {
+    /// `--keys`, or the mode's default.
+    fn keys(&self) -> u64 {
+        self.keys.unwrap_or(match self.mode {
+            Mode::IdleBlocked => 1_000,
+            _ => 100_000,
+        })
     }
-    Ok(o)
+}
+
+fn at_least_one(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{value} is not a whole number of at least 1")),
+    }
 }
 
 fn request(args: &[&[u8]]) -> Vec<u8> {
@@ -137,7 +175,7 @@ struct Outcome {
 
 /// A subscriber: reads and discards until the deadline or until the
 /// server closes the connection.
-fn subscriber(o: &Options, mut stream: TcpStream) -> std::io::Result<u64> {
+fn subscriber(o: &Args, mut stream: TcpStream) -> std::io::Result<u64> {
     stream.write_all(&request(&[b"SUBSCRIBE", o.prefix.as_bytes()]))?;
     stream.set_read_timeout(Some(Duration::from_millis(200)))?;
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
@@ -158,10 +196,10 @@ fn subscriber(o: &Options, mut stream: TcpStream) -> std::io::Result<u64> {
     Ok(bytes)
 }
 
-fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
+fn client(o: &Args, index: usize) -> std::io::Result<Outcome> {
     let stream = TcpStream::connect((o.host.as_str(), o.port))?;
     stream.set_nodelay(true)?;
-    if o.mode == "subscribe" {
+    if o.mode == Mode::Subscribe {
         let histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let bytes = subscriber(o, stream)?;
@@ -177,11 +215,11 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut errors = 0;
     let mut rng = rand::rng();
-    if o.mode == "load" {
+    if o.mode == Mode::Load {
         // Each client loads its share of the range, 64 SETs per write.
-        let share = o.keys.div_ceil(o.clients as u64);
+        let share = o.keys().div_ceil(o.clients as u64);
         let start = o.first + share * index as u64;
-        let end = (start + share).min(o.first + o.keys);
+        let end = (start + share).min(o.first + o.keys());
         let mut i = start;
         while i < end {
             let batch_end = (i + 64).min(end);
@@ -210,9 +248,9 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
     }
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
-        let k = o.first + rng.random_range(0..o.keys);
+        let k = o.first + rng.random_range(0..o.keys());
         let key = format!("{}{k}", o.prefix);
-        let req = if o.mode == "get" {
+        let req = if o.mode == Mode::Get {
             request(&[b"GET", key.as_bytes()])
         } else {
             request(&[b"SET", key.as_bytes(), &value_for(k, o.value_size)])
@@ -232,8 +270,13 @@ fn client(o: &Options, index: usize) -> std::io::Result<Outcome> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(result) = blocking::dispatch(&args) {
+    let options = Args::parse();
+    let blocking = match options.mode {
+        Mode::Queue => Some(blocking::queue(&options)),
+        Mode::IdleBlocked => Some(blocking::idle_blocked(&options)),
+        _ => None,
+    };
+    if let Some(result) = blocking {
         match result {
             Ok(json) => println!("{json}"),
             Err(e) => {
@@ -243,13 +286,6 @@ fn main() {
         }
         return;
     }
-    let options = match parse_options() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("firn-load: {e}");
-            std::process::exit(2);
-        }
-    };
     let started = Instant::now();
     let results: Vec<std::io::Result<Outcome>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..options.clients)
@@ -288,16 +324,14 @@ fn main() {
             }
         }
     }
-    let ops = if options.mode == "load" {
-        options.keys
-    } else if options.mode == "subscribe" {
-        bytes
-    } else {
-        total.len()
+    let ops = match options.mode {
+        Mode::Load => options.keys(),
+        Mode::Subscribe => bytes,
+        _ => total.len(),
     };
     println!(
         "{{\"mode\":\"{}\",\"ops\":{},\"errors\":{},\"seconds\":{:.2},\"ops_per_sec\":{:.0},\"p50_us\":{},\"p99_us\":{},\"p999_us\":{},\"max_us\":{}}}",
-        options.mode,
+        options.mode.name(),
         ops,
         errors,
         elapsed,

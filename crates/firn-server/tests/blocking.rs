@@ -10,27 +10,16 @@
 //! several keys in one batch (LMOVE, RENAME, SORT ... STORE,
 //! ZUNIONSTORE); the transactions suite adds EXEC itself.
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::{encode_request, info, Conn, Server, R};
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(10);
-
-fn info_field(conn: &mut Conn, section: &str, field: &str) -> i64 {
-    let info = conn.cmd(&["INFO", section]).as_str().unwrap_or_default();
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|line| line.strip_prefix(prefix.as_str()))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(-1)
-}
 
 /// Polls until `n` clients are blocked.
 fn wait_blocked(conn: &mut Conn, n: i64) {
     let deadline = Instant::now() + DEADLINE;
     loop {
-        let blocked = info_field(conn, "clients", "blocked_clients");
+        let blocked = info::field(conn, "clients", "blocked_clients");
         if blocked == n {
             return;
         }
@@ -108,14 +97,14 @@ fn a_blocked_client_that_disconnects_leaves_no_waiter() {
     let mut gone = block(&server, &mut control, 0, &["BLPOP", "q", "0"]);
     let mut timed = block(&server, &mut control, 1, &["BLPOP", "q", "100"]);
     assert_eq!(
-        info_field(&mut control, "clients", "clients_in_timeout_table"),
+        info::field(&mut control, "clients", "clients_in_timeout_table"),
         1
     );
     gone.shutdown();
     timed.shutdown();
     wait_blocked(&mut control, 0);
     assert_eq!(
-        info_field(&mut control, "clients", "clients_in_timeout_table"),
+        info::field(&mut control, "clients", "clients_in_timeout_table"),
         0
     );
     // Nobody takes the element any more.
@@ -196,9 +185,9 @@ fn requests_pipelined_behind_a_blocked_one_wait_for_it() {
     let server = Server::firn();
     let mut control = server.conn();
     let mut conn = server.conn();
-    let mut pipeline = common::encode_request(&[b"PING", b"before"]);
-    pipeline.extend(common::encode_request(&[b"BLPOP", b"q", b"0"]));
-    pipeline.extend(common::encode_request(&[b"PING", b"after"]));
+    let mut pipeline = encode_request(&[b"PING", b"before"]);
+    pipeline.extend(encode_request(&[b"BLPOP", b"q", b"0"]));
+    pipeline.extend(encode_request(&[b"PING", b"after"]));
     conn.send_raw(&pipeline);
     // The reply before the blocked command is not held back.
     assert_eq!(conn.read_reply().1, R::bulk(b"before"));
@@ -313,7 +302,7 @@ fn huge_timeouts_wait_and_can_still_be_unblocked() {
         wait_blocked(&mut control, 1);
         let timed = if i < 2 { 1 } else { 0 };
         assert_eq!(
-            info_field(&mut control, "clients", "clients_in_timeout_table"),
+            info::field(&mut control, "clients", "clients_in_timeout_table"),
             timed,
             "{timeout}"
         );

@@ -2,21 +2,7 @@
 //! Incomplete -> warm on the I/O pool -> re-run) and return the right
 //! values; INFO shows they did.
 
-mod common;
-
-use common::{Server, R};
-
-fn info_field(server: &Server, field: &str) -> u64 {
-    let mut c = server.conn();
-    let text = match c.cmd(&["INFO", "storage"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO storage:\n{text}"))
-}
+use firn_testkit::{encode_request, info, Server, R};
 
 fn value_of(i: usize) -> String {
     format!("{i:06}-").repeat(250)
@@ -29,7 +15,7 @@ fn reads_from_disk_go_through_the_io_pool_and_return_the_data() {
     let keys = 6000;
     let mut batch = Vec::new();
     for i in 0..keys {
-        batch.extend(common::encode_request(&[
+        batch.extend(encode_request(&[
             b"SET",
             format!("key:{i}").as_bytes(),
             value_of(i).as_bytes(),
@@ -51,18 +37,18 @@ fn reads_from_disk_go_through_the_io_pool_and_return_the_data() {
         );
     }
     assert!(
-        info_field(&server, "cold_commands") > 0,
+        info::storage(&mut c, "cold_commands") > 0,
         "no command took the cold path"
     );
-    assert!(info_field(&server, "io_completed") > 0);
-    assert_eq!(info_field(&server, "io_queue_rejected"), 0);
+    assert!(info::storage(&mut c, "io_completed") > 0);
+    assert_eq!(info::storage(&mut c, "io_queue_rejected"), 0);
     // The same keys are now answered from memory.
-    let cold_before = info_field(&server, "cold_commands");
+    let cold_before = info::storage(&mut c, "cold_commands");
     for i in (0..keys).step_by(37) {
         assert_eq!(
             c.cmd(&["STRLEN", &format!("key:{i}")]),
             R::Int(value_of(i).len() as i64)
         );
     }
-    assert_eq!(info_field(&server, "cold_commands"), cold_before);
+    assert_eq!(info::storage(&mut c, "cold_commands"), cold_before);
 }

@@ -3,9 +3,7 @@
 //! write is lost or lands in the wrong database and that the server keeps
 //! serving everyone.
 
-mod common;
-
-use common::{encode_request, Conn, Server, R};
+use firn_testkit::{encode_request, info, Conn, Server, R};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -220,7 +218,7 @@ fn a_full_cold_read_pool_refuses_some_reads_and_serves_the_rest() {
 
 /// `pending_write_bytes` of INFO storage.
 fn pending_write_bytes(conn: &mut Conn) -> u64 {
-    common::info_storage(conn, "pending_write_bytes")
+    info::storage(conn, "pending_write_bytes")
 }
 
 /// Waits until the writer has drained every pending write.

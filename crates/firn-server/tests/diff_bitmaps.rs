@@ -2,9 +2,11 @@
 //! SETBIT/GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and BITFIELD_RO,
 //! including offsets far beyond Firn's 64 KiB string chunks.
 
-mod common;
-
-use common::{all_bytes, assert_err, pattern, Diff};
+use firn_testkit::{
+    data::{all_bytes, pattern},
+    reply::assert_err,
+    Diff,
+};
 
 // ------------------------------------------------------------------ SETBIT / GETBIT
 

@@ -8,9 +8,7 @@
 //! MULTI/EXEC (where a blocking command answers at once) is not served on
 //! this branch; its differential case belongs with the transactions suite.
 
-mod common;
-
-use common::{Diff, R};
+use firn_testkit::{info, Diff, R};
 use std::time::{Duration, Instant};
 
 /// Switches the active client pair to RESP3 (HELLO's id differs).
@@ -38,15 +36,6 @@ fn read_both(d: &mut Diff) -> R {
     redis
 }
 
-/// `blocked_clients` of INFO clients.
-fn blocked_clients(conn: &mut common::Conn) -> i64 {
-    let info = conn.cmd(&["INFO", "clients"]).as_str().unwrap_or_default();
-    info.lines()
-        .find_map(|line| line.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(-1)
-}
-
 /// Polls both servers (through client pair `via`) until `n` clients are
 /// blocked, for at most 10 seconds; then makes pair `back` active again.
 fn wait_blocked(d: &mut Diff, via: usize, back: usize, n: i64) {
@@ -55,8 +44,8 @@ fn wait_blocked(d: &mut Diff, via: usize, back: usize, n: i64) {
     loop {
         let pair = d.client();
         let (redis, firn) = (
-            blocked_clients(&mut pair.redis),
-            blocked_clients(&mut pair.firn),
+            info::field(&mut pair.redis, "clients", "blocked_clients"),
+            info::field(&mut pair.firn, "clients", "blocked_clients"),
         );
         if redis == n && firn == n {
             break;
@@ -245,7 +234,7 @@ fn short_timeouts_reply_null_in_both_protocols() {
         d.cmd(&["EXISTS", "k", "d"]);
     }
     // Each blocked command counts as one call when it ends (times apart).
-    d.cmd_with(&["INFO", "commandstats"], common::calls_only);
+    d.cmd_with(&["INFO", "commandstats"], info::calls_only);
 }
 
 // ------------------------------------------------------------ woken waiters

@@ -7,9 +7,10 @@
 //! field names in order and only the values that follow from the session
 //! (name, db, flags, multi, cmd, user, resp), not addresses, ages or memory.
 
-mod common;
-
-use common::{assert_err, assert_err_prefix, Diff, R};
+use firn_testkit::{
+    reply::{assert_err, assert_err_prefix},
+    Diff, R,
+};
 use std::time::Duration;
 
 // ------------------------------------------------------------------ PING / ECHO / SELECT

@@ -8,9 +8,7 @@
 //! a wrong answer or a corrupted value before (see docs/architecture.md,
 //! "A transaction sees its own database-wide commands").
 
-mod common;
-
-use common::{Diff, Server, R};
+use firn_testkit::{encode_request, info, Conn, Diff, Server, R};
 use std::time::Duration;
 
 fn script(d: &mut Diff, body: &str, keys: &[&str]) -> R {
@@ -221,7 +219,7 @@ fn dbsize_counts_a_pipeline_and_a_transaction_at_their_place() {
     let mut request = Vec::new();
     for args in &pipeline {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        request.extend(common::encode_request(&args));
+        request.extend(encode_request(&args));
     }
     let pair = d.client();
     pair.redis.send_raw(&request);
@@ -302,7 +300,7 @@ fn long_reads_in_a_unit_run_at_their_place() {
 }
 
 /// Reads every message a subscriber got within `wait` of silence.
-fn drain(conn: &mut common::Conn, wait: Duration) -> Vec<R> {
+fn drain(conn: &mut Conn, wait: Duration) -> Vec<R> {
     let mut got = Vec::new();
     while !conn.silent_for(wait) {
         got.push(conn.read_reply().1);
@@ -403,8 +401,8 @@ fn monitor_and_stats_count_each_command_once() {
         "redis.call('get', KEYS[1]); return redis.call('incr', 'n')",
         &["k"],
     );
-    d.cmd_with(&["INFO", "commandstats"], common::calls_only);
-    d.cmd_with(&["INFO", "stats"], common::lookups_only);
+    d.cmd_with(&["INFO", "commandstats"], info::calls_only);
+    d.cmd_with(&["INFO", "stats"], info::lookups_only);
     // The MONITOR lines, without their timestamps and client addresses.
     let wait = Duration::from_millis(300);
     let lines = |got: Vec<R>| -> Vec<String> {

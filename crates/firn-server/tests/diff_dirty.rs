@@ -12,9 +12,7 @@
 //! (lazy expiry counts nothing). A
 //! line starting with `~` has a random reply (only its count is compared).
 
-mod common;
-
-use common::{Diff, R};
+use firn_testkit::{info, Conn, Diff, R};
 use std::time::Duration;
 
 const LIB: &str = "#!lua name=dirtylib\n\
@@ -351,15 +349,9 @@ const FUNCTIONS: &[&str] = &[
 const EVAL_PCALL: &str = "return redis.pcall(unpack(ARGV))";
 
 /// The changes counted so far (INFO persistence).
-fn changes(conn: &mut common::Conn) -> i64 {
-    let info = conn.cmd(&["INFO", "persistence"]);
-    let text = info.as_str().unwrap_or_default();
-    text.lines()
-        .find_map(|line| line.strip_prefix("rdb_changes_since_last_save:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no rdb_changes_since_last_save in {text:?}"))
+fn changes(conn: &mut Conn) -> i64 {
+    info::field(conn, "persistence", "rdb_changes_since_last_save")
 }
-
 /// How a sequence is sent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Mode {
@@ -591,15 +583,7 @@ fn served_blocked_pops_count_as_redis() {
 
 /// Waits until one client is blocked on each server.
 fn wait_blocked(d: &mut Diff) {
-    let blocked = |conn: &mut common::Conn| {
-        let info = conn.cmd(&["INFO", "clients"]);
-        info.as_str()
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("blocked_clients:"))
-            .and_then(|n| n.trim().parse::<i64>().ok())
-            .unwrap_or(0)
-    };
+    let blocked = |conn: &mut Conn| info::field(conn, "clients", "blocked_clients");
     for _ in 0..2000 {
         let pair = d.client();
         if blocked(&mut pair.redis) == 1 && blocked(&mut pair.firn) == 1 {

@@ -5,9 +5,7 @@
 //! and RESP3. Redis lists libraries and functions in hash order, so
 //! listings of more than one are compared unordered.
 
-mod common;
-
-use common::Diff;
+use firn_testkit::Diff;
 
 const LOAD_CASES: &[&str] = &[
     "return 1",

@@ -8,9 +8,7 @@
 //! points (ties included), a seeded random sequence mixing GEO* with
 //! ZADD/ZREM/SET/DEL/TYPE, and the restart rule.
 
-mod common;
-
-use common::{random_seeds, Diff, Kind, Server};
+use firn_testkit::{env::random_seeds, Diff, Kind, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -12,9 +12,7 @@
 //! distinctness and membership, or compared when they must be the whole
 //! hash.
 
-mod common;
-
-use common::{assert_err, random_seeds, Diff, Kind, Server, R};
+use firn_testkit::{encode_request, env::random_seeds, reply::assert_err, Diff, Kind, Server, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{HashMap, HashSet};
@@ -785,7 +783,7 @@ fn write_hashes(server: &Server) {
     let mut c = server.conn();
     let mut batch = Vec::new();
     for i in 0..600 {
-        batch.extend(common::encode_request(&[
+        batch.extend(encode_request(&[
             b"HSET",
             b"many",
             format!("field:{i}").as_bytes(),
@@ -884,9 +882,9 @@ fn whole_hash_replies_of_a_big_hash_match_in_both_protocols() {
     let mut firn = d.firn_server.conn();
     firn.send_raw(
         &[
-            common::encode_request(&[b"SET", b"before", b"1"]),
-            common::encode_request(&[b"HKEYS", b"big"]),
-            common::encode_request(&[b"GET", b"before"]),
+            encode_request(&[b"SET", b"before", b"1"]),
+            encode_request(&[b"HKEYS", b"big"]),
+            encode_request(&[b"GET", b"before"]),
         ]
         .concat(),
     );

@@ -8,9 +8,7 @@
 //!
 //! `FIRN_DIFF_SEED=<n>` runs one seed of the random test only.
 
-mod common;
-
-use common::{assert_err, command, random_seeds, Conn, Diff, R};
+use firn_testkit::{diff::command, env::random_seeds, reply::assert_err, Conn, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

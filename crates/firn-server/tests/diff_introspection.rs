@@ -6,9 +6,12 @@
 //! Normalised: what differs by construction (timestamps, durations, client
 //! addresses and ids, microsecond totals) is blanked; every count is kept.
 
-mod common;
-
-use common::{assert_err, slowlog_normalised, Diff, R};
+use firn_testkit::{
+    diff::{command, slowlog_normalised},
+    info,
+    reply::assert_err,
+    Conn, Diff, Server, R,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -125,9 +128,9 @@ fn reset_leaves_monitor_mode() {
     // Requests pipelined behind RESET are served as a normal client's.
     d.cmd(&["MONITOR"]);
     let replies = d.pipeline(&[
-        common::command(&["RESET"]),
-        common::command(&["GET", "k"]),
-        common::command(&["DBSIZE"]),
+        command(&["RESET"]),
+        command(&["GET", "k"]),
+        command(&["DBSIZE"]),
     ]);
     assert_eq!(replies.len(), 3);
     d.assert_silent_both(Duration::from_millis(200));
@@ -538,7 +541,7 @@ fn client_kill_closes_the_named_client() {
             cmd.extend(extra.iter().map(|s| s.to_string()));
             cmd
         };
-        let send = |conn: &mut common::Conn, cmd: Vec<String>| {
+        let send = |conn: &mut Conn, cmd: Vec<String>| {
             let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
             conn.cmd(&args)
         };
@@ -593,7 +596,7 @@ fn wait_until_idle(d: &mut Diff, keys: &[&str]) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let pair = d.client();
     loop {
-        let idle = |conn: &mut common::Conn, key: &str| {
+        let idle = |conn: &mut Conn, key: &str| {
             conn.cmd(&["OBJECT", "IDLETIME", key])
                 .as_int()
                 .is_some_and(|n| n >= 2)
@@ -684,16 +687,6 @@ fn stat_lines_keeps_counts_and_hides_times() {
 
 // ------------------------------------------------------------------ rdb_changes_since_last_save
 
-/// Only `rdb_changes_since_last_save` of INFO persistence.
-fn changes_since_save(r: &R) -> R {
-    let text = r.as_str().unwrap_or_default();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("rdb_changes_since_last_save:"))
-        .unwrap_or("rdb_changes_since_last_save missing");
-    R::Simple(line.to_string())
-}
-
 #[test]
 fn changes_since_last_save_count_only_real_changes() {
     let mut d = Diff::new();
@@ -755,7 +748,7 @@ fn changes_since_last_save_count_only_real_changes() {
     ];
     for step in steps {
         d.cmd(step);
-        d.cmd_with(&["INFO", "persistence"], changes_since_save);
+        d.cmd_with(&["INFO", "persistence"], info::changes_since_save);
     }
 }
 
@@ -872,8 +865,8 @@ fn config_names(r: &R) -> std::collections::BTreeSet<String> {
 fn config_get_star_lists_only_redis_names_and_firns_own() {
     // Firn's own options, documented in docs/configuration.md.
     const FIRN_ONLY: &[&str] = &["io-queue-max", "writer-threads", "debug-cold-reads"];
-    let redis = common::Server::redis();
-    let firn = common::Server::firn();
+    let redis = Server::redis();
+    let firn = Server::firn();
     let redis_names = config_names(&redis.conn().cmd(&["CONFIG", "GET", "*"]));
     let firn_names = config_names(&firn.conn().cmd(&["CONFIG", "GET", "*"]));
     assert!(redis_names.len() > 100, "{redis_names:?}");

@@ -3,9 +3,12 @@
 //! the EXPIRE family and TTL queries, RENAME/COPY/MOVE, SELECT/SWAPDB, OBJECT,
 //! DUMP/RESTORE. Only strings exist in this wave, so all values are strings.
 
-mod common;
-
-use common::{assert_err, assert_err_prefix, pattern, Diff, R};
+use firn_testkit::{
+    data::pattern,
+    diff::command,
+    reply::{assert_err, assert_err_prefix},
+    Conn, Diff, R,
+};
 
 fn now_secs() -> u64 {
     std::time::SystemTime::now()
@@ -347,7 +350,7 @@ fn scan_with_a_large_count_returns_every_key() {
     let mut d = Diff::new();
     let mut batch = Vec::new();
     for i in 0..3000 {
-        batch.push(common::command(&["SET", &format!("key:{i}"), "v"]));
+        batch.push(command(&["SET", &format!("key:{i}"), "v"]));
     }
     d.pipeline(&batch);
     d.cmd(&["SET", "dying", "1", "PX", "20"]);
@@ -387,7 +390,7 @@ fn keys_sees_writes_pipelined_before_it() {
     let mut d = Diff::new();
     let mut batch = Vec::new();
     for i in 0..500 {
-        batch.push(common::command(&["SET", &format!("p:{i}"), "v"]));
+        batch.push(command(&["SET", &format!("p:{i}"), "v"]));
     }
     for c in [
         &["DEL", "p:7", "p:8"][..],
@@ -399,7 +402,7 @@ fn keys_sees_writes_pipelined_before_it() {
         &["KEYS", "q"],
         &["SCAN", "0", "COUNT", "100000", "MATCH", "q"],
     ] {
-        batch.push(common::command(c));
+        batch.push(command(c));
     }
     d.pipeline(&batch);
     d.cmd_unordered(&["KEYS", "p:?"]);
@@ -413,13 +416,7 @@ fn randomkey_passes_over_many_expired_keys() {
     let mut d = Diff::new();
     let mut batch = Vec::new();
     for i in 0..3000 {
-        batch.push(common::command(&[
-            "SET",
-            &format!("gone:{i}"),
-            "v",
-            "PX",
-            "30",
-        ]));
+        batch.push(command(&["SET", &format!("gone:{i}"), "v", "PX", "30"]));
     }
     d.pipeline(&batch);
     d.cmd(&["SET", "live", "1"]);
@@ -934,7 +931,7 @@ fn restore_round_trips_values() {
         let pair = d.client();
         let rp = pair.redis.cmd(&["DUMP", &src]);
         let fp = pair.firn.cmd(&["DUMP", &src]);
-        let restore = |conn: &mut common::Conn, payload: &R| {
+        let restore = |conn: &mut Conn, payload: &R| {
             let payload = payload.as_bytes().unwrap_or_default().to_vec();
             conn.send(&[b"RESTORE", dst.as_bytes(), b"0", &payload]);
             conn.read_reply().1

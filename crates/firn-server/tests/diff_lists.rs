@@ -8,9 +8,12 @@
 //! `FIRN_DIFF_SEED=<n>` runs one seed only; `FIRN_DIFF_STEPS=<n>` changes
 //! the number of commands per seed.
 
-mod common;
-
-use common::{command, random_seeds, random_steps, Diff, Server, R};
+use firn_testkit::{
+    data::pattern,
+    diff::command,
+    env::{random_seeds, random_steps, selftest},
+    info, Diff, Server, R,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -499,16 +502,6 @@ fn wrongtype_both_ways() {
 
 // ------------------------------------------------------------------ INFO
 
-/// Only `rdb_changes_since_last_save` of INFO persistence.
-fn changes_since_save(r: &R) -> R {
-    let text = r.as_str().unwrap_or_default();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("rdb_changes_since_last_save:"))
-        .unwrap_or("rdb_changes_since_last_save missing");
-    R::Simple(line.to_string())
-}
-
 #[test]
 fn list_writes_count_as_changes_since_last_save() {
     let mut d = Diff::new();
@@ -539,7 +532,7 @@ fn list_writes_count_as_changes_since_last_save() {
     ];
     for step in steps {
         d.cmd(step);
-        d.cmd_with(&["INFO", "persistence"], changes_since_save);
+        d.cmd_with(&["INFO", "persistence"], info::changes_since_save);
     }
 }
 
@@ -661,7 +654,7 @@ fn long_lists_beyond_the_inline_limit() {
 fn binary_and_large_elements() {
     let mut d = Diff::new();
     let binary: Vec<u8> = (0..=255u8).collect();
-    let large = common::pattern(200_000, 3);
+    let large = pattern(200_000, 3);
     d.cmd(&[b"RPUSH".as_slice(), b"l", &binary, &large, b"\0", b"\r\n"]);
     d.cmd(&["LRANGE", "l", "0", "-1"]);
     d.cmd(&[b"LPOS".as_slice(), b"l", &large]);
@@ -845,7 +838,7 @@ fn random_run_with_restarts(seed: u64) {
         d.cmd(&args);
         // In self-test mode "firn" is a redis-server without persistence,
         // which a restart would empty.
-        if step.is_multiple_of(RESTART_EVERY) && !common::selftest() {
+        if step.is_multiple_of(RESTART_EVERY) && !selftest() {
             if (step / RESTART_EVERY).is_multiple_of(2) {
                 d.firn_server.kill9_restart();
             } else {

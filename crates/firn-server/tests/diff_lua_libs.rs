@@ -10,13 +10,11 @@
 //!   scripts that fail in a library are compared too, in RESP2 and RESP3;
 //! - libraries used with KEYS, ARGV and `redis.call`.
 
-mod common;
-
 #[path = "../src/lua_libs/redis_cases.rs"]
 #[allow(dead_code)]
 mod redis_cases;
 
-use common::Diff;
+use firn_testkit::Diff;
 
 fn run_catalogue(cases: &[(&str, &str)]) {
     let mut d = Diff::new();

@@ -9,9 +9,7 @@
 //! attempt a second client checks that scripts and functions still see
 //! the real `redis` and libraries.
 
-mod common;
-
-use common::Diff;
+use firn_testkit::Diff;
 
 /// A library whose function reads `x`, loaded before the tricks.
 const PROBE_LIBRARY: &str = "#!lua name=probe\n\

@@ -12,12 +12,11 @@
 //! `FIRN_DIFF_SEED=<n>` runs one seed only; `FIRN_DIFF_STEPS=<n>` changes
 //! the number of commands per seed.
 
-mod common;
-#[path = "common/keyspace_events.rs"]
-mod keyspace_events;
-
-use common::{random_seeds, random_steps, Diff, R};
-use keyspace_events::{Message, Subscriber, MARKER};
+use firn_testkit::keyspace_events::{Message, Subscriber, MARKER};
+use firn_testkit::{
+    env::{random_seeds, random_steps},
+    Diff, R,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::time::{Duration, Instant};

@@ -3,9 +3,7 @@
 //! limits on lengths, inline commands and their quoting rules, pipelines
 //! sent in one write, and clients that go away mid-pipeline.
 
-mod common;
-
-use common::{command, encode_request, Diff, R};
+use firn_testkit::{diff::command, encode_request, Diff, R};
 use std::time::Duration;
 
 const SILENCE: Duration = Duration::from_millis(200);

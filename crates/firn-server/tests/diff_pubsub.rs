@@ -7,9 +7,7 @@
 //! UNSUBSCRIBE without arguments (channel names compared as a set, counts
 //! in order) and PUBSUB CHANNELS.
 
-mod common;
-
-use common::{Diff, R};
+use firn_testkit::{Conn, Diff, R};
 
 /// Sends a command whose output is `n` separate replies (SUBSCRIBE a b)
 /// and compares each.
@@ -25,7 +23,7 @@ fn multi_reply(d: &mut Diff, args: &[&str], n: usize) {
 fn unordered_confirmations(d: &mut Diff, args: &[&str], n: usize) {
     d.send(args);
     let pair = d.client();
-    let read = |conn: &mut common::Conn| {
+    let read = |conn: &mut Conn| {
         let mut names = Vec::new();
         let mut rest = Vec::new();
         for _ in 0..n {

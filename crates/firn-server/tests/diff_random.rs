@@ -16,9 +16,10 @@
 //! `FIRN_DIFF_SEED=<n>` runs one seed only (in every test of this file);
 //! `FIRN_DIFF_STEPS=<n>` changes the number of commands per seed.
 
-mod common;
-
-use common::{random_seeds, random_steps, Diff};
+use firn_testkit::{
+    env::{random_seeds, random_steps},
+    Diff,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -11,9 +11,10 @@
 //! number of commands per seed. With `FIRN_DIFF_COLD=1` every Firn read is
 //! forced through the cold path.
 
-mod common;
-
-use common::{random_seeds, random_steps, Diff, R};
+use firn_testkit::{
+    env::{random_seeds, random_steps},
+    Diff, R,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

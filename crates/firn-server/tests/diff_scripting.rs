@@ -6,9 +6,7 @@
 //! and the sandbox catalogue (protected globals, missing libraries,
 //! `loadstring` of bytecode, Redis's own `pcall`).
 
-mod common;
-
-use common::Diff;
+use firn_testkit::Diff;
 
 /// EVAL with `numkeys_keys_args`: numkeys, then keys and arguments.
 fn eval(d: &mut Diff, script: &str, numkeys_keys_args: &[&str]) {

@@ -6,9 +6,7 @@
 //! INFO contents beyond the section headers and the keyspace lines, the
 //! `avg_ttl` estimate) are blanked or compared by shape only.
 
-mod common;
-
-use common::{assert_err, Diff, R};
+use firn_testkit::{reply::assert_err, Diff, R};
 
 // ------------------------------------------------------------------ DBSIZE / FLUSHDB / FLUSHALL
 
@@ -249,6 +247,26 @@ fn config_resetstat_replies_ok() {
     d.cmd(&["CONFIG", "RESETSTAT", "extra"]);
 }
 
+#[test]
+fn client_output_buffer_limit_config_syntax() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
+    for value in [
+        "normal 1mb 0 0",
+        "slave 1k 2kb 3 pubsub 1 2 3",
+        "replica 256mb 64mb 60",
+        "",
+        "normal 1mb 2mb",
+        "foo 1mb 2mb 3",
+        "normal -1 0 0",
+        "normal 1 0 x",
+        "normal 1gb 1GB 10 pubsub 0 0 0",
+    ] {
+        d.cmd(&["CONFIG", "SET", "client-output-buffer-limit", value]);
+        d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
+    }
+}
+
 // ------------------------------------------------------------------ COMMAND
 
 #[test]
@@ -473,7 +491,7 @@ fn info_server_section_only() {
 
 #[test]
 fn restart_and_kill9_restart_keep_the_data_directory() {
-    use common::{Kind, Server};
+    use firn_testkit::{Kind, Server};
     let mut server = Server::firn();
     let dir = server.dir();
     let mut conn = server.conn();

@@ -9,9 +9,7 @@
 //! count, distinctness and membership, on sets whose remaining contents
 //! do not depend on the draw when both servers' states are compared.
 
-mod common;
-
-use common::{assert_err, Diff, R};
+use firn_testkit::{data::all_bytes, env::random_seeds, reply::assert_err, Diff, R};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
@@ -126,7 +124,7 @@ fn membership_commands_and_their_errors() {
         b"\x00\xff",
         b"\x00",
         b"",
-        &common::all_bytes(),
+        &all_bytes(),
     ]);
     d.cmd(&[b"SISMEMBER".as_slice(), b"bin", b"\x00"]);
     d.cmd(&[b"SISMEMBER".as_slice(), b"bin", b"\x00\x00"]);
@@ -705,7 +703,7 @@ fn compare_sets(d: &mut Diff) {
 
 #[test]
 fn random_sequences_of_set_and_string_commands() {
-    for seed in common::random_seeds(0, 4) {
+    for seed in random_seeds(0, 4) {
         let mut d = Diff::new();
         d.context = format!("seed={seed} (rerun alone with FIRN_DIFF_SEED={seed})");
         let mut rng = StdRng::seed_from_u64(seed);

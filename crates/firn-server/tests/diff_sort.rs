@@ -3,9 +3,7 @@
 //! hash fields, BY a constant (no sort), GET patterns, STORE, errors, and
 //! each sortable type (list, set, sorted set).
 
-mod common;
-
-use common::Diff;
+use firn_testkit::Diff;
 
 fn list(d: &mut Diff, key: &str, items: &[&str]) {
     let mut cmd = vec!["RPUSH", key];

@@ -4,9 +4,11 @@
 //! GETRANGE/SUBSTR, SETRANGE, LCS, arity errors, binary and big values
 //! (Firn stores big strings in 64 KiB chunks: boundaries are probed).
 
-mod common;
-
-use common::{all_bytes, assert_err, pattern, Diff, R};
+use firn_testkit::{
+    data::{all_bytes, pattern},
+    reply::assert_err,
+    Diff, R,
+};
 
 const CHUNK: usize = 64 * 1024;
 

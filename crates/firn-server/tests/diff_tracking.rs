@@ -10,9 +10,7 @@
 //! the servers: REDIRECT gets each server its own id, and replies that
 //! show the id are compared with it replaced.
 
-mod common;
-
-use common::{Diff, R};
+use firn_testkit::{Conn, Diff, R};
 use std::time::Duration;
 
 /// The active client's id on each server.
@@ -58,7 +56,7 @@ fn without_id(r: &R, id: &str) -> R {
 /// Firn in the order of its storage keys).
 fn invalidations_unordered(d: &mut Diff, n: usize) {
     let pair = d.client();
-    let read = |conn: &mut common::Conn| {
+    let read = |conn: &mut Conn| {
         let mut all: Vec<Vec<u8>> = (0..n).map(|_| conn.read_reply().0).collect();
         all.sort();
         all

@@ -9,9 +9,11 @@
 //! `FIRN_DIFF_SEED=<n>` runs one seed only; `FIRN_DIFF_STEPS=<n>` changes
 //! the number of transactions per seed.
 
-mod common;
-
-use common::{random_seeds, random_steps, slowlog_normalised, Diff, R};
+use firn_testkit::{
+    diff::slowlog_normalised,
+    env::{random_seeds, random_steps},
+    Diff, R,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

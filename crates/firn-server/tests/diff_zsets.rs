@@ -6,9 +6,7 @@
 //! mixing sorted-set and string commands on a few keys. ZRANDMEMBER's
 //! members are random: its replies are checked for shape and membership.
 
-mod common;
-
-use common::{Diff, R};
+use firn_testkit::{Conn, Diff, R};
 use std::collections::HashSet;
 
 fn long_member(n: usize) -> String {
@@ -1289,7 +1287,7 @@ fn zscan_small_and_big() {
         ("redis", d.redis_server.port()),
         ("firn", d.firn_server.port()),
     ] {
-        let mut conn = common::Conn::connect(port);
+        let mut conn = Conn::connect(port);
         let mut cursor = "0".to_string();
         let mut seen = HashSet::new();
         for _ in 0..1000 {
@@ -1365,7 +1363,7 @@ fn dump_and_restore() {
 /// `FIRN_DIFF_SEED=<n>` runs one seed only.
 mod random {
     use super::*;
-    use common::{random_seeds, Kind, Server};
+    use firn_testkit::{env::random_seeds, Kind, Server};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 

@@ -3,9 +3,7 @@
 //! a test that cannot set up its full disk fails, it never passes
 //! vacuously.
 
-mod common;
-
-use common::{Conn, R};
+use firn_testkit::{Conn, R};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

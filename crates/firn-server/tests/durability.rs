@@ -2,9 +2,7 @@
 //! after the restart, under each appendfsync policy, including writes
 //! acknowledged while the server was killed mid-stream.
 
-mod common;
-
-use common::{Server, R};
+use firn_testkit::{encode_request, Conn, Server, R};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +17,7 @@ fn write_known_state(server: &Server) {
     // A pipeline of 2000 SETs sent in one write; all replies read back.
     let mut batch = Vec::new();
     for i in 0..2000 {
-        batch.extend(common::encode_request(&[
+        batch.extend(encode_request(&[
             b"SET",
             format!("key:{i}").as_bytes(),
             format!("value:{i}").as_bytes(),
@@ -110,7 +108,7 @@ fn writes_acknowledged_until_the_kill_are_kept() {
             let acked = Arc::new(AtomicI64::new(0));
             let acked_out = acked.clone();
             let handle = std::thread::spawn(move || {
-                let mut c = common::Conn::connect(port);
+                let mut c = Conn::connect(port);
                 let key = format!("counter:{w}");
                 while !stop.load(Ordering::Acquire) {
                     c.send(&[b"INCR", key.as_bytes()]);

@@ -11,9 +11,7 @@
 //!   thread for the cold-read pool (the control for the check above);
 //! - DEL of the million-member set is O(1): the key is gone at once.
 
-mod common;
-
-use common::{encode_request, info_storage, Conn, Server, R};
+use firn_testkit::{encode_request, info, Conn, Server, R};
 
 const SIDE: usize = 1000;
 /// GEOADD commands per pipelined write (1000 members each).
@@ -61,7 +59,7 @@ fn build(
 }
 
 fn cold_commands(conn: &mut Conn) -> u64 {
-    info_storage(conn, "cold_commands")
+    info::storage(conn, "cold_commands")
 }
 
 #[test]
@@ -141,11 +139,11 @@ fn a_small_search_on_a_million_member_geo_set_reads_only_its_cells() {
         // finds them cached and must stay on the network thread.
         assert_eq!(c.cmd(&on("big")), expected, "{search:?}");
         let cold = cold_commands(&mut c);
-        let scanned = info_storage(&mut c, "scanned_entries");
-        let reads = info_storage(&mut c, "memory_tier_reads");
+        let scanned = info::storage(&mut c, "scanned_entries");
+        let reads = info::storage(&mut c, "memory_tier_reads");
         assert_eq!(c.cmd(&on("big")), expected, "{search:?}");
-        let visited = info_storage(&mut c, "scanned_entries") - scanned;
-        let point_reads = info_storage(&mut c, "memory_tier_reads") - reads;
+        let visited = info::storage(&mut c, "scanned_entries") - scanned;
+        let point_reads = info::storage(&mut c, "memory_tier_reads") - reads;
         assert!(
             visited >= found as u64 && visited <= 150,
             "{search:?} on a million members scanned {visited} entries for {found}"

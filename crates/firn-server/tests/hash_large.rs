@@ -12,9 +12,7 @@
 //! firn-storage (`hash::tests::compaction_reclaims_the_fields_of_a_deleted_hash`),
 //! where a compaction can be forced.
 
-mod common;
-
-use common::{encode_request, info_storage, read_streamed, Conn, Kind, Server, R};
+use firn_testkit::{encode_request, info, streamed::read_streamed, Conn, Kind, Server, R};
 
 const FIELDS: usize = 1_000_000;
 const FIELDS_PER_HSET: usize = 1000;
@@ -59,9 +57,9 @@ fn build(conn: &mut Conn, key: &str, count: usize) {
 
 /// RocksDB point reads done by `work`.
 fn reads_during(conn: &mut Conn, work: impl FnOnce(&mut Conn)) -> u64 {
-    let before = info_storage(conn, "memory_tier_reads");
+    let before = info::storage(conn, "memory_tier_reads");
     work(conn);
-    info_storage(conn, "memory_tier_reads") - before
+    info::storage(conn, "memory_tier_reads") - before
 }
 
 /// Point commands on `key`, whose fields are `field(0..fields)`.
@@ -129,17 +127,17 @@ fn a_million_field_hash_costs_what_each_command_touches() {
     assert_eq!(page.items()[1].items().len(), 20, "{}", page.render());
 
     // HGETALL is streamed and answers every field.
-    let streamed_before = info_storage(&mut conn, "streamed_replies");
+    let streamed_before = info::storage(&mut conn, "streamed_replies");
     assert_eq!(hgetall_element_count(server.port(), "big"), 2 * FIELDS);
     assert_eq!(
-        info_storage(&mut conn, "streamed_replies"),
+        info::storage(&mut conn, "streamed_replies"),
         streamed_before + 1,
         "HGETALL of a million fields was not streamed"
     );
 
     // DEL: one record, a constant number of reads; the fields stay in
     // RocksDB for compaction.
-    let entries_before = info_storage(&mut conn, "rocksdb_estimate_num_keys");
+    let entries_before = info::storage(&mut conn, "rocksdb_estimate_num_keys");
     assert!(entries_before >= FIELDS as u64 * 9 / 10, "{entries_before}");
     let del_reads = reads_during(&mut conn, |c| {
         assert_eq!(c.cmd(&["DEL", "big"]), R::Int(1));
@@ -150,7 +148,7 @@ fn a_million_field_hash_costs_what_each_command_touches() {
     assert_eq!(conn.cmd(&["HLEN", "big"]), R::Int(0));
     assert_eq!(conn.cmd(&["HGET", "big", &field(42)]), R::Bulk(None));
     assert_eq!(conn.cmd(&["DBSIZE"]), R::Int(1));
-    let entries_after = info_storage(&mut conn, "rocksdb_estimate_num_keys");
+    let entries_after = info::storage(&mut conn, "rocksdb_estimate_num_keys");
     assert!(
         entries_after >= FIELDS as u64 * 9 / 10,
         "the fields were deleted one by one: {entries_before} entries before DEL, {entries_after} after"

@@ -13,9 +13,8 @@
 //! (docs/compatibility.md): a client that never reads its replies is not
 //! buffered without bound.
 
-mod common;
-
-use common::{encode_request, Conn, Kind, Server, R};
+use firn_testkit::conn::{Event, ReadError};
+use firn_testkit::{encode_request, info, reply::escape, Conn, Kind, Server, R};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -117,19 +116,11 @@ fn assert_up(server: &Server) {
     );
 }
 
-fn info_field(conn: &mut Conn, section: &str, field: &str) -> i64 {
-    let info = conn.cmd(&["INFO", section]).as_str().unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-}
-
 /// Polls until the server reports `n` connected clients.
 fn wait_for_clients(conn: &mut Conn, n: i64) {
     let deadline = Instant::now() + DEADLINE;
     loop {
-        let now = info_field(conn, "clients", "connected_clients");
+        let now = info::field(conn, "clients", "connected_clients");
         if now == n {
             return;
         }
@@ -202,12 +193,12 @@ fn replies_until_quiet(conn: &mut Conn) -> (Vec<Vec<u8>>, bool) {
     let mut replies = Vec::new();
     for _ in 0..10_000 {
         match conn.wait_event(Duration::from_millis(300)) {
-            common::Event::Closed => return (replies, true),
-            common::Event::Silent => return (replies, false),
-            common::Event::Failed(e) => panic!("read failed: {e}"),
-            common::Event::Data(_) => match conn.try_read_reply() {
+            Event::Closed => return (replies, true),
+            Event::Silent => return (replies, false),
+            Event::Failed(e) => panic!("read failed: {e}"),
+            Event::Data(_) => match conn.try_read_reply() {
                 Ok((raw, _)) => replies.push(raw),
-                Err(common::ReadError::Closed) => return (replies, true),
+                Err(ReadError::Closed) => return (replies, true),
                 Err(e) => panic!("bad reply: {e:?}"),
             },
         }
@@ -229,11 +220,11 @@ fn peak_rss_bytes(pid: u32) -> u64 {
 /// for a second.
 fn wait_until_quiescent(conn: &mut Conn) {
     let deadline = Instant::now() + DEADLINE;
-    let mut last = info_field(conn, "stats", "total_commands_processed");
+    let mut last = info::field(conn, "stats", "total_commands_processed");
     let mut quiet_polls = 0;
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
-        let now = info_field(conn, "stats", "total_commands_processed");
+        let now = info::field(conn, "stats", "total_commands_processed");
         quiet_polls = if now - last <= 1 { quiet_polls + 1 } else { 0 };
         if quiet_polls >= 10 {
             return;
@@ -314,7 +305,7 @@ fn output_buffer_soft_limit_closes_after_its_seconds() {
         while Instant::now() < deadline && !closed {
             closed = hostile.write_all(&pipelined_gets(10)).is_err();
             std::thread::sleep(Duration::from_millis(100));
-            if !closed && info_field(&mut control, "clients", "connected_clients") == 2 {
+            if !closed && info::field(&mut control, "clients", "connected_clients") == 2 {
                 closed = true;
             }
         }
@@ -356,26 +347,6 @@ fn a_client_that_does_not_read_is_not_buffered_without_bound() {
     let tail = read_exactly(&mut hostile, GETS as u64 * BIG_REPLY_BYTES, 4);
     assert_eq!(tail, b"vv\r\n");
     assert_up(&server);
-}
-
-#[test]
-fn client_output_buffer_limit_config_syntax() {
-    let mut d = common::Diff::new();
-    d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
-    for value in [
-        "normal 1mb 0 0",
-        "slave 1k 2kb 3 pubsub 1 2 3",
-        "replica 256mb 64mb 60",
-        "",
-        "normal 1mb 2mb",
-        "foo 1mb 2mb 3",
-        "normal -1 0 0",
-        "normal 1 0 x",
-        "normal 1gb 1GB 10 pubsub 0 0 0",
-    ] {
-        d.cmd(&["CONFIG", "SET", "client-output-buffer-limit", value]);
-        d.cmd(&["CONFIG", "GET", "client-output-buffer-limit"]);
-    }
 }
 
 // ------------------------------------------------------------ slow clients
@@ -674,7 +645,7 @@ fn malformed_requests() {
         outcomes.push(mine);
     }
     for (i, (r, f)) in outcomes[0].iter().zip(&outcomes[1]).enumerate() {
-        assert_eq!(r, f, "case {i}: {}", common::escape(&cases[i], 200));
+        assert_eq!(r, f, "case {i}: {}", escape(&cases[i], 200));
     }
 }
 

@@ -2,9 +2,7 @@
 //! cached count PFCOUNT writes back and a PFMERGE result, compared with the
 //! bytes redis-server 7.0.15 holds after the same commands.
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::{Conn, Server, R};
 
 /// One binary-safe command on a single server.
 fn call(conn: &mut Conn, args: &[&[u8]]) -> R {

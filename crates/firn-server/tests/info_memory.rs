@@ -2,29 +2,8 @@
 //! once, `used_memory` is their sum, and the caches really have the shares
 //! of `maxmemory` that docs/configuration.md describes.
 
-mod common;
-
-use common::{Kind, Server, R};
-
-fn info(server: &Server, section: &str) -> Vec<(String, String)> {
-    let mut c = server.conn();
-    let text = match c.cmd(&["INFO", section]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
-        .collect()
-}
-
-fn field(fields: &[(String, String)], name: &str) -> u64 {
-    fields
-        .iter()
-        .find(|(k, _)| k == name)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric {name} in INFO"))
-}
+use firn_testkit::info::Info;
+use firn_testkit::{Kind, Server, R};
 
 #[test]
 fn used_memory_is_the_sum_of_components_counted_once() {
@@ -44,7 +23,7 @@ fn used_memory_is_the_sum_of_components_counted_once() {
     assert_eq!(c.cmd(&["SET", "big", &big]), R::Simple("OK".into()));
     assert_eq!(c.cmd(&["GET", "big"]), R::bulk(big.as_bytes()));
 
-    let memory = info(&server, "memory");
+    let memory = Info::read(&mut c, "memory");
     let parts = [
         "mem_hot_tier",
         "mem_block_cache",
@@ -56,48 +35,49 @@ fn used_memory_is_the_sum_of_components_counted_once() {
         // The Lua VM (scripts and functions).
         "used_memory_vm_total",
     ];
-    let sum: u64 = parts.iter().map(|p| field(&memory, p)).sum();
-    assert_eq!(field(&memory, "used_memory"), sum);
-    assert!(field(&memory, "mem_access_times") > 300 * 10);
-    assert!(field(&memory, "mem_access_times") <= (64 << 20) / 32);
-    assert!(field(&memory, "mem_hot_tier") > 300 * 1000);
+    let sum: i64 = parts.iter().map(|p| memory.field(p)).sum();
+    assert_eq!(memory.field("used_memory"), sum);
+    assert!(memory.field("mem_access_times") > 300 * 10);
+    assert!(memory.field("mem_access_times") <= (64 << 20) / 32);
+    assert!(memory.field("mem_hot_tier") > 300 * 1000);
     // Memtables and index/filter blocks live inside the block cache.
-    assert!(field(&memory, "mem_block_cache_memtables") > 0);
+    assert!(memory.field("mem_block_cache_memtables") > 0);
     assert!(
-        field(&memory, "mem_block_cache_memtables") <= field(&memory, "mem_block_cache"),
-        "{memory:?}"
+        memory.field("mem_block_cache_memtables") <= memory.field("mem_block_cache"),
+        "{}",
+        memory.text()
     );
-    assert!(field(&memory, "used_memory_rss") > 0);
+    assert!(memory.field("used_memory_rss") > 0);
 
     // The shares add up to the budget, and RocksDB's cache has its share.
-    let budget = field(&memory, "maxmemory_budget");
+    let budget = memory.field("maxmemory_budget");
     assert_eq!(budget, 64 << 20);
     assert_eq!(
-        field(&memory, "maxmemory_hot_tier")
-            + field(&memory, "maxmemory_block_cache")
-            + field(&memory, "maxmemory_reserve"),
+        memory.field("maxmemory_hot_tier")
+            + memory.field("maxmemory_block_cache")
+            + memory.field("maxmemory_reserve"),
         budget
     );
-    let storage = info(&server, "storage");
+    let storage = Info::read(&mut c, "storage");
     assert_eq!(
-        field(&storage, "rocksdb_block_cache_capacity"),
-        field(&memory, "maxmemory_block_cache")
+        storage.field("rocksdb_block_cache_capacity"),
+        memory.field("maxmemory_block_cache")
     );
     // One shared cache: the same figure in both sections, not six times it.
-    let cache = field(&storage, "rocksdb_block_cache_bytes");
-    assert!(cache <= field(&storage, "rocksdb_block_cache_capacity"));
-    assert!(cache.abs_diff(field(&memory, "mem_block_cache")) < 1 << 20);
+    let cache = storage.field("rocksdb_block_cache_bytes");
+    assert!(cache <= storage.field("rocksdb_block_cache_capacity"));
+    assert!(cache.abs_diff(memory.field("mem_block_cache")) < 1 << 20);
 
     // CONFIG SET maxmemory gives the caches their new shares at once.
     assert_eq!(
         c.cmd(&["CONFIG", "SET", "maxmemory", "128mb"]),
         R::Simple("OK".into())
     );
-    let memory = info(&server, "memory");
-    let storage = info(&server, "storage");
-    assert_eq!(field(&memory, "maxmemory_budget"), 128 << 20);
+    let memory = Info::read(&mut c, "memory");
+    let storage = Info::read(&mut c, "storage");
+    assert_eq!(memory.field("maxmemory_budget"), 128 << 20);
     assert_eq!(
-        field(&storage, "rocksdb_block_cache_capacity"),
-        field(&memory, "maxmemory_block_cache")
+        storage.field("rocksdb_block_cache_capacity"),
+        memory.field("maxmemory_block_cache")
     );
 }

@@ -16,9 +16,7 @@
 //!   the elements to compaction (RocksDB still counts about a million keys
 //!   right after).
 
-mod common;
-
-use common::{encode_request, info_storage, measured, Conn, Server, R};
+use firn_testkit::{cost::measured, encode_request, env::cold_mode, info, Conn, Server, R};
 
 const ELEMENTS: usize = 1_000_000;
 const PER_COMMAND: usize = 1000;
@@ -163,14 +161,14 @@ fn a_million_element_list_costs_what_each_command_touches() {
     // A search that ends early stays on the network thread; one that must
     // walk far moves to the cold-read pool (with FIRN_DIFF_COLD=1 every
     // command goes there).
-    let cold = |c: &mut Conn| info_storage(c, "cold_commands");
+    let cold = |c: &mut Conn| info::storage(c, "cold_commands");
     let before = cold(&mut c);
     assert_eq!(c.cmd(&["LPOS", "big", "ins"]), R::Int(5));
     let after_near = cold(&mut c);
     let deep = element(500_000);
     assert_eq!(c.cmd(&["LPOS", "big", &deep]), R::Int(499_999));
     let after_far = cold(&mut c);
-    if !common::cold_mode() {
+    if !cold_mode() {
         assert_eq!(
             after_near, before,
             "LPOS near the head left the network thread"
@@ -191,7 +189,7 @@ fn a_million_element_list_costs_what_each_command_touches() {
         c.cmd(&["LRANGE", "big", "0", "9"]),
         R::Array(Some(Vec::new()))
     );
-    let keys = info_storage(&mut c, "rocksdb_estimate_num_keys");
+    let keys = info::storage(&mut c, "rocksdb_estimate_num_keys");
     assert!(
         keys >= ELEMENTS as u64 / 2,
         "DEL seems to have deleted the elements one by one: {keys} keys left"

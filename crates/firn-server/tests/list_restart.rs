@@ -3,9 +3,7 @@
 //! TTL and database, and the lists keep working from both ends (their head
 //! and tail positions were persisted with them).
 
-mod common;
-
-use common::{encode_request, Server, R};
+use firn_testkit::{encode_request, Server, R};
 
 /// Replies to compare before and after a restart.
 fn snapshot(server: &Server) -> Vec<R> {

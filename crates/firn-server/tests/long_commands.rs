@@ -5,9 +5,7 @@
 //! about order (the probe's replies arrive while every long command is
 //! still outstanding), never about elapsed time.
 
-mod common;
-
-use common::{encode_request, Conn, Server, R};
+use firn_testkit::{encode_request, Conn, Server, R};
 use std::time::Duration;
 
 /// More long commands than a 2-core machine has network threads.

@@ -4,12 +4,8 @@
 //! published once, never by a discarded pool run), events of a long
 //! pipeline in order, and silence when notifications are off.
 
-mod common;
-#[path = "common/keyspace_events.rs"]
-mod keyspace_events;
-
-use common::{Server, R};
-use keyspace_events::{Message, Subscriber};
+use firn_testkit::keyspace_events::{Message, Subscriber, MARKER};
+use firn_testkit::{encode_request, Conn, Server, R};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn ok(reply: R) {
@@ -70,8 +66,8 @@ fn lazy_expiry_comes_before_the_command_events() {
     let mut sub = Subscriber::new(&server);
     // Pipelined: the RPUSH meets the expired key (or active expiry did).
     let mut req = Vec::new();
-    req.extend(common::encode_request(&[b"SET", b"k", b"v", b"PXAT", b"1"]));
-    req.extend(common::encode_request(&[b"RPUSH", b"k", b"x"]));
+    req.extend(encode_request(&[b"SET", b"k", b"v", b"PXAT", b"1"]));
+    req.extend(encode_request(&[b"RPUSH", b"k", b"x"]));
     c.send_raw(&req);
     c.read_reply();
     c.read_reply();
@@ -156,8 +152,8 @@ fn a_pipeline_publishes_every_event_in_order() {
     let mut req = Vec::new();
     for i in 0..200 {
         let key = format!("k{}", i % 7);
-        req.extend(common::encode_request(&[b"SET", key.as_bytes(), b"v"]));
-        req.extend(common::encode_request(&[b"APPEND", key.as_bytes(), b"w"]));
+        req.extend(encode_request(&[b"SET", key.as_bytes(), b"v"]));
+        req.extend(encode_request(&[b"APPEND", key.as_bytes(), b"w"]));
     }
     c.send_raw(&req);
     for _ in 0..400 {
@@ -188,7 +184,7 @@ fn nothing_is_published_when_notifications_are_off() {
     let server = Server::firn();
     let mut c = server.conn();
     let mut sub = Subscriber::new(&server);
-    let quiet = |c: &mut common::Conn, sub: &mut Subscriber| {
+    let quiet = |c: &mut Conn, sub: &mut Subscriber| {
         c.cmd(&["SET", "a", "1", "PX", "50"]);
         c.cmd(&["RPUSH", "l", "x"]);
         c.cmd(&["DEL", "l"]);
@@ -243,7 +239,7 @@ fn events_reach_subscribers_before_the_reply() {
         let key = format!("k{i}");
         c.cmd(&["RPUSH", &key, "x"]);
         c.cmd(&["LPOP", &key]);
-        c.cmd(&["PUBLISH", keyspace_events::MARKER, &i.to_string()]);
+        c.cmd(&["PUBLISH", MARKER, &i.to_string()]);
         let got = sub.step(&i.to_string());
         let names: Vec<&str> = got.iter().map(|(_, m)| m.as_str()).collect();
         assert_eq!(

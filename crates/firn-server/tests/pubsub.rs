@@ -4,9 +4,8 @@
 //! unhindered, and disconnection removing every subscription. Waits poll
 //! with a deadline.
 
-mod common;
-
-use common::{Conn, ReadError, Server, R};
+use firn_testkit::conn::ReadError;
+use firn_testkit::{info, Conn, Server, R};
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -160,16 +159,9 @@ fn disconnection_removes_every_subscription() {
     subscribe(&mut subscriber, &["SUBSCRIBE", "a", "b"], 2);
     subscribe(&mut subscriber, &["PSUBSCRIBE", "p*"], 1);
     subscribe(&mut subscriber, &["SSUBSCRIBE", "s"], 1);
-    let info_field = |conn: &mut Conn, name: &str| -> i64 {
-        let text = conn.cmd(&["INFO", "stats"]).as_str().unwrap_or_default();
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(-1)
-    };
-    assert_eq!(info_field(&mut admin, "pubsub_channels"), 2);
-    assert_eq!(info_field(&mut admin, "pubsub_patterns"), 1);
-    assert_eq!(info_field(&mut admin, "pubsubshard_channels"), 1);
+    assert_eq!(info::field(&mut admin, "stats", "pubsub_channels"), 2);
+    assert_eq!(info::field(&mut admin, "stats", "pubsub_patterns"), 1);
+    assert_eq!(info::field(&mut admin, "stats", "pubsubshard_channels"), 1);
     let listed = admin.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]);
     let line = listed.as_str().unwrap_or_default();
     assert!(
@@ -178,9 +170,9 @@ fn disconnection_removes_every_subscription() {
     );
     subscriber.shutdown();
     poll_until("the subscriptions to go", || {
-        info_field(&mut admin, "pubsub_channels") == 0
-            && info_field(&mut admin, "pubsub_patterns") == 0
-            && info_field(&mut admin, "pubsubshard_channels") == 0
+        info::field(&mut admin, "stats", "pubsub_channels") == 0
+            && info::field(&mut admin, "stats", "pubsub_patterns") == 0
+            && info::field(&mut admin, "stats", "pubsubshard_channels") == 0
     });
     assert_eq!(admin.cmd(&["PUBLISH", "a", "x"]).as_int(), Some(0));
     assert_eq!(admin.cmd(&["PUBSUB", "NUMPAT"]).as_int(), Some(0));

@@ -4,9 +4,8 @@
 //! a script reading data that is only on disk returns it while other
 //! clients keep being served; script writes survive a restart.
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::info::{self, Info};
+use firn_testkit::{Conn, Server, R};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -296,25 +295,12 @@ fn info_reports_scripts_and_lua_memory() {
     let mut c = server.conn();
     c.cmd(&["SCRIPT", "LOAD", "return 1"]);
     c.cmd(&["EVAL", "return 2", "0"]);
-    let text = match c.cmd(&["INFO", "memory"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in INFO memory:\n{text}"))
-    };
-    assert_eq!(field("number_of_cached_scripts"), 2);
-    assert!(field("used_memory_lua") > 0);
-    assert_eq!(field("used_memory_scripts_eval"), 16);
+    let memory = Info::read(&mut c, "memory");
+    assert_eq!(memory.field("number_of_cached_scripts"), 2);
+    assert!(memory.field("used_memory_lua") > 0);
+    assert_eq!(memory.field("used_memory_scripts_eval"), 16);
     c.cmd(&["SCRIPT", "FLUSH"]);
-    let text = match c.cmd(&["INFO", "memory"]) {
-        R::Bulk(Some(v)) => String::from_utf8_lossy(&v).to_string(),
-        other => panic!("INFO: {}", other.render()),
-    };
-    assert!(text.contains("number_of_cached_scripts:0\r\n"), "{text}");
+    assert_eq!(info::field(&mut c, "memory", "number_of_cached_scripts"), 0);
 }
 
 const LIBRARY: &str = "#!lua name=counters\n\

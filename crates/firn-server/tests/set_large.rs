@@ -8,9 +8,9 @@
 //!   big one; an SSCAN page reads one page;
 //! - DEL drops the key at once without reading its members.
 
-mod common;
-
-use common::{encode_request, measured, read_streamed, Conn, Server, R};
+use firn_testkit::{
+    cost::measured, encode_request, info, streamed::read_streamed, Conn, Server, R,
+};
 use std::collections::BTreeSet;
 
 const MEMBERS: usize = 1_000_000;
@@ -149,17 +149,14 @@ fn commands_on_a_million_member_set_do_work_in_proportion_to_what_they_touch() {
     assert!(scanned <= 60, "SSCAN page scanned {scanned} entries");
 
     // SMEMBERS is streamed from a snapshot and answers every member.
-    let streamed = |conn: &mut Conn| -> u64 {
-        let text = conn.cmd(&["INFO", "storage"]).as_str().unwrap_or_default();
-        text.lines()
-            .find_map(|l| l.strip_prefix("streamed_replies:"))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("streamed_replies in INFO storage")
-    };
-    let before = streamed(&mut conn);
+    let before = info::storage(&mut conn, "streamed_replies");
     assert_eq!(smembers_count(server.port(), "big", 2), MEMBERS - 11);
     assert_eq!(smembers_count(server.port(), "big", 3), MEMBERS - 11);
-    assert_eq!(streamed(&mut conn), before + 2, "SMEMBERS was not streamed");
+    assert_eq!(
+        info::storage(&mut conn, "streamed_replies"),
+        before + 2,
+        "SMEMBERS was not streamed"
+    );
 
     // DEL: the key goes at once; its members are left to compaction.
     let (reply, scanned, reads) = measured(&mut conn, &["DEL", "big"]);

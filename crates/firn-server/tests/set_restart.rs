@@ -2,9 +2,7 @@
 //! encodings, expiry, and the results of SPOP/SMOVE/STORE writes
 //! acknowledged just before the crash.
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::{Conn, Server, R};
 
 fn bulk_strings(r: &R) -> Vec<String> {
     let mut out: Vec<String> = r

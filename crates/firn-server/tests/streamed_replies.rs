@@ -2,9 +2,7 @@
 //! and does not read it leaves only a bounded part of it queued in the
 //! server (CLIENT LIST `omem`), and still gets every byte once it reads.
 
-mod common;
-
-use common::{encode_request, Conn, Server, R};
+use firn_testkit::{encode_request, Conn, Server, R};
 use std::time::{Duration, Instant};
 
 const KEYS: usize = 150_000;

@@ -4,9 +4,7 @@
 //! `tracking-table-max-keys` bound, broken redirections and cleanup on
 //! disconnection. Every wait polls with a deadline.
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::{info, Conn, Server, R};
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -42,14 +40,6 @@ fn invalidation(conn: &mut Conn) -> Option<Vec<String>> {
     }
 }
 
-fn info_field(conn: &mut Conn, section: &str, name: &str) -> i64 {
-    let text = conn.cmd(&["INFO", section]).as_str().unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(-1)
-}
-
 #[test]
 fn invalidation_after_another_clients_write() {
     let server = Server::firn();
@@ -59,8 +49,11 @@ fn invalidation_after_another_clients_write() {
     for i in 0..100 {
         reader.cmd(&["GET", &format!("key:{i}")]);
     }
-    assert_eq!(info_field(&mut writer, "stats", "tracking_total_keys"), 100);
-    assert_eq!(info_field(&mut writer, "clients", "tracking_clients"), 1);
+    assert_eq!(
+        info::field(&mut writer, "stats", "tracking_total_keys"),
+        100
+    );
+    assert_eq!(info::field(&mut writer, "clients", "tracking_clients"), 1);
     for i in (0..100).rev() {
         ok(writer.cmd(&["SET", &format!("key:{i}"), "v"]));
     }
@@ -68,7 +61,7 @@ fn invalidation_after_another_clients_write() {
         assert_eq!(invalidation(&mut reader), Some(vec![format!("key:{i}")]));
     }
     poll_until("the table to empty", || {
-        info_field(&mut writer, "stats", "tracking_total_keys") == 0
+        info::field(&mut writer, "stats", "tracking_total_keys") == 0
     });
 }
 
@@ -88,7 +81,7 @@ fn write_to_a_key_that_was_cold_on_disk() {
     assert_eq!(reader.cmd(&["GET", "cold"]), R::bulk(b"on disk"));
     assert_eq!(reader.cmd(&["LINDEX", "cold-list", "0"]), R::bulk(b"a"));
     assert!(
-        info_field(&mut writer, "storage", "cold_commands") > 0,
+        info::field(&mut writer, "storage", "cold_commands") > 0,
         "the reads did not reach the disk"
     );
     // APPEND reads the cold value before writing it.
@@ -122,7 +115,7 @@ fn bcast_prefixes_and_noloop() {
         "CLIENT", "TRACKING", "on", "BCAST", "NOLOOP", "PREFIX", "a:", "PREFIX", "b:",
     ]));
     assert_eq!(
-        info_field(&mut writer, "stats", "tracking_total_prefixes"),
+        info::field(&mut writer, "stats", "tracking_total_prefixes"),
         2
     );
     ok(reader.cmd(&["SET", "a:mine", "1"]));
@@ -170,7 +163,7 @@ fn the_table_is_bounded_by_tracking_table_max_keys() {
     // The oldest keys went first.
     let expected: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
     assert_eq!(evicted, expected);
-    assert_eq!(info_field(&mut admin, "stats", "tracking_total_keys"), 10);
+    assert_eq!(info::field(&mut admin, "stats", "tracking_total_keys"), 10);
     // The keys still tracked are invalidated by writes as usual.
     ok(admin.cmd(&["SET", "k29", "v"]));
     assert_eq!(invalidation(&mut reader), Some(vec!["k29".to_string()]));
@@ -211,10 +204,10 @@ fn redirection_broken_and_disconnection() {
     );
     let listed = writer.cmd(&["CLIENT", "LIST"]).as_str().unwrap_or_default();
     assert!(listed.contains(" flags=tR "), "{listed}");
-    assert_eq!(info_field(&mut writer, "clients", "tracking_clients"), 1);
+    assert_eq!(info::field(&mut writer, "clients", "tracking_clients"), 1);
     reader.shutdown();
     poll_until("tracking clients to reach 0", || {
-        info_field(&mut writer, "clients", "tracking_clients") == 0
+        info::field(&mut writer, "clients", "tracking_clients") == 0
     });
 }
 
@@ -238,7 +231,7 @@ fn a_script_that_reads_tracks_its_declared_keys_for_its_caller() {
         "1",
         "declared",
     ]);
-    assert_eq!(info_field(&mut writer, "stats", "tracking_total_keys"), 1);
+    assert_eq!(info::field(&mut writer, "stats", "tracking_total_keys"), 1);
     ok(writer.cmd(&["SET", "undeclared", "v"]));
     ok(writer.cmd(&["SET", "written", "v"]));
     ok(writer.cmd(&["SET", "declared", "v"]));

@@ -5,9 +5,7 @@
 //! against a concurrent INCR loop, CLIENT LIST's transaction fields, and
 //! transactions over cold keys (`debug-cold-reads yes`).
 
-mod common;
-
-use common::{Conn, Server, R};
+use firn_testkit::{Conn, Server, R};
 use std::time::{Duration, Instant};
 
 fn exec_aborted(reply: &R) -> bool {

@@ -19,9 +19,12 @@
 //! (`zset::tests::compaction_reclaims_members_and_index_of_a_deleted_set`),
 //! where a compaction can be forced.
 
-mod common;
-
-use common::{encode_request, info_storage, measured, read_streamed, work, Conn, Server, R};
+use firn_testkit::{
+    cost::{measured, work},
+    encode_request, info,
+    streamed::read_streamed,
+    Conn, Server, R,
+};
 
 const MEMBERS: usize = 1_000_000;
 const PER_COMMAND: usize = 1000;
@@ -217,15 +220,15 @@ fn a_million_member_sorted_set_costs_what_each_command_touches() {
     );
 
     // A walk of the whole set runs on the cold-read pool.
-    let cold = info_storage(&mut c, "cold_commands");
+    let cold = info::storage(&mut c, "cold_commands");
     assert_eq!(c.cmd(&["ZCOUNT", "big", "-inf", "+inf"]), R::Int(size));
     assert!(
-        info_storage(&mut c, "cold_commands") > cold,
+        info::storage(&mut c, "cold_commands") > cold,
         "ZCOUNT of the whole set stayed on a network thread"
     );
 
     // DEL drops the meta record only; members and index stay for compaction.
-    let keys_before = info_storage(&mut c, "rocksdb_estimate_num_keys");
+    let keys_before = info::storage(&mut c, "rocksdb_estimate_num_keys");
     let (reply, scanned, reads) = measured(&mut c, &["DEL", "big"]);
     assert_eq!(reply, R::Int(1));
     assert!(
@@ -239,7 +242,7 @@ fn a_million_member_sorted_set_costs_what_each_command_touches() {
         R::Array(Some(Vec::new()))
     );
     assert!(
-        info_storage(&mut c, "rocksdb_estimate_num_keys") * 2 >= keys_before,
+        info::storage(&mut c, "rocksdb_estimate_num_keys") * 2 >= keys_before,
         "entries vanished at DEL time"
     );
     // A new set at the same key starts empty.

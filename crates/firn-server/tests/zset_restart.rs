@@ -3,9 +3,7 @@
 //! members and the by-score index (ranges, ranks, lex ranges and scores all
 //! agree), the encoding, the TTL and the database.
 
-mod common;
-
-use common::{encode_request, Server, R};
+use firn_testkit::{encode_request, Server, R};
 
 const KEYS: [&str; 6] = ["board", "edited", "stored", "ttl", "lex", "long"];
 

@@ -1,9 +1,9 @@
 //! A keyspace-notification subscriber for the notification suites: one
 //! connection in subscribed mode on `__key*@*__:*` and on a marker channel,
 //! reading `pmessage` pushes as `(channel, message)` pairs.
-#![allow(dead_code)]
 
-use crate::common::{Conn, Event, ReadError, Server, R};
+use crate::conn::{Event, ReadError};
+use crate::{Conn, Server, R};
 use std::time::{Duration, Instant};
 
 /// The pattern every keyspace and keyevent channel matches.

@@ -5,9 +5,7 @@
 //! hand-made payloads, and the numeric edge cases of cursors, DB indexes
 //! and TTLs near i64::MAX.
 
-mod common;
-
-use common::{assert_err, pattern, Diff, R};
+use firn_testkit::{data::pattern, diff::command, reply::assert_err, Diff, Kind, Server, R};
 
 /// Builds one command from byte-string parts.
 fn cmd(parts: &[&[u8]]) -> Vec<Vec<u8>> {
@@ -222,11 +220,11 @@ fn load_mixed_keys(d: &mut Diff) {
             2 => format!("h[{i}]"),
             _ => format!("*star{i}"),
         };
-        pipeline.push(common::command(&["SET", &key, &i.to_string()]));
+        pipeline.push(command(&["SET", &key, &i.to_string()]));
     }
-    pipeline.push(common::command(&["SET", "a\\b", "escaped"]));
-    pipeline.push(common::command(&["SET", "", "empty key"]));
-    pipeline.push(common::command(&["SET", "big", &"q".repeat(70_000)]));
+    pipeline.push(command(&["SET", "a\\b", "escaped"]));
+    pipeline.push(command(&["SET", "", "empty key"]));
+    pipeline.push(command(&["SET", "big", &"q".repeat(70_000)]));
     d.pipeline(&pipeline);
 }
 
@@ -591,9 +589,9 @@ fn restore_of_hand_made_payloads() {
 /// store yet, a documented difference) is refused and the key left alone.
 #[test]
 fn restore_replaces_other_types_and_refuses_streams() {
-    let redis = common::Server::redis();
-    let firn = common::Server::firn();
-    if firn.kind() != common::Kind::Firn {
+    let redis = Server::redis();
+    let firn = Server::firn();
+    if firn.kind() != Kind::Firn {
         return;
     }
     let (mut rc, mut fc) = (redis.conn(), firn.conn());
