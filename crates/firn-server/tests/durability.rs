@@ -160,10 +160,10 @@ fn an_error_reply_waits_for_the_swap_it_saw() {
     assert_eq!(setup.cmd(&["SELECT", "1"]), R::Simple("OK".into()));
     assert_eq!(setup.cmd(&["SET", "k", "string"]), R::Simple("OK".into()));
     let big = vec![b'x'; 16 << 20];
-    let mut request = common::encode_request(&[b"MULTI"]);
-    request.extend(common::encode_request(&[b"SET", b"big", &big]));
-    request.extend(common::encode_request(&[b"SWAPDB", b"0", b"1"]));
-    request.extend(common::encode_request(&[b"EXEC"]));
+    let mut request = firn_testkit::encode_request(&[b"MULTI"]);
+    request.extend(firn_testkit::encode_request(&[b"SET", b"big", &big]));
+    request.extend(firn_testkit::encode_request(&[b"SWAPDB", b"0", b"1"]));
+    request.extend(firn_testkit::encode_request(&[b"EXEC"]));
     let mut swapper = server.conn();
     let mut reader = server.conn();
     swapper.send_raw(&request);
