@@ -677,9 +677,9 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "notify-keyspace-events",
         mutable: true,
         doc: "Keyspace notifications published through Pub/Sub: any of the class letters `g$lshzxetdnm` with `K` (keyspace channel) and/or `E` (keyevent channel), `A` standing for `g$lshzxetd`; empty = off. As in Redis (see compatibility.md, Keyspace notifications).",
-        get: |c| crate::notify::render_flags(c.notify_keyspace_events),
+        get: |c| crate::notify::flags::render_flags(c.notify_keyspace_events),
         set: |c, a| {
-            c.notify_keyspace_events = crate::notify::parse_flags(one(a)?)?;
+            c.notify_keyspace_events = crate::notify::flags::parse_flags(one(a)?)?;
             Ok(())
         },
     },

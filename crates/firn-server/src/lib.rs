@@ -20,7 +20,6 @@ pub mod glob;
 pub mod groups;
 pub mod hll;
 pub mod info;
-mod info_memory;
 pub mod keyspecs;
 pub mod lua_libs;
 pub mod monitor;

@@ -124,7 +124,7 @@ pub struct ServerStats {
     /// Error replies by prefix ("ERR", "WRONGTYPE"...), for INFO errorstats.
     pub error_counts: Mutex<BTreeMap<String, u64>>,
     /// Recent samples of the counters INFO turns into instantaneous rates.
-    pub rate_samples: Mutex<crate::info::RateSamples>,
+    pub rate_samples: Mutex<crate::info::rates::RateSamples>,
     /// Calls, time and failures per command, for INFO commandstats.
     pub commands: CommandStats,
     /// Changes since the last successful SAVE/BGSAVE, counted as Redis

@@ -7,11 +7,16 @@
 //! faked; fields that are true by construction (no forks, no replicas, no
 //! eviction) report Redis's idle values.
 
-use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use crate::server::Server;
+use format::line;
+use rates::Sample;
+
+pub mod format;
+pub mod memory;
+pub mod rates;
 
 /// Every section, in output order.
 const SECTIONS: &[&str] = &[
@@ -63,21 +68,6 @@ fn cpu_times() -> (f64, f64) {
     (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
-pub(crate) fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n}B")
-    } else {
-        format!("{value:.2}{}", UNITS[unit])
-    }
-}
-
 /// The text of INFO for the given (lowercase) section names.
 pub fn render(server: &Server, args: &[String]) -> String {
     let mut out = String::new();
@@ -88,7 +78,7 @@ pub fn render(server: &Server, args: &[String]) -> String {
         match section {
             "server" => server_section(server, &mut out),
             "clients" => clients_section(server, &mut out),
-            "memory" => crate::info_memory::memory_section(server, &mut out),
+            "memory" => memory::memory_section(server, &mut out),
             "persistence" => persistence_section(server, &mut out),
             "stats" => stats_section(server, &mut out),
             "replication" => replication_section(server, &mut out),
@@ -100,84 +90,11 @@ pub fn render(server: &Server, args: &[String]) -> String {
                 out.push_str("# Cluster\r\n");
                 line(&mut out, "cluster_enabled", 0);
             }
-            "storage" => crate::info_memory::storage_section(server, &mut out),
+            "storage" => memory::storage_section(server, &mut out),
             _ => keyspace_section(server, &mut out),
         }
     }
     out
-}
-
-pub(crate) fn line(out: &mut String, name: &str, value: impl std::fmt::Display) {
-    let _ = write!(out, "{name}:{value}\r\n");
-}
-
-/// Counters sampled at most every 100 ms when INFO runs; rates are taken
-/// over the samples of the last few seconds (Redis samples 16 times in
-/// 1.6 s from its cron; Firn has no cron, so the window is what INFO saw).
-#[derive(Default)]
-pub struct RateSamples {
-    samples: VecDeque<Sample>,
-}
-
-#[derive(Clone, Copy)]
-struct Sample {
-    at_ms: u64,
-    commands: u64,
-    input_bytes: u64,
-    output_bytes: u64,
-}
-
-/// Per-second rates of commands, input bytes and output bytes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Rates {
-    ops: u64,
-    input_kbps: f64,
-    output_kbps: f64,
-}
-
-const SAMPLE_EVERY_MS: u64 = 100;
-const SAMPLE_WINDOW_MS: u64 = 5_000;
-
-impl RateSamples {
-    fn record(&mut self, now: Sample) -> Rates {
-        if self
-            .samples
-            .back()
-            .is_none_or(|last| now.at_ms >= last.at_ms + SAMPLE_EVERY_MS)
-        {
-            self.samples.push_back(now);
-        }
-        // Keep the oldest sample inside the window, and one before it.
-        while self.samples.len() > 2
-            && self
-                .samples
-                .get(1)
-                .is_some_and(|s| now.at_ms.saturating_sub(s.at_ms) >= SAMPLE_WINDOW_MS)
-        {
-            self.samples.pop_front();
-        }
-        let Some(first) = self.samples.front().copied() else {
-            return Rates {
-                ops: 0,
-                input_kbps: 0.0,
-                output_kbps: 0.0,
-            };
-        };
-        let elapsed_ms = now.at_ms.saturating_sub(first.at_ms);
-        if elapsed_ms == 0 {
-            return Rates {
-                ops: 0,
-                input_kbps: 0.0,
-                output_kbps: 0.0,
-            };
-        }
-        let per_sec = |delta: u64| delta as f64 * 1000.0 / elapsed_ms as f64;
-        Rates {
-            ops: per_sec(now.commands.saturating_sub(first.commands)).round() as u64,
-            input_kbps: per_sec(now.input_bytes.saturating_sub(first.input_bytes)) / 1024.0,
-            output_kbps: per_sec(now.output_bytes.saturating_sub(first.output_bytes)) / 1024.0,
-        }
-    }
 }
 
 fn server_section(server: &Server, out: &mut String) {
@@ -471,46 +388,5 @@ mod tests {
         assert!(select_sections(&args(&["nosuch"])).is_empty());
         // Redis's own section that Firn does not have.
         assert!(select_sections(&args(&["latencystats"])).is_empty());
-    }
-
-    #[test]
-    fn human_bytes_follows_redis() {
-        assert_eq!(human_bytes(0), "0B");
-        assert_eq!(human_bytes(1023), "1023B");
-        assert_eq!(human_bytes(1024), "1.00K");
-        assert_eq!(human_bytes(1536), "1.50K");
-        assert_eq!(human_bytes(5 << 20), "5.00M");
-        assert_eq!(human_bytes(3 << 30), "3.00G");
-    }
-
-    fn sample(at_ms: u64, commands: u64) -> Sample {
-        Sample {
-            at_ms,
-            commands,
-            input_bytes: commands * 1024,
-            output_bytes: commands * 512,
-        }
-    }
-
-    #[test]
-    fn rates_are_zero_until_two_samples_exist() {
-        let mut r = RateSamples::default();
-        assert_eq!(r.record(sample(1_000, 50)).ops, 0);
-        // Too soon for a second sample: still measured against the first.
-        assert_eq!(r.record(sample(1_050, 60)).ops, 200);
-    }
-
-    #[test]
-    fn rates_are_per_second_over_the_window() {
-        let mut r = RateSamples::default();
-        r.record(sample(0, 0));
-        let rates = r.record(sample(2_000, 1_000));
-        assert_eq!(rates.ops, 500);
-        assert!((rates.input_kbps - 500.0).abs() < 1e-9);
-        assert!((rates.output_kbps - 250.0).abs() < 1e-9);
-        // Old samples leave the window: the rate follows the recent load.
-        r.record(sample(8_000, 1_000));
-        let rates = r.record(sample(9_000, 1_000));
-        assert_eq!(rates.ops, 0);
     }
 }

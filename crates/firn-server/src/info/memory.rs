@@ -12,8 +12,8 @@
 
 use std::sync::atomic::Ordering;
 
+use super::format::{human_bytes, line};
 use crate::config::MemoryBudget;
-use crate::info::{human_bytes, line};
 use crate::server::Server;
 
 /// Resident set size and its peak in bytes, from /proc (0 where unavailable).
