@@ -172,7 +172,15 @@ pub(crate) async fn run_one(
     // Only commands that ran are counted as calls and logged, as in Redis.
     if let Some(cmd) = ran {
         let micros = started.elapsed().as_micros() as u64;
-        server.after_call(cmd, args, session.db, micros, reply.as_ref(), client);
+        crate::after_call::after_call(
+            server,
+            cmd,
+            args,
+            session.db,
+            micros,
+            reply.as_ref(),
+            client,
+        );
     }
     let mut sent = None;
     if let Some(parts) = stream {

@@ -2,7 +2,7 @@
 //! cold-read pool, connected clients, statistics and the slow log.
 
 use bytes::Bytes;
-use firn_resp::{Protocol, Reply};
+use firn_resp::Protocol;
 use firn_storage::Engine;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -12,8 +12,6 @@ use std::time::Instant;
 use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
-use crate::command_table::Flags;
-use crate::commands::{Access, Command};
 use crate::config::Config;
 
 /// Per-connection state that only the connection itself changes.
@@ -422,92 +420,6 @@ impl Server {
 
     pub fn uptime_secs(&self) -> u64 {
         self.started.elapsed().as_secs()
-    }
-
-    /// Bookkeeping after a command ran: INFO commandstats, the slow log
-    /// and the access times of its keys.
-    pub fn after_call(
-        &self,
-        cmd: &Command,
-        args: &[Bytes],
-        db: u8,
-        micros: u64,
-        reply: Option<&Reply>,
-        client: &ClientInfo,
-    ) {
-        // Redis counts only commands that ran (not rejected ones).
-        self.stats
-            .commands_processed
-            .fetch_add(1, Ordering::Relaxed);
-        let failed = matches!(reply, Some(Reply::Error(_)));
-        self.stats.commands.record_call(cmd.name(), micros, failed);
-        // EXEC is not logged (its commands are, one by one), as in Redis.
-        if !cmd.has(Flags::SKIP_SLOWLOG) {
-            self.slowlog_record(&cmd.redacted(args), micros, client);
-        }
-        // A command that failed before looking its keys up (a syntax error)
-        // must not refresh them; WRONGTYPE means the key was looked up.
-        let looked_up = match reply {
-            Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
-            _ => true,
-        };
-        match cmd.access {
-            Access::Forget => {
-                for (db, key) in cmd.lock_keys(args, db) {
-                    self.access_times.forget(db, &key);
-                }
-            }
-            Access::Touch if looked_up => {
-                let now_secs = firn_storage::now_ms() / 1000;
-                for (db, key) in cmd.lock_keys(args, db) {
-                    self.access_times.touch(db, &key, now_secs);
-                }
-            }
-            Access::Touch | Access::NoTouch => {}
-        }
-    }
-
-    /// Records a command in the slow log if it ran long enough.
-    pub fn slowlog_record(&self, args: &[Bytes], micros: u64, client: &ClientInfo) {
-        let (threshold, max_len) = {
-            let c = self.config.read();
-            (c.slowlog_log_slower_than, c.slowlog_max_len)
-        };
-        if threshold < 0 || (micros as i64) < threshold {
-            return;
-        }
-        // Redis keeps at most 32 arguments, each cut to 128 bytes.
-        let mut kept: Vec<Bytes> = Vec::new();
-        for (i, arg) in args.iter().enumerate() {
-            if i == 31 && args.len() > 32 {
-                kept.push(Bytes::from(format!(
-                    "... ({} more arguments)",
-                    args.len() - 31
-                )));
-                break;
-            }
-            if arg.len() > 128 {
-                let mut cut = arg[..128].to_vec();
-                cut.extend_from_slice(format!("... ({} more bytes)", arg.len() - 128).as_bytes());
-                kept.push(Bytes::from(cut));
-            } else {
-                kept.push(arg.clone());
-            }
-        }
-        let mut log = self.slowlog.lock();
-        let id = log.next_id;
-        log.next_id += 1;
-        log.entries.push_front(SlowLogEntry {
-            id,
-            unix_secs: firn_storage::now_ms() / 1000,
-            micros,
-            args: kept,
-            addr: client.addr.clone(),
-            name: client.name.lock().clone().unwrap_or_default(),
-        });
-        while log.entries.len() as u64 > max_len {
-            log.entries.pop_back();
-        }
     }
 
     /// CONFIG RESETSTAT: zero the counters INFO reports.

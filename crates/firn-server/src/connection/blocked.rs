@@ -84,7 +84,8 @@ impl Connection {
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
-        server.after_call(
+        crate::after_call::after_call(
+            &server,
             cmd,
             args,
             self.session.db,

@@ -457,7 +457,7 @@ fn after_step(
     if let Reply::Error(text) = reply {
         server.stats.count_error(text);
     }
-    server.after_call(cmd, args, step.db, 0, Some(reply), client);
+    crate::after_call::after_call(server, cmd, args, step.db, 0, Some(reply), client);
     if !cmd.has(Flags::ADMIN) {
         crate::monitor::feed::feed_monitors(server, client, step.db, &cmd.redacted(args));
     }
