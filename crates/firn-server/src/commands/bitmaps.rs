@@ -11,7 +11,7 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn};
 
-use super::strings::{run_off_network_thread, BIG_READ_BYTES};
+use super::offload::{run_off_network_thread, BIG_READ_BYTES};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{CmdError, CmdResult, BIT_OFFSET, SYNTAX};

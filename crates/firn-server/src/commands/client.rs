@@ -7,10 +7,10 @@ use firn_resp::{Protocol, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::keyspace::help_reply;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::blocking::state::Unblocked;
+use crate::commands::replies::help_reply;
 use crate::errors::{
     subcommand_syntax, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER,
     SYNTAX, WRONGPASS,

@@ -4,31 +4,17 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{Cf, Collection, Meta, ReadMode, ValueType};
+use firn_storage::{notify_class as class, Cf, Collection, Meta, ValueType};
 use std::ops::Bound;
 
-use super::keyspace::{parse_cursor, KeyPattern};
+use super::offload::off_thread_if;
+use super::scan::{parse_cursor, KeyPattern};
 use super::Ctx;
+use crate::args::parse_i64;
 use crate::args::{is, ArgCursor};
 use crate::errors::{CmdError, CmdResult, SYNTAX};
-use crate::rdb::RdbValue;
 use crate::stream_reply::Sink;
-
-/// Members a command may visit on a network thread. A command that would
-/// visit more (LRANGE 0 -1 of a long list, SMEMBERS, a big ZUNIONSTORE)
-/// calls [`off_thread_if`] first and re-runs on the cold-read pool, whose
-/// result is committed only if no other write touched its keys meanwhile
-/// (the same path as a cold read, see `exec.rs`).
-pub const INLINE_MEMBERS: u64 = 1000;
-
-/// Sends the command to the cold-read pool when it would visit more than
-/// [`INLINE_MEMBERS`] members; on the pool (blocking mode) it goes on.
-pub fn off_thread_if(ctx: &Ctx<'_>, members: u64) -> CmdResult<()> {
-    if members > INLINE_MEMBERS && ctx.txn.mode() == ReadMode::MemoryOnly {
-        return Err(CmdError::Storage(firn_storage::StorageError::Incomplete));
-    }
-    Ok(())
-}
+use firn_storage::{Body, EncodingHint};
 
 /// Collections with more members than this are not read whole into a
 /// reply by HGETALL, SMEMBERS and the like: they are streamed.
@@ -267,39 +253,23 @@ pub fn object_encoding(meta: &Meta) -> &'static str {
     }
 }
 
-/// The whole value of a collection, for DUMP.
-pub fn dump_value(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<RdbValue> {
-    let coll = Collection::of_meta(meta).ok_or(CmdError::Storage(
-        firn_storage::StorageError::Corrupt("collection meta"),
-    ))?;
-    off_thread_if(ctx, coll.size)?;
-    match meta.value_type {
-        ValueType::Hash => super::hashes::dump_value(ctx, key, &coll),
-        ValueType::List => super::lists::dump_value(ctx, key, &coll),
-        ValueType::Set => super::sets::dump_value(ctx, key, &coll),
-        ValueType::ZSet => super::zsets::dump_value(ctx, key, &coll),
-        other => Err(CmdError::Owned(format!(
-            "ERR Firn cannot dump a {} value yet",
-            other.name()
-        ))),
+/// The `del` event of a collection a command emptied (Redis deletes it).
+pub(crate) fn notify_if_emptied(ctx: &mut Ctx<'_>, key: &[u8], coll: &Collection) {
+    if coll.size == 0 {
+        ctx.notify(class::GENERIC, "del", key);
     }
 }
 
-/// Stores a restored collection at `key` (which RESTORE has already
-/// cleared), with its expiry.
-pub fn restore_value(
-    ctx: &mut Ctx<'_>,
-    key: &[u8],
-    value: RdbValue,
-    expire_at_ms: u64,
-) -> CmdResult<()> {
-    match value {
-        RdbValue::Hash(pairs) => super::hashes::restore_value(ctx, key, pairs, expire_at_ms),
-        RdbValue::List(items) => super::lists::restore_value(ctx, key, items, expire_at_ms),
-        RdbValue::Set(members) => super::sets::restore_value(ctx, key, members, expire_at_ms),
-        RdbValue::SortedSet(members) => {
-            super::zsets::restore_value(ctx, key, members, expire_at_ms)
+/// Redis's string encodings: "int" for a canonical integer, "embstr" up to
+/// 44 bytes, "raw" beyond or after an in-place modification.
+pub fn string_encoding(meta: &Meta) -> &'static str {
+    match &meta.body {
+        Body::Inline(v)
+            if meta.encoding == EncodingHint::Auto && v.len() <= 20 && parse_i64(v).is_some() =>
+        {
+            "int"
         }
-        RdbValue::String(_) => Err(CmdError::Static("ERR Bad data format")),
+        Body::Inline(v) if meta.encoding != EncodingHint::Raw && v.len() <= 44 => "embstr",
+        _ => "raw",
     }
 }

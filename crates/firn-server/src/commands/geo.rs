@@ -21,7 +21,7 @@ use firn_resp::Reply;
 use firn_storage::{Collection, ReadMode, ScoreRange, StorageError, ValueType, ZAddFlags};
 use std::cmp::Ordering;
 
-use super::collection::{off_thread_if, INLINE_MEMBERS};
+use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{parse_double, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};

@@ -13,10 +13,9 @@ use firn_resp::{Protocol, Reply};
 use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use rand::Rng;
 
-use super::collection::{
-    member_scan, off_thread_if, stream_members, streamed, Shape, StreamMember,
-};
-use super::strings::{long_double_sum, LongDoubleError};
+use super::collection::{member_scan, stream_members, streamed, Shape, StreamMember};
+use super::long_double::{long_double_sum, LongDoubleError};
+use super::offload::off_thread_if;
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NOT_FINITE, NOT_FLOAT, OVERFLOW, SYNTAX};
@@ -238,7 +237,7 @@ fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if deleted > 0 {
         ctx.txn.save_collection(db, key, &hash)?;
         ctx.notify(class::HASH, "hdel", key);
-        super::sets::notify_if_emptied(ctx, key, &hash);
+        super::collection::notify_if_emptied(ctx, key, &hash);
         ctx.dirty(deleted as u64);
     }
     Ok(Reply::Integer(deleted))

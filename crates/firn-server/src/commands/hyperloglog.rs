@@ -15,8 +15,8 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
 
-use super::collection::off_thread_if;
-use super::keyspace::string_encoding;
+use super::collection::string_encoding;
+use super::offload::off_thread_if;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::is;
 use crate::errors::{truncate_for_error, CmdError, CmdResult};

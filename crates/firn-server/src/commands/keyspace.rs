@@ -16,16 +16,19 @@
 use bytes::Bytes;
 use firn_resp::Reply;
 use firn_storage::{
-    notify_class as class, Body, EncodingHint, Meta, RandomPick, ScanPage, Txn, ValueType,
+    notify_class as class, Body, Collection, Meta, RandomPick, ScanPage, Txn, ValueType,
 };
 use std::sync::Arc;
 
+use super::collection::string_encoding;
+use super::replies::help_reply;
+use super::scan::{parse_cursor, KeyPattern};
 use super::{def, def_keys, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
 };
-use crate::glob::Glob;
+use crate::rdb::RdbValue;
 use crate::server::Server;
 
 /// SCAN steps visiting at most this many records run on the network thread.
@@ -111,39 +114,6 @@ fn key_type(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Simple(Bytes::from_static(name.as_bytes())))
 }
 
-/// A KEYS or SCAN MATCH pattern. A lone `*` takes every key, the empty key
-/// included: Redis tests for it before matching, and the matcher itself
-/// never matches an empty subject with a non-empty pattern.
-pub(crate) enum KeyPattern {
-    All,
-    Glob(Glob),
-}
-
-impl KeyPattern {
-    pub(crate) fn new(pattern: &[u8]) -> KeyPattern {
-        if pattern == b"*" {
-            KeyPattern::All
-        } else {
-            KeyPattern::Glob(Glob::new(pattern, false))
-        }
-    }
-
-    pub(crate) fn matches(&self, key: &[u8]) -> bool {
-        match self {
-            KeyPattern::All => true,
-            KeyPattern::Glob(glob) => glob.matches(key),
-        }
-    }
-
-    /// [`KeyPattern::matches`] within a step budget (see `Glob::matches_within`).
-    fn matches_within(&self, key: &[u8], budget: &mut u64) -> Option<bool> {
-        match self {
-            KeyPattern::All => Some(true),
-            KeyPattern::Glob(glob) => glob.matches_within(key, budget),
-        }
-    }
-}
-
 /// Runs `job` off the network threads; its reply replaces the handler's.
 fn defer(ctx: &mut Ctx<'_>, job: impl FnOnce(&Arc<Server>) -> CmdResult + Send + 'static) {
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
@@ -185,7 +155,7 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         // Inside EXEC or a script: the keys as the unit's transaction sees
         // them at this point, its own writes included (a snapshot would
         // miss them), on the pool.
-        super::collection::off_thread_if(ctx, u64::MAX)?;
+        super::offload::off_thread_if(ctx, u64::MAX)?;
         let pattern = KeyPattern::new(&args[1]);
         let page = ctx
             .txn
@@ -218,31 +188,6 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(())
     });
     Ok(Reply::Null)
-}
-
-/// Redis's cursor parsing (`strtoul` base 10, then "the whole argument was
-/// consumed and did not start with a space"): an optional sign and digits,
-/// a negative value wrapping around as C's `strtoul` does, and the empty
-/// string reading as 0.
-pub(crate) fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    let (negative, digits) = match arg.first() {
-        None => return Some(0),
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        Some(_) => (false, arg),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut value: u64 = 0;
-    for &d in digits {
-        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    })
 }
 
 /// SCAN's MATCH and TYPE options, compiled.
@@ -315,7 +260,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Inside EXEC or a script a step reads the unit's own transaction, on
     // the pool when it is long (see `Ctx::in_unit`).
     if ctx.in_unit {
-        super::collection::off_thread_if(ctx, count as u64)?;
+        super::offload::off_thread_if(ctx, count as u64)?;
     }
     if ctx.in_unit || (count <= SCAN_INLINE_MAX_COUNT && short_pattern) {
         let filter = ScanFilter::new(pattern.as_ref(), type_name.clone());
@@ -538,7 +483,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
 /// a big collection is copied on the cold-read pool, not a network thread.
 fn copy_key(ctx: &mut Ctx<'_>, src_db: u8, src: &[u8], dst_db: u8, dst: &[u8]) -> CmdResult<()> {
     if let Some(Body::Collection { size, .. }) = ctx.txn.meta(src_db, src)?.map(|m| m.body) {
-        super::collection::off_thread_if(ctx, size)?;
+        super::offload::off_thread_if(ctx, size)?;
     }
     ctx.txn.copy_key(src_db, src, dst_db, dst)?;
     Ok(())
@@ -646,20 +591,6 @@ fn move_key(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(1))
 }
 
-/// Redis's string encodings: "int" for a canonical integer, "embstr" up to
-/// 44 bytes, "raw" beyond or after an in-place modification.
-pub fn string_encoding(meta: &Meta) -> &'static str {
-    match &meta.body {
-        Body::Inline(v)
-            if meta.encoding == EncodingHint::Auto && v.len() <= 20 && parse_i64(v).is_some() =>
-        {
-            "int"
-        }
-        Body::Inline(v) if meta.encoding != EncodingHint::Raw && v.len() <= 44 => "embstr",
-        _ => "raw",
-    }
-}
-
 fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
@@ -743,16 +674,6 @@ const OBJECT_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// A HELP reply: one status line per entry.
-pub fn help_reply(lines: &[&'static str]) -> Reply {
-    Reply::Array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(Bytes::from_static(l.as_bytes())))
-            .collect(),
-    )
-}
-
 fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(help_reply(OBJECT_HELP))
 }
@@ -771,7 +692,7 @@ fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ))))
         }
         _ => {
-            let value = super::collection::dump_value(ctx, &args[1], &meta)?;
+            let value = dump_collection(ctx, &args[1], &meta)?;
             Ok(Reply::Bulk(Bytes::from(crate::rdb::dump(&value))))
         }
     }
@@ -830,7 +751,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // The old value goes first, so the key is created anew (`new`).
     ctx.txn.delete_key(db, key)?;
     let crate::rdb::RdbValue::String(bytes) = value else {
-        super::collection::restore_value(ctx, key, value, expire_at as u64)?;
+        restore_collection(ctx, key, value, expire_at as u64)?;
         ctx.notify(class::GENERIC, "restore", key);
         ctx.dirty(1);
         return Ok(Reply::ok());
@@ -846,9 +767,47 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
+/// The whole value of a collection, for DUMP.
+fn dump_collection(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<RdbValue> {
+    let coll = Collection::of_meta(meta).ok_or(CmdError::Storage(
+        firn_storage::StorageError::Corrupt("collection meta"),
+    ))?;
+    super::offload::off_thread_if(ctx, coll.size)?;
+    match meta.value_type {
+        ValueType::Hash => super::hashes::dump_value(ctx, key, &coll),
+        ValueType::List => super::lists::dump_value(ctx, key, &coll),
+        ValueType::Set => super::sets::dump_value(ctx, key, &coll),
+        ValueType::ZSet => super::zsets::dump_value(ctx, key, &coll),
+        other => Err(CmdError::Owned(format!(
+            "ERR Firn cannot dump a {} value yet",
+            other.name()
+        ))),
+    }
+}
+
+/// Stores a restored collection at `key` (which RESTORE has already
+/// cleared), with its expiry.
+fn restore_collection(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    value: RdbValue,
+    expire_at_ms: u64,
+) -> CmdResult<()> {
+    match value {
+        RdbValue::Hash(pairs) => super::hashes::restore_value(ctx, key, pairs, expire_at_ms),
+        RdbValue::List(items) => super::lists::restore_value(ctx, key, items, expire_at_ms),
+        RdbValue::Set(members) => super::sets::restore_value(ctx, key, members, expire_at_ms),
+        RdbValue::SortedSet(members) => {
+            super::zsets::restore_value(ctx, key, members, expire_at_ms)
+        }
+        RdbValue::String(_) => Err(CmdError::Static("ERR Bad data format")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use firn_storage::EncodingHint;
 
     #[test]
     fn cursors_parse_like_strtoul() {

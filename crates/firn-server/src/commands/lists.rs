@@ -16,7 +16,8 @@ use firn_resp::Reply;
 use firn_storage::{notify_class as class, Cf, Collection, List, ValueType};
 use std::ops::Bound;
 
-use super::collection::{off_thread_if, stream_span, streamed, Shape, Span, INLINE_MEMBERS};
+use super::collection::{stream_span, streamed, Shape, Span};
+use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NO_SUCH_KEY, SYNTAX};

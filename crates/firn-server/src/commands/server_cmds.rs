@@ -12,11 +12,11 @@ use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::keyspace::help_reply;
 use super::{def, def_all, Ctx, Def, Deferred};
 use crate::args::{is, parse_i64};
 use crate::command_table::Flags;
 use crate::command_table::{CommandSpec, MetaValue};
+use crate::commands::replies::help_reply;
 use crate::config::{find_option, OptionDef, OPTIONS};
 use crate::errors::{
     storage_error_text, subcommand_syntax, CmdError, CmdResult, DB_OUT_OF_RANGE, SYNTAX,

@@ -21,9 +21,8 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::{BTreeSet, HashSet};
 
-use super::collection::{
-    member_scan, off_thread_if, stream_members, streamed, Shape, INLINE_MEMBERS,
-};
+use super::collection::{member_scan, notify_if_emptied, stream_members, streamed, Shape};
+use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
@@ -97,13 +96,6 @@ fn all_members(ctx: &mut Ctx<'_>, key: &[u8], set: &Collection) -> CmdResult<Vec
         true
     })?;
     Ok(members)
-}
-
-/// The `del` event of a collection a command emptied (Redis deletes it).
-pub(crate) fn notify_if_emptied(ctx: &mut Ctx<'_>, key: &[u8], coll: &Collection) {
-    if coll.size == 0 {
-        ctx.notify(class::GENERIC, "del", key);
-    }
 }
 
 fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -13,7 +13,7 @@ use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use super::collection::off_thread_if;
+use super::offload::off_thread_if;
 use super::{def_all_if, Ctx, Def};
 use crate::args::{c_strtod, is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};

@@ -6,9 +6,11 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{notify_class as class, EncodingHint, ExpireAction, ReadMode, Txn};
+use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Txn};
 
-use super::{def, Ctx, Def, Deferred};
+use super::long_double::{long_double_sum, LongDoubleError};
+use super::offload::{run_off_network_thread, BIG_READ_BYTES};
+use super::{def, Ctx, Def};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     wrong_arity, CmdError, CmdResult, NOT_FINITE, NOT_FLOAT, NOT_INTEGER, OVERFLOW,
@@ -388,58 +390,12 @@ fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     add_integer(ctx, &args[1], -delta)
 }
 
-extern "C" {
-    fn firn_incrbyfloat(
-        value: *const u8,
-        value_len: usize,
-        incr: *const u8,
-        incr_len: usize,
-        out: *mut u8,
-        out_cap: usize,
-    ) -> i32;
-}
-
-/// Why [`long_double_sum`] failed.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum LongDoubleError {
-    /// An input is not a long double (string2ld).
-    NotFloat,
-    /// The sum is NaN or infinite.
-    NotFinite,
-}
-
 /// `value + incr` in C long double, printed as Redis prints it.
 fn long_double_add(value: &[u8], incr: &[u8]) -> CmdResult<Bytes> {
     long_double_sum(value, incr).map_err(|e| match e {
         LongDoubleError::NotFloat => CmdError::Static(NOT_FLOAT),
         LongDoubleError::NotFinite => CmdError::Static(NOT_FINITE),
     })
-}
-
-/// `value + incr` in C long double, printed as Redis prints it (INCRBYFLOAT,
-/// HINCRBYFLOAT).
-pub(crate) fn long_double_sum(value: &[u8], incr: &[u8]) -> Result<Bytes, LongDoubleError> {
-    let mut out = vec![0u8; 5 * 1024];
-    // SAFETY: the shim reads exactly the given lengths and writes at most
-    // `out.len()` bytes including the NUL; it keeps no pointers.
-    let n = unsafe {
-        firn_incrbyfloat(
-            value.as_ptr(),
-            value.len(),
-            incr.as_ptr(),
-            incr.len(),
-            out.as_mut_ptr(),
-            out.len(),
-        )
-    };
-    match n {
-        -2 => Err(LongDoubleError::NotFinite),
-        n if n < 0 => Err(LongDoubleError::NotFloat),
-        n => {
-            out.truncate(n as usize);
-            Ok(Bytes::from(out))
-        }
-    }
 }
 
 fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -534,65 +490,6 @@ pub fn resolve_range(start: i64, end: i64, strlen: u64) -> Option<(u64, u64)> {
         return None;
     }
     Some((start as u64, (end - start + 1) as u64))
-}
-
-/// Reads of more than this many bytes of a value (GETRANGE, BITCOUNT) run
-/// on a blocking thread, not on a network thread.
-pub const BIG_READ_BYTES: u64 = 1 << 20;
-
-/// Lock-free attempts of a long read-only job before it reads under its
-/// keys' locks (a read always ends; see exec.rs).
-const LONG_READ_ATTEMPTS: usize = 2;
-
-/// `reply` once the other clients' pending writes `txn` read are durable
-/// (the job runs on its own thread): a reply never shows a write that may
-/// still be rolled back.
-fn shown_when_durable(txn: &Txn<'_>, reply: Reply) -> Reply {
-    for ticket in txn.pending_reads() {
-        if let Err(e) = ticket.wait_blocking() {
-            return CmdError::Storage(e).into_reply();
-        }
-    }
-    reply
-}
-
-/// Runs the read-only `read` on a blocking thread with blocking reads and
-/// no locks; its reply replaces the handler's. For commands that would
-/// otherwise hold a network thread for a long time (a range of a 512 MB
-/// value, a big LCS table). Atomicity comes from the keys' write stamp
-/// (see exec.rs): a read during which no batch touched the keys saw one
-/// consistent state; otherwise it runs again.
-pub fn run_off_network_thread(
-    ctx: &mut Ctx<'_>,
-    keys: Vec<Bytes>,
-    read: impl Fn(&mut Txn<'_>, u8) -> CmdResult + Send + 'static,
-) -> CmdResult {
-    let db = ctx.db();
-    if ctx.in_unit {
-        // Inside EXEC or a script: read now, from the unit's transaction
-        // (a job after it would see writes queued after this command).
-        return read(&mut ctx.txn, db);
-    }
-    ctx.deferred = Some(Deferred::Blocking(Box::new(move |server| {
-        let locked: Vec<(u8, &[u8])> = keys.iter().map(|k| (db, k.as_ref())).collect();
-        for _ in 0..LONG_READ_ATTEMPTS {
-            let stripes = server.engine.stripes_of(&locked);
-            let stamp = server.engine.write_stamp(&stripes);
-            let mut txn = server.engine.txn(ReadMode::Blocking);
-            let reply = read(&mut txn, db).unwrap_or_else(CmdError::into_reply);
-            if server.engine.write_stamp(&stripes) == stamp {
-                return shown_when_durable(&txn, reply);
-            }
-        }
-        // Still changing: read under the keys' locks, which only their
-        // writers wait for.
-        let guard = server.engine.lock_keys_growing(&locked);
-        let mut txn = server.engine.txn(ReadMode::Blocking);
-        let reply = read(&mut txn, db).unwrap_or_else(CmdError::into_reply);
-        drop(guard);
-        shown_when_durable(&txn, reply)
-    })));
-    Ok(Reply::Null)
 }
 
 fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -24,8 +24,9 @@ use firn_storage::{
 };
 use std::collections::HashMap;
 
-use super::collection::{member_scan, off_thread_if, streamed, INLINE_MEMBERS, STREAM_MEMBERS};
-use super::keyspace::{parse_cursor, KeyPattern};
+use super::collection::{member_scan, streamed, STREAM_MEMBERS};
+use super::offload::{off_thread_if, INLINE_MEMBERS};
+use super::scan::{parse_cursor, KeyPattern};
 use super::{def, Ctx, Def};
 use crate::args::{c_strtod, int_arg, is, parse_double, parse_i64, ArgCursor};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
@@ -381,7 +382,7 @@ fn remove_all(
     if !items.is_empty() {
         ctx.txn.save_collection(db, key, coll)?;
         ctx.notify(class::ZSET, event, key);
-        super::sets::notify_if_emptied(ctx, key, coll);
+        super::collection::notify_if_emptied(ctx, key, coll);
     }
     ctx.dirty(items.len() as u64);
     Ok(())
@@ -643,7 +644,7 @@ fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if removed > 0 {
         ctx.txn.save_collection(db, key, &coll)?;
         ctx.notify(class::ZSET, "zrem", key);
-        super::sets::notify_if_emptied(ctx, key, &coll);
+        super::collection::notify_if_emptied(ctx, key, &coll);
     }
     ctx.dirty(removed as u64);
     Ok(Reply::Integer(removed))

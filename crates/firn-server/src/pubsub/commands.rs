@@ -9,7 +9,7 @@
 use bytes::Bytes;
 use firn_resp::Reply;
 
-use crate::commands::keyspace::help_reply;
+use crate::commands::replies::help_reply;
 use crate::commands::{def, Ctx, Def, Deferred};
 use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};

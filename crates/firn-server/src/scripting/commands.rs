@@ -8,7 +8,7 @@ use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
 use crate::args::{int_arg, is};
-use crate::commands::keyspace::help_reply;
+use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult};
 use crate::scripting::{

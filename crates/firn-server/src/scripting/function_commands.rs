@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use super::commands::{kill_running, split_keys};
 use crate::args::is;
-use crate::commands::keyspace::help_reply;
+use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{CmdError, CmdResult};
 use crate::scripting::{FcallRequest, Request, RestorePolicy, BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};

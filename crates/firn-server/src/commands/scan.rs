@@ -1,0 +1,62 @@
+//! What the SCAN family shares (SCAN, HSCAN, SSCAN, ZSCAN) and KEYS: the
+//! cursor as Redis parses it and the MATCH pattern.
+
+use crate::glob::Glob;
+
+/// A KEYS or SCAN MATCH pattern. A lone `*` takes every key, the empty key
+/// included: Redis tests for it before matching, and the matcher itself
+/// never matches an empty subject with a non-empty pattern.
+pub(crate) enum KeyPattern {
+    All,
+    Glob(Glob),
+}
+
+impl KeyPattern {
+    pub(crate) fn new(pattern: &[u8]) -> KeyPattern {
+        if pattern == b"*" {
+            KeyPattern::All
+        } else {
+            KeyPattern::Glob(Glob::new(pattern, false))
+        }
+    }
+
+    pub(crate) fn matches(&self, key: &[u8]) -> bool {
+        match self {
+            KeyPattern::All => true,
+            KeyPattern::Glob(glob) => glob.matches(key),
+        }
+    }
+
+    /// [`KeyPattern::matches`] within a step budget (see `Glob::matches_within`).
+    pub(crate) fn matches_within(&self, key: &[u8], budget: &mut u64) -> Option<bool> {
+        match self {
+            KeyPattern::All => Some(true),
+            KeyPattern::Glob(glob) => glob.matches_within(key, budget),
+        }
+    }
+}
+
+/// Redis's cursor parsing (`strtoul` base 10, then "the whole argument was
+/// consumed and did not start with a space"): an optional sign and digits,
+/// a negative value wrapping around as C's `strtoul` does, and the empty
+/// string reading as 0.
+pub(crate) fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let (negative, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
