@@ -159,12 +159,6 @@ impl Reply {
     }
 }
 
-impl From<crate::decode::ProtocolError> for Reply {
-    fn from(error: crate::decode::ProtocolError) -> Reply {
-        error.to_reply()
-    }
-}
-
 fn len_i64(len: usize) -> i64 {
     i64::try_from(len).unwrap_or(i64::MAX)
 }
@@ -438,25 +432,6 @@ mod tests {
                 b"$24\r\n-1.7976931348623157e+308\r\n".to_vec(),
                 b",-1.7976931348623157e+308\r\n".to_vec()
             )
-        );
-    }
-
-    #[test]
-    fn protocol_errors_become_error_replies() {
-        let reply: Reply = crate::ProtocolError::ExpectedDollar(0xff).into();
-        assert_eq!(
-            enc(&reply, Protocol::Resp2),
-            b"-ERR Protocol error: expected '$', got '\xff'\r\n"
-        );
-        let reply: Reply = crate::ProtocolError::ExpectedDollar(b'\n').into();
-        assert_eq!(
-            enc(&reply, Protocol::Resp3),
-            b"-ERR Protocol error: expected '$', got ' '\r\n"
-        );
-        let reply: Reply = crate::ProtocolError::InvalidBulkLength.into();
-        assert_eq!(
-            enc(&reply, Protocol::Resp2),
-            b"-ERR Protocol error: invalid bulk length\r\n"
         );
     }
 }

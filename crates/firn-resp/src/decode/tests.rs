@@ -611,3 +611,28 @@ fn complete_prefix_len_covers_finished_arguments_only() {
     assert!(decoder.decode(&mut buf, &limits, true).unwrap().is_some());
     assert_eq!(decoder.complete_prefix_len(), 0);
 }
+
+fn encoded(reply: &Reply, protocol: crate::Protocol) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    reply.encode(&mut out, protocol);
+    out.to_vec()
+}
+
+#[test]
+fn protocol_errors_become_error_replies() {
+    let reply = ProtocolError::ExpectedDollar(0xff).to_reply();
+    assert_eq!(
+        encoded(&reply, crate::Protocol::Resp2),
+        b"-ERR Protocol error: expected '$', got '\xff'\r\n"
+    );
+    let reply = ProtocolError::ExpectedDollar(b'\n').to_reply();
+    assert_eq!(
+        encoded(&reply, crate::Protocol::Resp3),
+        b"-ERR Protocol error: expected '$', got ' '\r\n"
+    );
+    let reply = ProtocolError::InvalidBulkLength.to_reply();
+    assert_eq!(
+        encoded(&reply, crate::Protocol::Resp2),
+        b"-ERR Protocol error: invalid bulk length\r\n"
+    );
+}
