@@ -12,6 +12,8 @@
 #   redis-server   the reference the differential tests start
 #   redis-cli, redis-benchmark   the reference client and bench/'s load tool
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
+#   cargo-modules  scripts/module_cycles.py reads its module graph; built
+#                  with `cargo install` (about 25 minutes on 2 cores, once)
 #   go             the concurrent history checker (checker/); Debian's
 #                  golang-go if no Go is installed (/usr/local/go counts).
 #                  checker/go.mod names Go 1.26 (go-redis v9.23 needs it):
@@ -66,6 +68,7 @@ redis-cli|command redis-cli|redis-tools
 redis-benchmark|command redis-benchmark|redis-tools
 go|command go|golang-go
 cargo|command cargo|
+cargo-modules|command cargo-modules|cargo install --locked cargo-modules@0.27.0
 EOF
 }
 
@@ -97,9 +100,14 @@ if [ "${1:-}" = "--check" ]; then
 fi
 
 need=()
+crates=()
 while IFS='|' read -r name how pkg; do
     [ -n "$pkg" ] || continue
     if ! locate "$how" >/dev/null 2>&1; then
+        if [[ "$pkg" == "cargo install "* ]]; then
+            crates+=("$pkg")
+            continue
+        fi
         [[ " ${need[*]-} " == *" $pkg "* ]] || need+=("$pkg")
     fi
 done < <(requirements)
@@ -111,6 +119,11 @@ if ((${#need[@]})); then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+
+for install in "${crates[@]}"; do
+    echo "install-deps.sh: $install"
+    $install >&2
+done
 
 # Debian's redis-server package starts a system instance on 6379; Firn's
 # tests start their own on free ports, so it is not needed.
