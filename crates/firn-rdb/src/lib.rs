@@ -38,6 +38,7 @@
 //! Like Redis, bytes between the object and the footer are ignored.
 
 use crc::{Crc, CRC_64_REDIS};
+use firn_prims::{format_double, string2ll};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -194,7 +195,7 @@ fn write_len(out: &mut Vec<u8>, len: u64) {
 /// Redis's rdbSaveRawString: integer encoding, then LZF, then raw.
 pub fn write_string(out: &mut Vec<u8>, value: &[u8]) {
     if value.len() <= 11 {
-        if let Some(n) = canonical_i64(value) {
+        if let Some(n) = string2ll(value) {
             if let Ok(b) = i8::try_from(n) {
                 out.push(0xC0 | ENC_INT8);
                 out.push(b as u8);
@@ -222,43 +223,6 @@ pub fn write_string(out: &mut Vec<u8>, value: &[u8]) {
     }
     write_len(out, value.len() as u64);
     out.extend_from_slice(value);
-}
-
-/// Redis's string2ll: the canonical decimal form of an i64 ("0", no sign
-/// but '-', no leading zeros, no "-0", at most 20 characters).
-fn canonical_i64(bytes: &[u8]) -> Option<i64> {
-    if bytes.is_empty() || bytes.len() > 20 {
-        return None;
-    }
-    if bytes == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match bytes.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, bytes),
-    };
-    match digits.first() {
-        Some(b'1'..=b'9') => {}
-        _ => return None,
-    }
-    let mut magnitude: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        magnitude = magnitude
-            .checked_mul(10)?
-            .checked_add(u64::from(b - b'0'))?;
-    }
-    if negative {
-        if magnitude > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((magnitude as i64).wrapping_neg())
-        }
-    } else {
-        i64::try_from(magnitude).ok()
-    }
 }
 
 fn write_list(out: &mut Vec<u8>, items: &[Vec<u8>]) {
@@ -308,7 +272,7 @@ fn write_list(out: &mut Vec<u8>, items: &[Vec<u8>]) {
 
 fn write_set(out: &mut Vec<u8>, members: &[Vec<u8>]) {
     if members.len() <= SET_MAX_INTSET_ENTRIES {
-        let integers: Option<Vec<i64>> = members.iter().map(|m| canonical_i64(m)).collect();
+        let integers: Option<Vec<i64>> = members.iter().map(|m| string2ll(m)).collect();
         if let Some(mut integers) = integers {
             integers.sort_unstable();
             integers.dedup();
@@ -423,35 +387,7 @@ pub fn score_text(score: f64) -> Vec<u8> {
     if (-LIMIT..=LIMIT).contains(&score) && score.trunc() == score {
         return (score as i64).to_string().into_bytes();
     }
-    format_g17(score).into_bytes()
-}
-
-/// printf("%.17g") for a finite, non-zero double.
-fn format_g17(value: f64) -> String {
-    const PRECISION: i32 = 17;
-    let scientific = format!("{:.*e}", (PRECISION - 1) as usize, value);
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..PRECISION).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!(
-            "{}e{}{:02}",
-            strip_fraction_zeros(mantissa),
-            sign,
-            exponent.unsigned_abs()
-        )
-    } else {
-        let decimals = (PRECISION - 1 - exponent) as usize;
-        strip_fraction_zeros(&format!("{value:.decimals$}")).to_string()
-    }
-}
-
-fn strip_fraction_zeros(text: &str) -> &str {
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        text
-    }
+    format_double(score).into_bytes()
 }
 
 /// Builds a listpack the way Redis's lpAppend does.
@@ -481,7 +417,7 @@ impl ListpackWriter {
     fn push(&mut self, element: &[u8]) {
         let start = self.buf.len();
         let buf = &mut self.buf;
-        match canonical_i64(element) {
+        match string2ll(element) {
             Some(v @ 0..=127) => buf.push(v as u8),
             Some(v @ -4096..=4095) => {
                 let bits = (v as u64) & 0x1FFF;
@@ -1841,9 +1777,9 @@ mod tests {
             match (&value, &back) {
                 // Intsets come back in ascending order, zsets by score.
                 (RdbValue::Set(a), RdbValue::Set(b)) if payload[0] == TYPE_SET_INTSET => {
-                    let mut a: Vec<i64> = a.iter().map(|m| canonical_i64(m).unwrap()).collect();
+                    let mut a: Vec<i64> = a.iter().map(|m| string2ll(m).unwrap()).collect();
                     a.sort_unstable();
-                    let b: Vec<i64> = b.iter().map(|m| canonical_i64(m).unwrap()).collect();
+                    let b: Vec<i64> = b.iter().map(|m| string2ll(m).unwrap()).collect();
                     assert_eq!(a, b);
                 }
                 (RdbValue::SortedSet(a), RdbValue::SortedSet(b)) => {
@@ -2137,24 +2073,28 @@ mod tests {
         }
     }
 
+    /// Only what `string2ll` reads (the canonical form of an i64) is
+    /// written in the integer encoding; anything else stays text.
     #[test]
     fn canonical_integers_follow_string2ll() {
-        assert_eq!(canonical_i64(b"0"), Some(0));
-        assert_eq!(canonical_i64(b"-9223372036854775808"), Some(i64::MIN));
-        assert_eq!(canonical_i64(b"9223372036854775807"), Some(i64::MAX));
-        for bad in [
-            "",
-            "-",
-            "-0",
-            "00",
-            "01",
-            "+1",
-            " 1",
-            "1 ",
-            "9223372036854775808",
-            "1.0",
-        ] {
-            assert_eq!(canonical_i64(bad.as_bytes()), None, "{bad}");
+        let encoded = |value: &[u8]| {
+            let mut out = Vec::new();
+            write_string(&mut out, value);
+            out
+        };
+        assert_eq!(encoded(b"0"), [0xC0 | ENC_INT8, 0]);
+        assert_eq!(encoded(b"-1"), [0xC0 | ENC_INT8, 0xFF]);
+        assert_eq!(encoded(b"300"), [0xC0 | ENC_INT16, 0x2C, 0x01]);
+        assert_eq!(
+            encoded(b"-2147483648"),
+            [0xC0 | ENC_INT32, 0x00, 0x00, 0x00, 0x80]
+        );
+        // Canonical, but wider than 32 bits: raw.
+        assert_eq!(encoded(b"2147483648"), b"\x0a2147483648");
+        for bad in ["-", "-0", "00", "01", "+1", " 1", "1 ", "1.0", "0x1"] {
+            let mut raw = vec![bad.len() as u8];
+            raw.extend_from_slice(bad.as_bytes());
+            assert_eq!(encoded(bad.as_bytes()), raw, "{bad}");
         }
     }
 }
