@@ -1,6 +1,7 @@
 //! Redis's primitives, each written once and answering as Redis 7.0 does:
-//! integer parsing (`string2ll`) and double parsing and formatting
-//! (`strtod`, `string2d`, `%.17g`).
+//! integer parsing (`string2ll`), double parsing and formatting (`strtod`,
+//! `string2d`, `%.17g`), glob matching (`stringmatchlen`), geohash
+//! arithmetic, and HyperLogLog in Redis's own string format.
 //!
 //! Pure code: no I/O, no RESP, no storage, nothing of Firn. The codecs
 //! (`firn-resp`, `firn-rdb`), the storage engine (`firn-storage`) and the
@@ -10,6 +11,9 @@
 //! crate depends on no other Firn crate.
 
 pub mod double;
+pub mod geohash;
+pub mod glob;
+pub mod hll;
 pub mod integer;
 
 pub use double::{

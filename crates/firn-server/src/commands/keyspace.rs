@@ -14,6 +14,7 @@
 //! `KeyspaceView`). Short steps stay inline, where they answer faster.
 
 use bytes::Bytes;
+use firn_prims::glob::Glob;
 use firn_resp::Reply;
 use firn_storage::{
     notify_class as class, Body, EncodingHint, Meta, RandomPick, ScanPage, Txn, ValueType,
@@ -25,7 +26,6 @@ use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
 };
-use crate::glob::Glob;
 use crate::server::Server;
 
 /// SCAN steps visiting at most this many records run on the network thread.

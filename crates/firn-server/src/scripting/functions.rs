@@ -493,7 +493,7 @@ pub fn list(vm: &Vm, pattern: Option<&[u8]>, with_code: bool) -> Reply {
     let mut out = Vec::new();
     for (name, library) in &vm.libraries.by_name {
         if let Some(pattern) = pattern {
-            if !crate::glob::glob_match(pattern, name.as_bytes(), true) {
+            if !firn_prims::glob::glob_match(pattern, name.as_bytes(), true) {
                 continue;
             }
         }
