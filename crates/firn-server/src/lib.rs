@@ -18,7 +18,6 @@ pub mod function_payload;
 pub mod info;
 mod info_memory;
 pub mod keyspecs;
-pub mod lua_libs;
 pub mod notify;
 pub mod pubsub;
 pub use firn_rdb as rdb;

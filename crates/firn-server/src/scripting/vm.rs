@@ -548,3 +548,14 @@ fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::R
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The libraries read a read-only proxy's real table by the mark
+    /// `sandbox.lua` puts on the proxy's metatable.
+    #[test]
+    fn sandbox_marks_proxies_as_the_libraries_expect() {
+        let mark = format!("{} = true", firn_lua_libs::READONLY_MARK);
+        assert!(include_str!("sandbox.lua").contains(&mark));
+    }
+}
