@@ -1,14 +1,16 @@
 //! Redis's RDB codec for the DUMP/RESTORE payload: one RDB object (type
 //! byte + encoding), the RDB version (2 bytes LE, 10 for Redis 7.0) and a
 //! CRC64 (Jones polynomial, as Redis computes it; 8 bytes LE) over
-//! everything before it. Pure codec: no I/O, no storage; it depends on no
-//! Firn crate but `firn-prims` (`string2ll`, `%.17g`), and firn-server is
-//! its user (DUMP, RESTORE, FUNCTION DUMP/RESTORE, and `score_text` for
-//! replies that show a listpack score).
+//! everything before it; and FUNCTION DUMP/RESTORE's payload, the same
+//! footer after the libraries' code. Pure codec: no I/O, no storage; it
+//! depends on no Firn crate but `firn-prims` (`string2ll`, `%.17g`), and
+//! firn-server is its user (DUMP, RESTORE, FUNCTION DUMP/RESTORE, and
+//! `score_text` for replies that show a listpack score).
 //!
 //! The modules follow the format from the outside in:
 //! - `payload`: the DUMP envelope (object, version, CRC64): [`dump`],
 //!   [`restore`], and the footer FUNCTION DUMP shares;
+//! - `function_payload`: FUNCTION DUMP/RESTORE's libraries;
 //! - `object`: each type's encodings, written and read;
 //! - `listpack`, `ziplist` (with zipmap), `intset`: the embedded blobs,
 //!   with `blob` for what they share;
@@ -51,6 +53,7 @@
 
 mod blob;
 mod encoding;
+pub mod function_payload;
 mod intset;
 mod listpack;
 mod lzf;

@@ -1,7 +1,7 @@
 //! The DUMP/RESTORE payload: one object (see `object`), then the RDB
 //! version (2 bytes LE, 10 for Redis 7.0) and a CRC64 (Jones polynomial, as
 //! Redis computes it; 8 bytes LE) over everything before it. FUNCTION
-//! DUMP's payload shares the footer.
+//! DUMP's payload (`function_payload`) shares the footer.
 
 use crc::{Crc, CRC_64_REDIS};
 

@@ -14,7 +14,6 @@ pub mod cursors;
 pub mod effects;
 pub mod errors;
 pub mod exec;
-pub mod function_payload;
 pub mod info;
 mod info_memory;
 pub mod keyspecs;
