@@ -583,8 +583,9 @@ pub(crate) fn number_to_integer(n: f64) -> i64 {
     }
 }
 
-/// Lua 5.1's number to text conversion (`LUA_NUMBER_FMT`, "%.14g").
-pub(crate) fn number_text(n: f64) -> String {
+/// Lua 5.1's number to text conversion (`LUA_NUMBER_FMT`, "%.14g"), as
+/// `tostring` and every C function reading a number as a string see it.
+pub fn number_text(n: f64) -> String {
     format_g(n, 14)
 }
 
