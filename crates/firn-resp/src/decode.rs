@@ -27,6 +27,7 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::encode::Reply;
+use firn_prims::string2ll;
 
 /// Limits enforced while decoding (configured by the server).
 #[derive(Clone, Debug)]
@@ -282,7 +283,7 @@ impl RequestDecoder {
         else {
             return Ok(None);
         };
-        let count = match buf.get(1..cr).and_then(parse_ll) {
+        let count = match buf.get(1..cr).and_then(string2ll) {
             Some(n) if n <= 0 || (n as u64) <= limits.max_multibulk_len => n,
             _ => return Err(ProtocolError::InvalidMultibulkLength),
         };
@@ -357,7 +358,7 @@ impl RequestDecoder {
                     if first != b'$' {
                         return Err(ProtocolError::ExpectedDollar(first));
                     }
-                    let len = match buf.get(self.pos + 1..cr).and_then(parse_ll) {
+                    let len = match buf.get(self.pos + 1..cr).and_then(string2ll) {
                         Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len => n,
                         _ => return Err(ProtocolError::InvalidBulkLength),
                     };
@@ -418,37 +419,6 @@ impl RequestDecoder {
                 })
                 .collect(),
         ))
-    }
-}
-
-/// Redis's `string2ll`: optional '-', then digits without a leading zero
-/// (except "0" itself), at most 20 characters, no '+', no spaces.
-fn parse_ll(bytes: &[u8]) -> Option<i64> {
-    if bytes.is_empty() || bytes.len() > 20 {
-        return None;
-    }
-    if bytes == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match bytes.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, bytes),
-    };
-    match digits.first() {
-        Some(b'1'..=b'9') => {}
-        _ => return None,
-    }
-    let mut value: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-    }
-    if negative {
-        0i64.checked_sub_unsigned(value)
-    } else {
-        i64::try_from(value).ok()
     }
 }
 

@@ -11,7 +11,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use crate::double::write_double;
+use firn_prims::{write_double, G_BUFFER_BYTES};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {
@@ -131,7 +131,7 @@ impl Reply {
                 }
             }
             Reply::Double(value) => {
-                let mut digits = [0u8; 32];
+                let mut digits = [0u8; G_BUFFER_BYTES];
                 let len = write_double(*value, &mut digits);
                 let text = digits.get(..len).unwrap_or_default();
                 if resp3 {

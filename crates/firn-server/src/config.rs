@@ -999,7 +999,7 @@ disconnected as Redis does it, and another client's PING keeps being answered.
 ";
 
 /// Redis's stringmatchlen-style glob used by CONFIG GET (and KEYS/SCAN).
-pub use crate::glob::glob_match;
+pub use firn_prims::glob::glob_match;
 
 #[cfg(test)]
 mod tests {

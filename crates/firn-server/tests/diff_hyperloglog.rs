@@ -42,7 +42,7 @@ fn fill(d: &mut Diff, key: &str, prefix: &str, total: usize, batch: usize) {
 
 /// The register an element sets (the low 14 bits of its hash).
 fn register_of(element: &str) -> usize {
-    (firn_server::hll::murmur_hash64a(element.as_bytes(), 0xadc8_3b19) & 16383) as usize
+    (firn_prims::hll::murmur_hash64a(element.as_bytes(), 0xadc8_3b19) & 16383) as usize
 }
 
 /// The first element `t0`, `t1`, ... whose register satisfies `wanted`.

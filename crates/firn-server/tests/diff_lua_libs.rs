@@ -1,8 +1,8 @@
 //! Differential tests of the Lua libraries scripts see (`cjson`,
 //! `cmsgpack`, `struct`, `bit`) against redis-server 7.0.15, through EVAL:
 //!
-//! - the whole catalogue of `src/lua_libs/redis_cases.rs` and the random
-//!   inputs of `redis_fuzz_cases.txt` beside it (each expression
+//! - the whole catalogue of firn-lua-libs' `tests/fixtures/redis_cases.rs`
+//!   and the random inputs of `redis_fuzz_cases.txt` beside it (each expression
 //!   run under `pcall` by the case wrapper, after SCRIPT FLUSH so that each
 //!   starts from fresh library settings, as Redis's VM reset gives);
 //! - library results and errors returned straight from a script, so that
@@ -10,7 +10,7 @@
 //!   scripts that fail in a library are compared too, in RESP2 and RESP3;
 //! - libraries used with KEYS, ARGV and `redis.call`.
 
-#[path = "../src/lua_libs/redis_cases.rs"]
+#[path = "../../firn-lua-libs/tests/fixtures/redis_cases.rs"]
 #[allow(dead_code)]
 mod redis_cases;
 
@@ -45,10 +45,10 @@ fn cjson_catalogue() {
     run_catalogue(redis_cases::CJSON);
 }
 
-/// The random inputs of `src/lua_libs/redis_fuzz_cases.txt`.
+/// The random inputs of firn-lua-libs' `tests/fixtures/redis_fuzz_cases.txt`.
 #[test]
 fn random_inputs() {
-    let lines: Vec<&str> = include_str!("../src/lua_libs/redis_fuzz_cases.txt")
+    let lines: Vec<&str> = include_str!("../../firn-lua-libs/tests/fixtures/redis_fuzz_cases.txt")
         .lines()
         .collect();
     let cases: Vec<(&str, &str)> = lines

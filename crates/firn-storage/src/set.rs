@@ -47,38 +47,9 @@ fn deleted_count(set: &Collection) -> u64 {
 
 /// The integer an intset would hold for `member`: Redis's `string2ll`
 /// (optional '-', no '+', no leading zeros or spaces, fits in an i64),
-/// which is also how every integer argument is read (`args::parse_i64`).
+/// which is also how every integer argument is read.
 pub fn intset_value(member: &[u8]) -> Option<i64> {
-    if member.is_empty() || member.len() > 20 {
-        return None;
-    }
-    if member == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match member.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, member),
-    };
-    match digits.first() {
-        None | Some(b'0') => return None,
-        Some(_) => {}
-    }
-    let mut value: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-    }
-    if negative {
-        if value > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((value as i64).wrapping_neg())
-        }
-    } else {
-        i64::try_from(value).ok()
-    }
+    firn_prims::string2ll(member)
 }
 
 impl Txn<'_> {

@@ -2,7 +2,7 @@
 //! the GEORADIUS family, as Redis 7.0's geo.c does them.
 //!
 //! A geo set is a sorted set whose scores are 52-bit geohashes (see
-//! `crate::geohash`): GEOADD is ZADD with the encoded scores (it runs the
+//! `firn_prims::geohash`): GEOADD is ZADD with the encoded scores (it runs the
 //! sorted-set group's own ZADD and is replicated as that ZADD), and the Z*
 //! commands see a geo set as the sorted set it is. A search reads the
 //! center cell and its eight neighbours, each one score range of the
@@ -17,6 +17,7 @@
 //! order, then score order.
 
 use bytes::Bytes;
+use firn_prims::geohash::{self, Shape, ShapeKind};
 use firn_resp::Reply;
 use firn_storage::{Collection, ReadMode, ScoreRange, StorageError, ValueType, ZAddFlags};
 use std::cmp::Ordering;
@@ -25,7 +26,6 @@ use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::{def, Ctx, Def};
 use crate::args::{parse_double, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
-use crate::geohash::{self, Shape, ShapeKind};
 
 pub const COMMANDS: &[Def] = &[
     def("geoadd", geoadd),

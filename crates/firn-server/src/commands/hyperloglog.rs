@@ -1,7 +1,7 @@
 //! HyperLogLog: PFADD, PFCOUNT, PFMERGE, and the debugging commands
 //! PFDEBUG and PFSELFTEST.
 //!
-//! An HLL is a plain string in Redis's own format (see `crate::hll`), read
+//! An HLL is a plain string in Redis's own format (see `firn_prims::hll`), read
 //! and written whole with the string storage, so GET, SET, DUMP/RESTORE,
 //! APPEND and SETRANGE see and change exactly what Redis's would. Every
 //! PF* write leaves the value "raw" (modified in place, as Redis's
@@ -12,6 +12,7 @@
 //! propagates it (PFDEBUG GETREG/TODENSE likewise when they convert).
 
 use bytes::Bytes;
+use firn_prims::hll::{registers_cardinality, self_test, Hll, HllError, Registers, REGISTERS};
 use firn_resp::Reply;
 use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn, CHUNK_SIZE};
 
@@ -20,7 +21,6 @@ use super::offload::off_thread_if;
 use super::{def, Ctx, Def, Deferred};
 use crate::args::is;
 use crate::errors::{truncate_for_error, CmdError, CmdResult};
-use crate::hll::{registers_cardinality, self_test, Hll, HllError, Registers, REGISTERS};
 
 pub const COMMANDS: &[Def] = &[
     def("pfadd", pfadd),

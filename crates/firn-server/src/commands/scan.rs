@@ -1,7 +1,7 @@
 //! What the SCAN family shares (SCAN, HSCAN, SSCAN, ZSCAN) and KEYS: the
 //! cursor as Redis parses it and the MATCH pattern.
 
-use crate::glob::Glob;
+use firn_prims::glob::Glob;
 
 /// A KEYS or SCAN MATCH pattern. A lone `*` takes every key, the empty key
 /// included: Redis tests for it before matching, and the matcher itself

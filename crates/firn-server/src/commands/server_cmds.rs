@@ -8,6 +8,7 @@
 //! network thread.
 
 use bytes::Bytes;
+use firn_prims::glob::glob_match;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -21,7 +22,6 @@ use crate::config::{find_option, OptionDef, OPTIONS};
 use crate::errors::{
     storage_error_text, subcommand_syntax, CmdError, CmdResult, DB_OUT_OF_RANGE, SYNTAX,
 };
-use crate::glob::glob_match;
 use crate::keyspecs;
 use crate::server::Server;
 

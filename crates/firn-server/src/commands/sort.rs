@@ -8,6 +8,7 @@
 //! may or may not be seen. The sorted key and the STORE key are locked.
 
 use bytes::Bytes;
+use firn_prims::strtod;
 use firn_resp::Reply;
 use firn_storage::{notify_class as class, Cf, Collection, ValueType};
 use std::cmp::Ordering;
@@ -15,7 +16,7 @@ use std::ops::Bound;
 
 use super::offload::off_thread_if;
 use super::{def_all_if, Ctx, Def};
-use crate::args::{c_strtod, is, parse_i64};
+use crate::args::{is, parse_i64};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
 
 pub const COMMANDS: &[Def] = &[
@@ -411,11 +412,11 @@ fn ordered_range(
 /// consume the whole C string (up to a NUL); ERANGE and NaN are errors.
 pub fn sort_score(bytes: &[u8]) -> Option<f64> {
     let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
-    let (value, consumed, erange) = c_strtod(bytes);
-    if consumed != end || erange || value.is_nan() {
+    let read = strtod(bytes);
+    if read.len != end || read.out_of_range || read.value.is_nan() {
         return None;
     }
-    Some(value)
+    Some(read.value)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! Redis 7.0's `%.17g` (a RESP3 double).
 
 use bytes::Bytes;
+use firn_prims::strtod;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
     notify_class as class, Cf, Collection, KeyspaceView, LexBound, LexRange, RankLookup, ReadMode,
@@ -28,7 +29,7 @@ use super::collection::{member_scan, streamed, STREAM_MEMBERS};
 use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::scan::{parse_cursor, KeyPattern};
 use super::{def, Ctx, Def};
-use crate::args::{c_strtod, int_arg, is, parse_double, parse_i64, ArgCursor};
+use crate::args::{int_arg, is, parse_double, parse_i64, ArgCursor};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
 use crate::rdb::RdbValue;
 
@@ -87,12 +88,12 @@ fn parse_score_bound(bytes: &[u8]) -> Option<(f64, bool)> {
         Some(b'(') => (&bytes[1..], true),
         _ => (bytes, false),
     };
-    let (value, consumed, _) = c_strtod(text);
-    let at_end = text.get(consumed).is_none_or(|b| *b == 0);
-    if !at_end || value.is_nan() {
+    let read = strtod(text);
+    let at_end = text.get(read.len).is_none_or(|b| *b == 0);
+    if !at_end || read.value.is_nan() {
         return None;
     }
-    Some((value, exclusive))
+    Some((read.value, exclusive))
 }
 
 fn score_range(min: &[u8], max: &[u8]) -> CmdResult<ScoreRange> {

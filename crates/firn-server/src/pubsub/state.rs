@@ -19,6 +19,7 @@
 //!   a client always sees its confirmation before the first message.
 
 use bytes::Bytes;
+use firn_prims::glob::Glob;
 use firn_resp::Reply;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -27,7 +28,6 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::config::OutputLimit;
-use crate::glob::Glob;
 use crate::server::{ClientInfo, Server};
 
 /// The three subscription spaces.

@@ -493,7 +493,7 @@ pub fn list(vm: &Vm, pattern: Option<&[u8]>, with_code: bool) -> Reply {
     let mut out = Vec::new();
     for (name, library) in &vm.libraries.by_name {
         if let Some(pattern) = pattern {
-            if !crate::glob::glob_match(pattern, name.as_bytes(), true) {
+            if !firn_prims::glob::glob_match(pattern, name.as_bytes(), true) {
                 continue;
             }
         }
@@ -547,7 +547,7 @@ pub fn dump(vm: &Vm) -> Reply {
         .values()
         .map(|l| l.code.clone())
         .collect();
-    Reply::Bulk(crate::function_payload::encode(&codes).into())
+    Reply::Bulk(crate::rdb::function_payload::encode(&codes).into())
 }
 
 /// How FUNCTION RESTORE treats the libraries already loaded.
@@ -577,7 +577,7 @@ pub fn restore(
     payload: &Bytes,
     policy: RestorePolicy,
 ) -> (Reply, Vec<Ticket>) {
-    let codes = match crate::function_payload::decode(payload) {
+    let codes = match crate::rdb::function_payload::decode(payload) {
         Ok(codes) => codes,
         Err(e) => return (Reply::error(e.reply_text()), Vec::new()),
     };

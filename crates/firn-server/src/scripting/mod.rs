@@ -186,9 +186,9 @@ pub fn busy_error(busy: u8, flags: Flags) -> Option<&'static str> {
 }
 
 /// The extra libraries Redis loads into its VM: cjson, cmsgpack, struct
-/// and bit (`lua_libs`).
+/// and bit (the `firn-lua-libs` crate).
 fn register_libraries(lua: &mlua::Lua) -> mlua::Result<()> {
-    crate::lua_libs::register(lua)
+    firn_lua_libs::register(lua)
 }
 
 impl Scripting {

@@ -40,7 +40,7 @@ local function readonly(t, shown)
   proxy_of[t] = proxy
   real_of[proxy] = t
   shown_meta[proxy] = shown
-  -- The mark lets the encoders (`lua_libs::see_through`) read `t`.
+  -- The mark (`firn_lua_libs::READONLY_MARK`) lets the encoders read `t`.
   setmetatable_(proxy, { __index = t, __newindex = readonly_error, __firn_readonly = true })
   for k, v in next_, t do
     if type_(v) == 'table' and real_of[v] == nil then

@@ -4,6 +4,7 @@
 //! runs (BUSY), SCRIPT KILL and abandoned runs. It lives on the script
 //! thread only (`mlua::Lua` is not `Send`).
 
+use firn_lua_libs::number_text;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -171,47 +172,11 @@ fn error_value_text(lua: &Lua, value: Value, raw: bool) -> mlua::Result<mlua::St
         Value::String(s) => format!("ERR {}", s.to_string_lossy()),
         Value::Nil => "ERR nil".to_string(),
         Value::Boolean(b) => format!("ERR {b}"),
-        Value::Integer(n) => format!("ERR {n}"),
-        Value::Number(n) => format!("ERR {}", lua_number_text(*n)),
+        Value::Integer(n) => format!("ERR {}", number_text(*n as f64)),
+        Value::Number(n) => format!("ERR {}", number_text(*n)),
         other => format!("ERR {}", other.to_string().unwrap_or_default()),
     };
     lua.create_string(text)
-}
-
-/// Lua 5.1's `%.14g` for numbers turned into strings.
-pub fn lua_number_text(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        return format!("{}", n as i64);
-    }
-    // %.14g: shortest of fixed or exponent form with 14 significant digits.
-    let exp = if n == 0.0 {
-        0
-    } else {
-        n.abs().log10().floor() as i32
-    };
-    if !n.is_finite() {
-        return if n.is_nan() {
-            "nan".into()
-        } else if n > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if !(-5..14).contains(&exp) {
-        let s = format!("{:.13e}", n);
-        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
-        let e: i32 = e.parse().unwrap_or(0);
-        return format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    }
-    let decimals = (13 - exp).max(0) as usize;
-    let s = format!("{:.*}", decimals, n);
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 impl Vm {
@@ -416,8 +381,8 @@ fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::R
             }
             let text = match args.front() {
                 Some(Value::String(s)) => s.as_bytes().to_vec(),
-                Some(Value::Integer(n)) => n.to_string().into_bytes(),
-                Some(Value::Number(n)) => lua_number_text(*n).into_bytes(),
+                Some(Value::Integer(n)) => number_text(*n as f64).into_bytes(),
+                Some(Value::Number(n)) => number_text(*n).into_bytes(),
                 _ => Vec::new(),
             };
             lua.create_string(super::sha1::sha1_hex(&text))
@@ -547,4 +512,15 @@ fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::R
         redis.raw_set(name, value)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The libraries read a read-only proxy's real table by the mark
+    /// `sandbox.lua` puts on the proxy's metatable.
+    #[test]
+    fn sandbox_marks_proxies_as_the_libraries_expect() {
+        let mark = format!("{} = true", firn_lua_libs::READONLY_MARK);
+        assert!(include_str!("sandbox.lua").contains(&mark));
+    }
 }

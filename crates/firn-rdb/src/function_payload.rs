@@ -1,9 +1,9 @@
 //! The FUNCTION DUMP / FUNCTION RESTORE payload of Redis 7.0: for each
 //! library, the RDB opcode `RDB_OPCODE_FUNCTION2` (245) and the library's
-//! code as an RDB string (integer, LZF or raw encoded, as `rdb::write_string`
-//! writes it); then the DUMP footer (RDB version 10 and CRC64, from
-//! `rdb`). Pure codec: compiling and installing the libraries is the
-//! caller's job.
+//! code as an RDB string (integer, LZF or raw encoded, as [`write_string`]
+//! writes it); then the DUMP footer (RDB version 10 and CRC64, see
+//! `payload`). Pure codec: compiling and installing the libraries is the
+//! caller's job (firn-server's FUNCTION DUMP and FUNCTION RESTORE).
 //!
 //! Reading follows `functionRestoreCommand`: the footer is checked first,
 //! then opcodes are read while more than the 10 footer bytes remain. A
@@ -14,8 +14,9 @@
 //! is still read and turned into the current form, `#!<engine>
 //! name=<name>\n<code>`, as Redis does.
 
-use crate::rdb;
 use bytes::Bytes;
+
+use crate::{append_footer, read_length_at, read_string_at, verify_footer, write_string};
 
 const RDB_OPCODE_FUNCTION2: u8 = 245;
 const RDB_OPCODE_FUNCTION: u8 = 246;
@@ -55,30 +56,29 @@ pub fn encode(libraries_code: &[Bytes]) -> Vec<u8> {
     let mut out = Vec::new();
     for code in libraries_code {
         out.push(RDB_OPCODE_FUNCTION2);
-        rdb::write_string(&mut out, code);
+        write_string(&mut out, code);
     }
-    rdb::append_footer(&mut out);
+    append_footer(&mut out);
     out
 }
 
 /// The libraries' code in a FUNCTION RESTORE payload, in payload order.
 pub fn decode(payload: &[u8]) -> Result<Vec<Bytes>, PayloadError> {
-    rdb::verify_footer(payload).map_err(|_| PayloadError::BadChecksum)?;
+    verify_footer(payload).map_err(|_| PayloadError::BadChecksum)?;
     let mut libraries = Vec::new();
     let mut pos = 0;
     while payload.len() - pos > FOOTER_LEN {
         let opcode = *payload.get(pos).ok_or(PayloadError::NoType)?;
         pos += 1;
-        let string = |pos: &mut usize, error: PayloadError| {
-            rdb::read_string_at(payload, pos).map_err(|_| error)
-        };
+        let string =
+            |pos: &mut usize, error: PayloadError| read_string_at(payload, pos).map_err(|_| error);
         let code = match opcode {
             RDB_OPCODE_FUNCTION2 => string(&mut pos, PayloadError::Payload)?,
             RDB_OPCODE_FUNCTION => {
                 let name = string(&mut pos, PayloadError::Name)?;
                 let engine = string(&mut pos, PayloadError::Engine)?;
-                let has_description = rdb::read_length_at(payload, &mut pos)
-                    .map_err(|_| PayloadError::Description)?;
+                let has_description =
+                    read_length_at(payload, &mut pos).map_err(|_| PayloadError::Description)?;
                 if has_description != 0 {
                     string(&mut pos, PayloadError::Description)?;
                 }

@@ -11,6 +11,9 @@
 //! of the center plus its eight neighbours at a step (bits per axis) chosen
 //! from the radius; each cell is one contiguous score range of the sorted
 //! set.
+//!
+//! firn-server's GEO commands (`commands/geo.rs`) are the user: they keep
+//! the sorted set, this module only computes.
 
 pub const STEP_MAX: u8 = 26;
 pub const LAT_MIN: f64 = -85.05112878;

@@ -1,7 +1,8 @@
 //! Redis's glob patterns (`stringmatchlen` in util.c): `*`, `?`, `[...]`
 //! with ranges and `^` negation, and `\` escapes. Every command that takes
-//! a pattern (KEYS, SCAN MATCH, CONFIG GET, COMMAND LIST FILTERBY PATTERN)
-//! goes through [`Glob`].
+//! a pattern (KEYS, SCAN MATCH, CONFIG GET, COMMAND LIST FILTERBY PATTERN,
+//! PSUBSCRIBE, FUNCTION LIST LIBRARYNAME) goes through [`Glob`] or
+//! [`glob_match`].
 //!
 //! Redis matches by recursion, one level per `*`, which is exponential on
 //! patterns like `a*a*a*…b` (CVE-2022-36021) and is capped at 1000 levels

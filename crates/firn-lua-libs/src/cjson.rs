@@ -19,9 +19,10 @@
 //! nesting together with `encode_max_depth`/`decode_max_depth` (1000).
 
 use super::{
-    exact_value, format_g, lib_function, next_function, strtod, type_name, Args, Fail, LazyTable,
-    LibResult, Ret, MAX_C_STACK,
+    exact_value, lib_function, next_function, type_name, Args, Fail, LazyTable, LibResult, Ret,
+    MAX_C_STACK,
 };
+use firn_prims::{format_g, strtod};
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -782,15 +783,14 @@ impl Parser<'_> {
     }
 
     fn number_token(&mut self) -> Token {
-        match strtod(&self.data[self.pos..]) {
-            Some((number, used)) => {
-                let mut token = self.token(TokenKind::Number, self.pos);
-                token.number = number;
-                self.pos += used;
-                token
-            }
-            None => self.error_here("invalid number"),
+        let read = strtod(&self.data[self.pos..]);
+        if read.len == 0 {
+            return self.error_here("invalid number");
         }
+        let mut token = self.token(TokenKind::Number, self.pos);
+        token.number = read.value;
+        self.pos += read.len;
+        token
     }
 
     fn string_token(&mut self) -> Token {

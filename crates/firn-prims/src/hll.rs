@@ -25,6 +25,9 @@
 //! buffer's terminator) when the last opcode is a cut-off XZERO, and a
 //! sparse update can leave that byte non-zero: `past_end` models it for the
 //! duration of one command.
+//!
+//! firn-server's PF* commands (`commands/hyperloglog.rs`) are the user:
+//! they read and write the string, this module works on its bytes.
 
 /// Registers are addressed by this many bits of the hash.
 const P: u32 = 14;
