@@ -11,20 +11,32 @@ scripts/module_cycles.allowed, one `crate::path` per line. The check fails
 when a module not listed is in a cycle (a cycle came back or grew), and
 when a listed one no longer is (take it off the list: it only shrinks).
 
-    scripts/module_cycles.py          # check every crate
+    scripts/module_cycles.py          # check every library of the workspace
     scripts/module_cycles.py --show   # print the cycles
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
 
-CRATES = ["firn-resp", "firn-rdb", "firn-storage", "firn-server"]
 EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)" \[label="uses"')
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOWED = os.path.join(HERE, "module_cycles.allowed")
+
+
+def libraries():
+    """Every workspace package with a library target, from cargo metadata."""
+    meta = json.loads(subprocess.run(
+        ["cargo", "metadata", "--no-deps", "--format-version", "1"],
+        cwd=os.path.dirname(HERE), check=True, capture_output=True, text=True,
+    ).stdout)
+    return sorted(
+        package["name"] for package in meta["packages"]
+        if any("lib" in target["kind"] for target in package["targets"])
+    )
 
 
 def edges_of(package):
@@ -91,7 +103,7 @@ def main():
         with open(ALLOWED) as listed:
             allowed = {line.strip() for line in listed if line.strip() and not line.startswith("#")}
     in_cycles = set()
-    for package in CRATES:
+    for package in libraries():
         edges = edges_of(package)
         for component in cycles(edges):
             in_cycles.update(component)
