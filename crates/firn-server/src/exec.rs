@@ -144,6 +144,8 @@ impl Body<'_> {
 /// client's protocol and CLIENT REPLY mode at that point, as in Redis).
 pub struct Step {
     pub name: &'static str,
+    /// Its command sets CLIENT REPLY's mode (`Def::switches_reply_mode`).
+    pub switches_reply_mode: bool,
     pub reply: Reply,
     pub deferred: Option<Deferred>,
     pub protocol: Protocol,
@@ -341,13 +343,19 @@ fn run_body(ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
             let mut log = ReplayLog::new(ctx.session.db);
             let mut steps = Vec::with_capacity(commands.len());
             for args in commands {
-                let (name, (reply, deferred)) = match crate::commands::registry().lookup(args) {
-                    // Checked when queued; the registry does not change.
-                    Err(e) => ("", (e.into_reply(), None)),
-                    Ok(cmd) => (cmd.name(), run_step(ctx, cmd, args, &mut log)?),
-                };
+                let (name, switches_reply_mode, (reply, deferred)) =
+                    match crate::commands::registry().lookup(args) {
+                        // Checked when queued; the registry does not change.
+                        Err(e) => ("", false, (e.into_reply(), None)),
+                        Ok(cmd) => (
+                            cmd.name(),
+                            cmd.switches_reply_mode,
+                            run_step(ctx, cmd, args, &mut log)?,
+                        ),
+                    };
                 steps.push(Step {
                     name,
+                    switches_reply_mode,
                     reply,
                     deferred,
                     protocol: ctx.session.protocol,

@@ -33,7 +33,9 @@ pub const COMMANDS: &[Def] = &[
     def("client|kill", client_kill).keeps_caching(),
     def("client|unblock", client_unblock).keeps_caching(),
     def("client|setinfo", client_setinfo).keeps_caching(),
-    def("client|reply", client_reply).keeps_caching(),
+    def("client|reply", client_reply)
+        .keeps_caching()
+        .switches_reply_mode(),
     def("client|pause", client_pause).keeps_caching(),
     def("client|unpause", client_unpause).keeps_caching(),
     def("client|no-evict", client_no_evict).keeps_caching(),

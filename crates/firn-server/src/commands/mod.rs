@@ -169,6 +169,9 @@ pub struct Def {
     /// It neither uses nor spends CLIENT CACHING yes (CLIENT's
     /// subcommands, as in Redis).
     pub keeps_caching: bool,
+    /// It sets CLIENT REPLY's mode: inside EXEC, its own reply is sent
+    /// only when it turns replies back on.
+    pub switches_reply_mode: bool,
 }
 
 impl Def {
@@ -213,6 +216,12 @@ impl Def {
         self.keeps_caching = true;
         self
     }
+
+    /// It sets CLIENT REPLY's mode.
+    pub const fn switches_reply_mode(mut self) -> Def {
+        self.switches_reply_mode = true;
+        self
+    }
 }
 
 const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
@@ -226,6 +235,7 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         unqueued: false,
         subscribed_ok: false,
         keeps_caching: false,
+        switches_reply_mode: false,
     }
 }
 
@@ -258,6 +268,7 @@ pub struct Command {
     pub unqueued: bool,
     pub subscribed_ok: bool,
     pub keeps_caching: bool,
+    pub switches_reply_mode: bool,
 }
 
 impl Command {
@@ -405,6 +416,7 @@ impl Registry {
                 unqueued: d.unqueued,
                 subscribed_ok: d.subscribed_ok,
                 keeps_caching: d.keeps_caching,
+                switches_reply_mode: d.switches_reply_mode,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -525,6 +537,7 @@ mod tests {
             unqueued: false,
             subscribed_ok: false,
             keeps_caching: false,
+            switches_reply_mode: false,
         }
     }
 
@@ -611,6 +624,7 @@ mod tests {
         assert!(get(&["client", "tracking", "on"]).keeps_caching);
         assert!(!get(&["get", "k"]).keeps_caching);
         assert!(get(&["select", "1"]).switches_db);
+        assert!(get(&["client", "reply", "on"]).switches_reply_mode);
         assert!(get(&["auth", "pw"]).redact.is_some());
         assert!(get(&["publish", "c", "m"]).has(Flags::MAY_REPLICATE));
         assert!(!get(&["get", "k"]).has(Flags::MAY_REPLICATE));

@@ -377,7 +377,7 @@ fn script_parts(queued: &[Vec<Bytes>]) -> Vec<usize> {
 /// Whether a command's reply is added to EXEC's array, by the CLIENT REPLY
 /// mode right after it (CLIENT REPLY itself answers only when turning it ON).
 fn sent_in_exec(step: &Step, reply: &Reply) -> bool {
-    if step.name == "client|reply" && !matches!(reply, Reply::Error(_)) {
+    if step.switches_reply_mode && !matches!(reply, Reply::Error(_)) {
         return step.reply_mode == ReplyMode::On;
     }
     matches!(step.reply_mode, ReplyMode::On | ReplyMode::SkipNext)
