@@ -23,6 +23,7 @@ pub mod multi;
 pub mod notify;
 pub mod pipeline;
 pub mod pubsub;
+pub mod reply_mode;
 pub use firn_rdb as rdb;
 pub mod scripting;
 pub mod server;

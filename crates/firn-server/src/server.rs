@@ -14,6 +14,8 @@ use tokio::sync::{broadcast, watch, Notify};
 use crate::coldpool::ColdReadPool;
 use crate::config::Config;
 
+pub use crate::reply_mode::ReplyMode;
+
 /// Per-connection state that only the connection itself changes.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -22,17 +24,7 @@ pub struct Session {
     pub authenticated: bool,
     pub reply_mode: ReplyMode,
     /// MULTI/EXEC state (multi/transaction.rs).
-    pub tx: crate::multi::transaction::TxState,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplyMode {
-    On,
-    Off,
-    /// Skip the reply of the next command only.
-    SkipNext,
-    /// Skipping the reply of the current command.
-    Skipping,
+    pub tx: crate::multi::state::TxState,
 }
 
 /// What CLIENT LIST/INFO/KILL see of a connection.
@@ -66,7 +58,7 @@ pub struct ClientInfo {
     /// CLIENT TRACKING state.
     pub tracking: crate::tracking::state::ClientTracking,
     /// MULTI and WATCH state as CLIENT LIST shows it (multi/transaction.rs).
-    pub tx: crate::multi::transaction::ClientTx,
+    pub tx: crate::multi::state::ClientTx,
 }
 
 impl ClientInfo {

@@ -3,4 +3,5 @@
 //! and UNWATCH commands (`commands`).
 
 pub mod commands;
+pub mod state;
 pub mod transaction;
