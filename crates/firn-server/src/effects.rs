@@ -54,14 +54,14 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
                 message,
                 sharded: false,
             } => {
-                crate::pubsub::state::publish(server, &channel, &message);
+                crate::pubsub::deliver::publish(server, &channel, &message);
             }
             SideEffect::Publish {
                 channel,
                 message,
                 sharded: true,
             } => {
-                crate::pubsub::state::spublish(server, &channel, &message);
+                crate::pubsub::deliver::spublish(server, &channel, &message);
             }
             SideEffect::Monitor { db, args } => {
                 crate::monitor::feed::feed_monitors_from(server, "lua", db, &args);

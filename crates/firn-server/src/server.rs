@@ -61,6 +61,16 @@ pub struct ClientInfo {
     pub tx: crate::multi::state::ClientTx,
 }
 
+impl crate::pubsub::state::Subscriber for ClientInfo {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn subs(&self) -> &crate::pubsub::state::ClientSubs {
+        &self.pubsub
+    }
+}
+
 impl ClientInfo {
     pub fn new(id: u64, addr: String, laddr: String, fd: i32) -> Self {
         ClientInfo {
@@ -391,7 +401,7 @@ pub struct Server {
     pub access_times: AccessTimes,
     /// Clients blocked on keys and their wake-ups (blocking/state.rs).
     pub blocking: Arc<crate::blocking::state::Blocking>,
-    pub pubsub: crate::pubsub::state::PubSub,
+    pub pubsub: crate::pubsub::state::PubSub<ClientInfo>,
     pub tracking: crate::tracking::state::Tracking,
     /// Lua scripts and functions (their thread and shared state).
     pub scripting: crate::scripting::Scripting,

@@ -67,7 +67,7 @@ fn publish_events(server: &Server, events: &[Event]) {
             channel.extend_from_slice(event.db.to_string().as_bytes());
             channel.extend_from_slice(b"__:");
             channel.extend_from_slice(&event.key);
-            crate::pubsub::state::publish(server, &channel, event.name.as_bytes());
+            crate::pubsub::deliver::publish(server, &channel, event.name.as_bytes());
         }
         if flags & class::KEYEVENT != 0 {
             channel.clear();
@@ -75,7 +75,7 @@ fn publish_events(server: &Server, events: &[Event]) {
             channel.extend_from_slice(event.db.to_string().as_bytes());
             channel.extend_from_slice(b"__:");
             channel.extend_from_slice(event.name.as_bytes());
-            crate::pubsub::state::publish(server, &channel, &event.key);
+            crate::pubsub::deliver::publish(server, &channel, &event.key);
         }
     }
 }

@@ -13,9 +13,8 @@ use crate::commands::replies::help_reply;
 use crate::commands::{def, Ctx, Def, Deferred};
 use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};
-use crate::pubsub::state::{
-    publish as publish_message, receivers, spublish as spublish_message, Kind,
-};
+use crate::pubsub::deliver::{publish as publish_message, spublish as spublish_message};
+use crate::pubsub::state::Kind;
 
 pub const COMMANDS: &[Def] = &[
     def("subscribe", subscribe).subscribed_ok(),
@@ -91,7 +90,7 @@ fn publish_generic(ctx: &mut Ctx<'_>, args: &[Bytes], sharded: bool) -> CmdResul
             message: message.clone(),
             sharded,
         });
-        receivers(ctx.server, channel, sharded)
+        ctx.server.pubsub.receivers(channel, sharded)
     } else if sharded {
         spublish_message(ctx.server, channel, message)
     } else {

@@ -2,4 +2,5 @@
 //! (`state`) and the SUBSCRIBE/PUBLISH family of commands (`commands`).
 
 pub mod commands;
+pub mod deliver;
 pub mod state;

@@ -27,9 +27,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
-use crate::config::OutputLimit;
-use crate::server::{ClientInfo, Server};
-
 /// The three subscription spaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -72,7 +69,7 @@ pub struct Mailbox {
     pub notify: Notify,
     /// Since when (Unix ms) the client's unsent output has been above the
     /// soft limit, as seen by publishers; 0 = not above.
-    over_soft_since_ms: AtomicU64,
+    pub(super) over_soft_since_ms: AtomicU64,
 }
 
 impl Mailbox {
@@ -175,24 +172,42 @@ impl ClientSubs {
     }
 }
 
-type Subscribers = Vec<Arc<ClientInfo>>;
+/// What the registry needs of a subscribed client: its id and its
+/// subscriptions (the server's `ClientInfo` is one).
+pub trait Subscriber {
+    fn id(&self) -> u64;
+    fn subs(&self) -> &ClientSubs;
+}
+
+type Subscribers<C> = Vec<Arc<C>>;
 
 /// The subscription registry (see the module comment).
-#[derive(Default)]
-pub struct PubSub {
+pub struct PubSub<C> {
     /// Subscriptions of every kind by every client.
     total: AtomicUsize,
     patterns_total: AtomicUsize,
-    channels: RwLock<HashMap<Bytes, Subscribers>>,
-    patterns: RwLock<HashMap<Bytes, (Glob, Subscribers)>>,
-    shard: RwLock<HashMap<Bytes, Subscribers>>,
+    channels: RwLock<HashMap<Bytes, Subscribers<C>>>,
+    patterns: RwLock<HashMap<Bytes, (Glob, Subscribers<C>)>>,
+    shard: RwLock<HashMap<Bytes, Subscribers<C>>>,
+}
+
+impl<C> Default for PubSub<C> {
+    fn default() -> Self {
+        PubSub {
+            total: AtomicUsize::new(0),
+            patterns_total: AtomicUsize::new(0),
+            channels: RwLock::default(),
+            patterns: RwLock::default(),
+            shard: RwLock::default(),
+        }
+    }
 }
 
 fn bulk(word: &'static str) -> Reply {
     Reply::Bulk(Bytes::from_static(word.as_bytes()))
 }
 
-impl PubSub {
+impl<C: Subscriber> PubSub<C> {
     /// INFO `pubsub_channels`.
     pub fn channel_count(&self) -> usize {
         self.channels.read().len()
@@ -227,8 +242,8 @@ impl PubSub {
 
     /// Adds one subscription and queues its confirmation (before any
     /// message can reach the client through it).
-    pub fn subscribe(&self, client: &Arc<ClientInfo>, kind: Kind, name: &[u8]) {
-        let subs = &client.pubsub;
+    pub fn subscribe(&self, client: &Arc<C>, kind: Kind, name: &[u8]) {
+        let subs = client.subs();
         let mut own = subs.own.lock();
         // A copy: `name` may share the connection's whole read buffer.
         let name = Bytes::copy_from_slice(name);
@@ -269,8 +284,8 @@ impl PubSub {
     /// Removes the named subscriptions (all of `kind` when `names` is
     /// empty), queueing Redis's confirmations: one per name, or a single
     /// one with a null name when there was nothing to remove.
-    pub fn unsubscribe(&self, client: &Arc<ClientInfo>, kind: Kind, names: &[Bytes]) {
-        let subs = &client.pubsub;
+    pub fn unsubscribe(&self, client: &Arc<C>, kind: Kind, names: &[Bytes]) {
+        let subs = client.subs();
         let mut own = subs.own.lock();
         let names: Vec<Bytes> = if names.is_empty() {
             own.of(kind).iter().cloned().collect()
@@ -292,8 +307,8 @@ impl PubSub {
 
     /// Drops every subscription of a client, without confirmations
     /// (disconnection, RESET).
-    pub fn forget_client(&self, client: &Arc<ClientInfo>) {
-        let subs = &client.pubsub;
+    pub fn forget_client(&self, client: &Arc<C>) {
+        let subs = client.subs();
         if !subs.subscribed() {
             return;
         }
@@ -307,9 +322,119 @@ impl PubSub {
         }
     }
 
-    fn remove(&self, client: &ClientInfo, kind: Kind, name: &[u8]) {
-        let drop_client = |list: &mut Subscribers| {
-            if let Some(at) = list.iter().position(|c| c.id == client.id) {
+    /// Whether nobody is subscribed to anything (one atomic load).
+    pub fn is_idle(&self) -> bool {
+        self.total.load(Ordering::Acquire) == 0
+    }
+
+    /// PUBLISH: hands `message` to `deliver` for the subscribers of `channel` (`message`)
+    /// and of every pattern matching it (`pmessage`), in that order as Redis
+    /// does; returns how many deliveries were made. Costs one atomic load
+    /// when nobody is subscribed to anything; never waits.
+    pub fn publish_with(
+        &self,
+        channel: &[u8],
+        message: &[u8],
+        mut deliver: impl FnMut(&C, &Arc<Reply>, u64),
+    ) -> usize {
+        let pubsub = self;
+        if pubsub.total.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        let channel = Bytes::copy_from_slice(channel);
+        let message = Bytes::copy_from_slice(message);
+        let mut receivers = 0;
+        {
+            let channels = pubsub.channels.read();
+            if let Some(subscribers) = channels.get(&channel) {
+                let reply = Arc::new(Reply::Push(vec![
+                    bulk("message"),
+                    Reply::Bulk(channel.clone()),
+                    Reply::Bulk(message.clone()),
+                ]));
+                let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
+                for client in subscribers {
+                    deliver(client, &reply, bytes);
+                    receivers += 1;
+                }
+            }
+        }
+        if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
+            let patterns = pubsub.patterns.read();
+            for (pattern, (glob, subscribers)) in patterns.iter() {
+                if !glob.matches(&channel) {
+                    continue;
+                }
+                let reply = Arc::new(Reply::Push(vec![
+                    bulk("pmessage"),
+                    Reply::Bulk(pattern.clone()),
+                    Reply::Bulk(channel.clone()),
+                    Reply::Bulk(message.clone()),
+                ]));
+                let bytes =
+                    MESSAGE_OVERHEAD_BYTES + (pattern.len() + channel.len() + message.len()) as u64;
+                for client in subscribers {
+                    deliver(client, &reply, bytes);
+                    receivers += 1;
+                }
+            }
+        }
+        receivers
+    }
+
+    /// How many clients a PUBLISH to `channel` (`sharded`: SPUBLISH) reaches
+    /// now: its reply inside EXEC or a script, where the message itself goes
+    /// out once the unit commits (effects.rs).
+    pub fn receivers(&self, channel: &[u8], sharded: bool) -> usize {
+        let pubsub = self;
+        if pubsub.total.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        if sharded {
+            return pubsub.shard.read().get(channel).map_or(0, |s| s.len());
+        }
+        let mut receivers = pubsub.channels.read().get(channel).map_or(0, |s| s.len());
+        if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
+            let patterns = pubsub.patterns.read();
+            receivers += patterns
+                .values()
+                .filter(|(glob, _)| glob.matches(channel))
+                .map(|(_, subscribers)| subscribers.len())
+                .sum::<usize>();
+        }
+        receivers
+    }
+
+    /// SPUBLISH: hands `smessage` to `deliver` for the subscribers of a shard channel.
+    pub fn spublish_with(
+        &self,
+        channel: &[u8],
+        message: &[u8],
+        mut deliver: impl FnMut(&C, &Arc<Reply>, u64),
+    ) -> usize {
+        let pubsub = self;
+        if pubsub.total.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        let shard = pubsub.shard.read();
+        let Some(subscribers) = shard.get(channel) else {
+            return 0;
+        };
+        let reply = Arc::new(Reply::Push(vec![
+            bulk("smessage"),
+            Reply::Bulk(Bytes::copy_from_slice(channel)),
+            Reply::Bulk(Bytes::copy_from_slice(message)),
+        ]));
+        let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
+        for client in subscribers {
+            deliver(client, &reply, bytes);
+        }
+        subscribers.len()
+    }
+
+    fn remove(&self, client: &C, kind: Kind, name: &[u8]) {
+        let drop_client = |list: &mut Subscribers<C>| {
+            if let Some(at) = list.iter().position(|c| c.id() == client.id()) {
                 list.remove(at);
             }
             list.is_empty()
@@ -349,145 +474,6 @@ fn confirm(subs: &ClientSubs, word: &'static str, name: Option<&Bytes>, kind: Ki
     subs.mailbox.push(Arc::new(reply), bytes);
 }
 
-/// PUBLISH: delivers `message` to the subscribers of `channel` (`message`)
-/// and of every pattern matching it (`pmessage`), in that order as Redis
-/// does; returns how many deliveries were made. Costs one atomic load
-/// when nobody is subscribed to anything; never waits.
-pub fn publish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
-    let pubsub = &server.pubsub;
-    if pubsub.total.load(Ordering::Acquire) == 0 {
-        return 0;
-    }
-    let limit = server.config().client_output_buffer_limit.pubsub;
-    let channel = Bytes::copy_from_slice(channel);
-    let message = Bytes::copy_from_slice(message);
-    let mut receivers = 0;
-    {
-        let channels = pubsub.channels.read();
-        if let Some(subscribers) = channels.get(&channel) {
-            let reply = Arc::new(Reply::Push(vec![
-                bulk("message"),
-                Reply::Bulk(channel.clone()),
-                Reply::Bulk(message.clone()),
-            ]));
-            let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
-            for client in subscribers {
-                deliver(client, &reply, bytes, limit);
-                receivers += 1;
-            }
-        }
-    }
-    if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
-        let patterns = pubsub.patterns.read();
-        for (pattern, (glob, subscribers)) in patterns.iter() {
-            if !glob.matches(&channel) {
-                continue;
-            }
-            let reply = Arc::new(Reply::Push(vec![
-                bulk("pmessage"),
-                Reply::Bulk(pattern.clone()),
-                Reply::Bulk(channel.clone()),
-                Reply::Bulk(message.clone()),
-            ]));
-            let bytes =
-                MESSAGE_OVERHEAD_BYTES + (pattern.len() + channel.len() + message.len()) as u64;
-            for client in subscribers {
-                deliver(client, &reply, bytes, limit);
-                receivers += 1;
-            }
-        }
-    }
-    receivers
-}
-
-/// How many clients a PUBLISH to `channel` (`sharded`: SPUBLISH) reaches
-/// now: its reply inside EXEC or a script, where the message itself goes
-/// out once the unit commits (effects.rs).
-pub fn receivers(server: &Server, channel: &[u8], sharded: bool) -> usize {
-    let pubsub = &server.pubsub;
-    if pubsub.total.load(Ordering::Acquire) == 0 {
-        return 0;
-    }
-    if sharded {
-        return pubsub.shard.read().get(channel).map_or(0, |s| s.len());
-    }
-    let mut receivers = pubsub.channels.read().get(channel).map_or(0, |s| s.len());
-    if pubsub.patterns_total.load(Ordering::Relaxed) > 0 {
-        let patterns = pubsub.patterns.read();
-        receivers += patterns
-            .values()
-            .filter(|(glob, _)| glob.matches(channel))
-            .map(|(_, subscribers)| subscribers.len())
-            .sum::<usize>();
-    }
-    receivers
-}
-
-/// SPUBLISH: delivers `smessage` to the subscribers of a shard channel.
-pub fn spublish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
-    let pubsub = &server.pubsub;
-    if pubsub.total.load(Ordering::Acquire) == 0 {
-        return 0;
-    }
-    let limit = server.config().client_output_buffer_limit.pubsub;
-    let shard = pubsub.shard.read();
-    let Some(subscribers) = shard.get(channel) else {
-        return 0;
-    };
-    let reply = Arc::new(Reply::Push(vec![
-        bulk("smessage"),
-        Reply::Bulk(Bytes::copy_from_slice(channel)),
-        Reply::Bulk(Bytes::copy_from_slice(message)),
-    ]));
-    let bytes = MESSAGE_OVERHEAD_BYTES + (channel.len() + message.len()) as u64;
-    for client in subscribers {
-        deliver(client, &reply, bytes, limit);
-    }
-    subscribers.len()
-}
-
-/// Queues a server-initiated message for a client, wakes its connection,
-/// and closes the client if its unsent output passes the pub/sub output
-/// limit (Redis's checkClientOutputBufferLimits for the pubsub class).
-/// Also used for tracking invalidations.
-pub fn deliver(client: &ClientInfo, message: &Arc<Reply>, bytes: u64, limit: OutputLimit) {
-    if client.killed.load(Ordering::Acquire) {
-        return;
-    }
-    let mailbox = &client.pubsub.mailbox;
-    let queued = mailbox.push(message.clone(), bytes);
-    let unsent = queued + client.output_bytes.load(Ordering::Relaxed);
-    if over_limit(mailbox, unsent, limit) {
-        tracing::warn!(
-            client = client.id,
-            addr = %client.addr,
-            unsent_bytes = unsent,
-            "client scheduled to be closed ASAP for overcoming of output buffer limits"
-        );
-        client.request_kill();
-        mailbox.take();
-        return;
-    }
-    mailbox.notify.notify_one();
-}
-
-fn over_limit(mailbox: &Mailbox, unsent: u64, limit: OutputLimit) -> bool {
-    if limit.hard_bytes > 0 && unsent > limit.hard_bytes {
-        return true;
-    }
-    if limit.soft_bytes == 0 || unsent <= limit.soft_bytes {
-        return false;
-    }
-    let now = firn_storage::now_ms().max(1);
-    match mailbox
-        .over_soft_since_ms
-        .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed)
-    {
-        Ok(_) => false,
-        Err(since) => now.saturating_sub(since) > limit.soft_seconds * 1000,
-    }
-}
-
 /// Redis's refusal of a command a subscribed RESP2 client may not run
 /// (the commands it may run say so: `Def::subscribed_ok`).
 pub fn subscribed_mode_error(name: &str) -> String {
@@ -499,6 +485,7 @@ pub fn subscribed_mode_error(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::ClientInfo;
 
     fn client(id: u64) -> Arc<ClientInfo> {
         Arc::new(ClientInfo::new(
@@ -561,27 +548,5 @@ mod tests {
         assert!(!c.pubsub.subscribed());
         assert_eq!(registry.total.load(Ordering::Relaxed), 0);
         assert_eq!(registry.pattern_count() + registry.shard_channel_count(), 0);
-    }
-
-    #[test]
-    fn soft_limit_needs_its_seconds_hard_limit_is_immediate() {
-        let mailbox = Mailbox::default();
-        let limit = OutputLimit {
-            hard_bytes: 100,
-            soft_bytes: 50,
-            soft_seconds: 60,
-        };
-        assert!(!over_limit(&mailbox, 40, limit));
-        assert!(!over_limit(&mailbox, 60, limit), "the soft timer starts");
-        assert!(!over_limit(&mailbox, 60, limit), "60 s have not passed");
-        assert!(over_limit(&mailbox, 101, limit));
-        let instant = OutputLimit {
-            soft_seconds: 0,
-            ..limit
-        };
-        mailbox
-            .over_soft_since_ms
-            .store(firn_storage::now_ms() - 5, Ordering::Relaxed);
-        assert!(over_limit(&mailbox, 60, instant));
     }
 }

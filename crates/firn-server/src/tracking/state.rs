@@ -596,7 +596,7 @@ fn deliver(server: &Server, to: &ClientInfo, message: Reply, bytes: u64) {
     if limit.hard_bytes == 0 {
         limit.hard_bytes = UNLIMITED_CLASS_CAP_BYTES;
     }
-    crate::pubsub::state::deliver(to, &Arc::new(message), bytes, limit);
+    crate::pubsub::deliver::deliver(to, &Arc::new(message), bytes, limit);
 }
 
 #[cfg(test)]
