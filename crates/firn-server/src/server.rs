@@ -56,7 +56,7 @@ pub struct ClientInfo {
     /// Pub/sub subscriptions and the mailbox of server-initiated messages.
     pub pubsub: crate::pubsub::state::ClientSubs,
     /// CLIENT TRACKING state.
-    pub tracking: crate::tracking::state::ClientTracking,
+    pub tracking: crate::tracking::table::ClientTracking,
     /// MULTI and WATCH state as CLIENT LIST shows it (multi/transaction.rs).
     pub tx: crate::multi::state::ClientTx,
 }
@@ -402,7 +402,7 @@ pub struct Server {
     /// Clients blocked on keys and their wake-ups (blocking/state.rs).
     pub blocking: Arc<crate::blocking::state::Blocking>,
     pub pubsub: crate::pubsub::state::PubSub<ClientInfo>,
-    pub tracking: crate::tracking::state::Tracking,
+    pub tracking: crate::tracking::table::Tracking<ClientInfo>,
     /// Lua scripts and functions (their thread and shared state).
     pub scripting: crate::scripting::Scripting,
 }

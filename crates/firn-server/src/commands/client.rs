@@ -285,10 +285,10 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let redirect = if tracking.is_on() {
         flags.push('t');
         let tracking_flags = tracking.flags();
-        if tracking_flags & crate::tracking::state::BROKEN_REDIRECT != 0 {
+        if tracking_flags & crate::tracking::table::BROKEN_REDIRECT != 0 {
             flags.push('R');
         }
-        if tracking_flags & crate::tracking::state::BCAST != 0 {
+        if tracking_flags & crate::tracking::table::BCAST != 0 {
             flags.push('B');
         }
         tracking.redirect() as i64

@@ -8,9 +8,8 @@ use firn_resp::Reply;
 use crate::args::{is, parse_i64};
 use crate::commands::{def, Ctx, Def};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
-use crate::tracking::state::{
-    self as tracking, TrackingOptions, BCAST, BROKEN_REDIRECT, NOLOOP, OPTIN, OPTOUT,
-};
+use crate::tracking::state as tracking;
+use crate::tracking::table::{TrackingOptions, BCAST, BROKEN_REDIRECT, NOLOOP, OPTIN, OPTOUT};
 
 pub const COMMANDS: &[Def] = &[
     def("client|tracking", client_tracking).keeps_caching(),

@@ -31,138 +31,21 @@
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use firn_storage::Change;
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::Notify;
 
+use super::table::{
+    Invalidation, State, TrackingOptions, BCAST, BROKEN_REDIRECT, INVALIDATE_CHANNEL, NOLOOP,
+    OPTIN, OPTOUT,
+};
 use crate::command_table::Flags;
 use crate::commands::Command;
 use crate::server::{ClientInfo, Server};
 
-/// Option flags of a tracking client.
-pub const BCAST: u8 = 1;
-pub const OPTIN: u8 = 2;
-pub const OPTOUT: u8 = 4;
-pub const NOLOOP: u8 = 8;
-/// The redirection target disconnected.
-pub const BROKEN_REDIRECT: u8 = 16;
-
-/// The channel RESP2 redirection delivers on.
-pub const INVALIDATE_CHANNEL: &[u8] = b"__redis__:invalidate";
-
 /// Estimated wire bytes of an invalidation besides its keys.
 const MESSAGE_OVERHEAD_BYTES: u64 = 48;
-
-/// One client's tracking state (a field of `ClientInfo`).
-#[derive(Default)]
-pub struct ClientTracking {
-    on: AtomicBool,
-    flags: AtomicU8,
-    /// The client id invalidations go to; 0 = this client.
-    redirect: AtomicU64,
-    /// CLIENT CACHING YES (OPTIN) / NO (OPTOUT) for the next command.
-    caching: AtomicBool,
-    /// BCAST prefixes, sorted.
-    prefixes: Mutex<Vec<Bytes>>,
-}
-
-impl ClientTracking {
-    pub fn is_on(&self) -> bool {
-        self.on.load(Ordering::Acquire)
-    }
-
-    pub fn flags(&self) -> u8 {
-        self.flags.load(Ordering::Relaxed)
-    }
-
-    pub fn redirect(&self) -> u64 {
-        self.redirect.load(Ordering::Relaxed)
-    }
-
-    pub fn caching(&self) -> bool {
-        self.caching.load(Ordering::Relaxed)
-    }
-
-    pub fn set_caching(&self) {
-        self.caching.store(true, Ordering::Relaxed);
-    }
-
-    pub fn prefixes(&self) -> Vec<Bytes> {
-        self.prefixes.lock().clone()
-    }
-}
-
-/// The server-wide tracking state (a field of `Server`).
-#[derive(Default)]
-pub struct Tracking {
-    /// Clients with tracking on; zero = nothing to remember, no task.
-    clients_on: AtomicUsize,
-    state: Mutex<State>,
-    /// Tells the task to check whether it is still needed.
-    stop: Notify,
-    /// INFO tracking_total_keys / items / prefixes, kept outside the lock.
-    total_keys: AtomicUsize,
-    total_items: AtomicUsize,
-    total_prefixes: AtomicUsize,
-}
-
-#[derive(Default)]
-struct State {
-    task_running: bool,
-    /// Tracking clients by id (the ones invalidations may be for).
-    clients: HashMap<u64, Arc<ClientInfo>>,
-    /// Key → ids of the clients that may cache it.
-    table: HashMap<Bytes, HashSet<u64>>,
-    /// Client ids in `table`, over all keys.
-    items: usize,
-    /// Keys in the order they entered the table (with stale entries for
-    /// keys since invalidated), for the `tracking-table-max-keys` bound.
-    order: VecDeque<Bytes>,
-    /// BCAST prefix → its clients.
-    prefixes: BTreeMap<Bytes, HashSet<u64>>,
-}
-
-/// An invalidation to send: the tracking client and its keys (`None` =
-/// everything, after a flush).
-struct Invalidation {
-    client: Arc<ClientInfo>,
-    keys: Option<Vec<Bytes>>,
-}
-
-impl Tracking {
-    pub fn clients_on(&self) -> usize {
-        self.clients_on.load(Ordering::Relaxed)
-    }
-
-    pub fn total_keys(&self) -> usize {
-        self.total_keys.load(Ordering::Relaxed)
-    }
-
-    pub fn total_items(&self) -> usize {
-        self.total_items.load(Ordering::Relaxed)
-    }
-
-    pub fn total_prefixes(&self) -> usize {
-        self.total_prefixes.load(Ordering::Relaxed)
-    }
-
-    fn publish_totals(&self, state: &State) {
-        self.total_keys.store(state.table.len(), Ordering::Relaxed);
-        self.total_items.store(state.items, Ordering::Relaxed);
-        self.total_prefixes
-            .store(state.prefixes.len(), Ordering::Relaxed);
-    }
-}
-
-/// The arguments of CLIENT TRACKING ON, validated.
-pub struct TrackingOptions {
-    pub redirect: u64,
-    pub flags: u8,
-    pub prefixes: Vec<Bytes>,
-}
 
 /// CLIENT TRACKING ON (Redis's enableTracking): turns tracking on or
 /// updates its options; BCAST prefixes add to the existing ones.
@@ -327,7 +210,7 @@ fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, c
 
 /// Drops the oldest keys while the table holds more than `max_keys` (0 =
 /// no limit), returning the invalidations to send for them.
-fn evict_over_limit(state: &mut State, max_keys: u64) -> Vec<Invalidation> {
+fn evict_over_limit(state: &mut State<ClientInfo>, max_keys: u64) -> Vec<Invalidation<ClientInfo>> {
     let mut out = Vec::new();
     if max_keys > 0 {
         while state.table.len() as u64 > max_keys {
@@ -357,11 +240,11 @@ fn evict_over_limit(state: &mut State, max_keys: u64) -> Vec<Invalidation> {
 /// The invalidations of one key for the clients that read it: each still
 /// tracking, not in BCAST mode, and not its writer when NOLOOP.
 fn invalidations_for(
-    state: &State,
+    state: &State<ClientInfo>,
     key: &Bytes,
     ids: HashSet<u64>,
     origin: u64,
-    out: &mut Vec<Invalidation>,
+    out: &mut Vec<Invalidation<ClientInfo>>,
 ) {
     let mut ids: Vec<u64> = ids.into_iter().collect();
     ids.sort_unstable();
@@ -421,7 +304,11 @@ async fn invalidation_task(server: Arc<Server>, mut changes: firn_storage::Chang
 
 /// What a run of committed changes invalidates. A lagged stream (changes
 /// were lost) is treated as a flush: every client drops everything.
-fn apply_changes(server: &Server, changes: &[Arc<Change>], lagged: bool) -> Vec<Invalidation> {
+fn apply_changes(
+    server: &Server,
+    changes: &[Arc<Change>],
+    lagged: bool,
+) -> Vec<Invalidation<ClientInfo>> {
     let tracking = &server.tracking;
     let mut state = tracking.state.lock();
     let mut out = Vec::new();
@@ -512,7 +399,7 @@ fn is_flush(change: &Change) -> bool {
         })
 }
 
-fn send_all(server: &Server, invalidations: Vec<Invalidation>) {
+fn send_all(server: &Server, invalidations: Vec<Invalidation<ClientInfo>>) {
     for invalidation in invalidations {
         send(server, &invalidation.client, invalidation.keys);
     }
