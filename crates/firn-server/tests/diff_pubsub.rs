@@ -299,3 +299,28 @@ fn client_list_info_and_kill_by_type() {
     d.use_client(b);
     d.assert_closed_both();
 }
+
+/// CLIENT REPLY OFF silences replies, not pub/sub: confirmations and
+/// messages are pushed anyway (Redis's CLIENT_PUSHING), in RESP2 and RESP3.
+#[test]
+fn client_reply_off_still_receives_pubsub() {
+    for protocol in ["2", "3"] {
+        let mut d = Diff::new();
+        let subscriber = d.open_client();
+        d.use_client(subscriber);
+        d.cmd_with(&["HELLO", protocol], |_| R::Simple("hello".into()));
+        d.send(&["CLIENT", "REPLY", "OFF"]);
+        multi_reply(&mut d, &["SUBSCRIBE", "news", "sport"], 2);
+        multi_reply(&mut d, &["PSUBSCRIBE", "n*"], 1);
+        d.use_client(0);
+        d.cmd(&["PUBLISH", "news", "hello"]);
+        d.use_client(subscriber);
+        d.read_both();
+        d.read_both();
+        multi_reply(&mut d, &["UNSUBSCRIBE", "news"], 1);
+        // Other commands' replies stay silent.
+        d.send(&["PING", "x"]);
+        d.send(&["CLIENT", "REPLY", "ON"]);
+        d.cmd(&["PUNSUBSCRIBE", "n*"]);
+    }
+}

@@ -452,11 +452,9 @@ impl Connection {
         if mailbox.is_empty() {
             return;
         }
-        let messages = mailbox.take();
-        if self.session.reply_mode == ReplyMode::Off {
-            return;
-        }
-        for message in messages {
+        // Sent whatever CLIENT REPLY says, as Redis pushes pub/sub messages,
+        // confirmations and invalidations (its CLIENT_PUSHING).
+        for message in mailbox.take() {
             self.push_reply(&message);
         }
     }
