@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::command_table::Flags;
-use crate::commands::{Command, Ctx, Deferred};
+use crate::commands::{Command, Ctx, Deferred, Traits};
 use crate::effects::SideEffect;
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
 
@@ -100,7 +100,7 @@ impl Body<'_> {
                     .any(|args| match crate::commands::registry().lookup(args) {
                         Ok(cmd) => {
                             cmd.locks_all(args)
-                                || cmd.switches_db
+                                || cmd.is(Traits::SWITCHES_DB)
                                 || ((cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE))
                                     && cmd.lock_keys(args, 0).is_empty())
                         }
@@ -349,7 +349,7 @@ fn run_body(ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
                         Err(e) => ("", false, (e.into_reply(), None)),
                         Ok(cmd) => (
                             cmd.name(),
-                            cmd.switches_reply_mode,
+                            cmd.is(Traits::SWITCHES_REPLY_MODE),
                             run_step(ctx, cmd, args, &mut log)?,
                         ),
                     };

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::blocking::state::BlockOn;
 use crate::command_table::Flags;
-use crate::commands::{Command, Deferred};
+use crate::commands::{Command, Deferred, Traits};
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
 use crate::monitor::feed::feed_monitors;
@@ -257,7 +257,10 @@ fn check_allowed(
         }
     }
     // RESP2 subscribed mode (RESP3 clients may run anything).
-    if session.protocol == Protocol::Resp2 && client.pubsub.subscribed() && !cmd.subscribed_ok {
+    if session.protocol == Protocol::Resp2
+        && client.pubsub.subscribed()
+        && !cmd.is(Traits::SUBSCRIBED_OK)
+    {
         return Err(CmdError::Owned(
             crate::pubsub::state::subscribed_mode_error(cmd.name()),
         ));

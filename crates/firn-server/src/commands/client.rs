@@ -7,7 +7,7 @@ use firn_resp::{Protocol, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{def, Ctx, Def, Deferred};
+use super::{def, Ctx, Def, Deferred, Traits};
 use crate::args::{is, parse_i64};
 use crate::blocking::state::Unblocked;
 use crate::commands::replies::help_reply;
@@ -18,29 +18,34 @@ use crate::errors::{
 use crate::server::{ClientInfo, ReplyMode};
 
 pub const COMMANDS: &[Def] = &[
-    def("ping", ping).subscribed_ok(),
+    def("ping", ping).with(Traits::SUBSCRIBED_OK),
     def("echo", echo),
-    def("select", select).switches_db(),
-    def("quit", quit).unqueued().subscribed_ok(),
+    def("select", select).with(Traits::SWITCHES_DB),
+    def("quit", quit)
+        .with(Traits::UNQUEUED)
+        .with(Traits::SUBSCRIBED_OK),
     def("hello", hello).redacts(hello_secrets),
     def("auth", auth).redacts(auth_secrets),
-    def("reset", reset).switches_db().unqueued().subscribed_ok(),
-    def("client|id", client_id).keeps_caching(),
-    def("client|setname", client_setname).keeps_caching(),
-    def("client|getname", client_getname).keeps_caching(),
-    def("client|list", client_list).keeps_caching(),
-    def("client|info", client_info).keeps_caching(),
-    def("client|kill", client_kill).keeps_caching(),
-    def("client|unblock", client_unblock).keeps_caching(),
-    def("client|setinfo", client_setinfo).keeps_caching(),
+    def("reset", reset)
+        .with(Traits::SWITCHES_DB)
+        .with(Traits::UNQUEUED)
+        .with(Traits::SUBSCRIBED_OK),
+    def("client|id", client_id).with(Traits::KEEPS_CACHING),
+    def("client|setname", client_setname).with(Traits::KEEPS_CACHING),
+    def("client|getname", client_getname).with(Traits::KEEPS_CACHING),
+    def("client|list", client_list).with(Traits::KEEPS_CACHING),
+    def("client|info", client_info).with(Traits::KEEPS_CACHING),
+    def("client|kill", client_kill).with(Traits::KEEPS_CACHING),
+    def("client|unblock", client_unblock).with(Traits::KEEPS_CACHING),
+    def("client|setinfo", client_setinfo).with(Traits::KEEPS_CACHING),
     def("client|reply", client_reply)
-        .keeps_caching()
-        .switches_reply_mode(),
-    def("client|pause", client_pause).keeps_caching(),
-    def("client|unpause", client_unpause).keeps_caching(),
-    def("client|no-evict", client_no_evict).keeps_caching(),
-    def("client|no-touch", client_no_touch).keeps_caching(),
-    def("client|help", client_help).keeps_caching(),
+        .with(Traits::KEEPS_CACHING)
+        .with(Traits::SWITCHES_REPLY_MODE),
+    def("client|pause", client_pause).with(Traits::KEEPS_CACHING),
+    def("client|unpause", client_unpause).with(Traits::KEEPS_CACHING),
+    def("client|no-evict", client_no_evict).with(Traits::KEEPS_CACHING),
+    def("client|no-touch", client_no_touch).with(Traits::KEEPS_CACHING),
+    def("client|help", client_help).with(Traits::KEEPS_CACHING),
 ];
 
 /// AUTH's arguments the logs hide: all of them.

@@ -157,21 +157,36 @@ pub struct Def {
     pub keys: Keys,
     pub access: Access,
     pub redact: Option<Redactor>,
+    pub traits: Traits,
+}
+
+/// What the pipeline and the subsystems must know of a command beyond its
+/// flags, declared on its registration line (`def(..).with(Traits::X)`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Traits(u8);
+
+impl Traits {
+    pub const NONE: Traits = Traits(0);
     /// It changes the session's database (SELECT, RESET): inside a
     /// transaction, later commands' keys are not known before it runs.
-    pub switches_db: bool,
+    pub const SWITCHES_DB: Traits = Traits(1);
     /// It runs at once inside MULTI instead of being queued (EXEC,
     /// DISCARD, MULTI, WATCH, QUIT, RESET).
-    pub unqueued: bool,
+    pub const UNQUEUED: Traits = Traits(1 << 1);
     /// A RESP2 client in subscribed mode may run it ((P|S)SUBSCRIBE,
     /// (P|S)UNSUBSCRIBE, PING, QUIT, RESET).
-    pub subscribed_ok: bool,
+    pub const SUBSCRIBED_OK: Traits = Traits(1 << 2);
     /// It neither uses nor spends CLIENT CACHING yes (CLIENT's
     /// subcommands, as in Redis).
-    pub keeps_caching: bool,
+    pub const KEEPS_CACHING: Traits = Traits(1 << 3);
     /// It sets CLIENT REPLY's mode: inside EXEC, its own reply is sent
     /// only when it turns replies back on.
-    pub switches_reply_mode: bool,
+    pub const SWITCHES_REPLY_MODE: Traits = Traits(1 << 4);
+
+    /// Whether every trait of `other` is declared.
+    pub const fn contains(self, other: Traits) -> bool {
+        self.0 & other.0 == other.0
+    }
 }
 
 impl Def {
@@ -193,33 +208,9 @@ impl Def {
         self
     }
 
-    /// It changes the session's database.
-    pub const fn switches_db(mut self) -> Def {
-        self.switches_db = true;
-        self
-    }
-
-    /// It runs at once inside MULTI.
-    pub const fn unqueued(mut self) -> Def {
-        self.unqueued = true;
-        self
-    }
-
-    /// A subscribed RESP2 client may run it.
-    pub const fn subscribed_ok(mut self) -> Def {
-        self.subscribed_ok = true;
-        self
-    }
-
-    /// It leaves CLIENT CACHING's one-command flag alone.
-    pub const fn keeps_caching(mut self) -> Def {
-        self.keeps_caching = true;
-        self
-    }
-
-    /// It sets CLIENT REPLY's mode.
-    pub const fn switches_reply_mode(mut self) -> Def {
-        self.switches_reply_mode = true;
+    /// Declares `traits` too.
+    pub const fn with(mut self, traits: Traits) -> Def {
+        self.traits = Traits(self.traits.0 | traits.0);
         self
     }
 }
@@ -231,11 +222,7 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         keys,
         access: Access::Touch,
         redact: None,
-        switches_db: false,
-        unqueued: false,
-        subscribed_ok: false,
-        keeps_caching: false,
-        switches_reply_mode: false,
+        traits: Traits::NONE,
     }
 }
 
@@ -264,11 +251,7 @@ pub struct Command {
     pub keys: Keys,
     pub access: Access,
     pub redact: Option<Redactor>,
-    pub switches_db: bool,
-    pub unqueued: bool,
-    pub subscribed_ok: bool,
-    pub keeps_caching: bool,
-    pub switches_reply_mode: bool,
+    pub traits: Traits,
 }
 
 impl Command {
@@ -300,6 +283,11 @@ impl Command {
                 false => arg.clone(),
             });
         std::borrow::Cow::Owned(shown.collect())
+    }
+
+    /// Whether its registration declares every trait of `traits`.
+    pub fn is(&self, traits: Traits) -> bool {
+        self.traits.contains(traits)
     }
 
     /// Whether the command holds every key lock.
@@ -412,11 +400,7 @@ impl Registry {
                 keys: d.keys,
                 access: d.access,
                 redact: d.redact,
-                switches_db: d.switches_db,
-                unqueued: d.unqueued,
-                subscribed_ok: d.subscribed_ok,
-                keeps_caching: d.keeps_caching,
-                switches_reply_mode: d.switches_reply_mode,
+                traits: d.traits,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -533,11 +517,7 @@ mod tests {
             keys: Keys::Table,
             access: Access::Touch,
             redact: None,
-            switches_db: false,
-            unqueued: false,
-            subscribed_ok: false,
-            keeps_caching: false,
-            switches_reply_mode: false,
+            traits: Traits::NONE,
         }
     }
 
@@ -616,15 +596,19 @@ mod tests {
             } else {
                 1
             }]);
-            assert_eq!(cmd.unqueued, unqueued.contains(&name), "{name}");
-            assert_eq!(cmd.subscribed_ok, subscribed.contains(&name), "{name}");
+            assert_eq!(cmd.is(Traits::UNQUEUED), unqueued.contains(&name), "{name}");
+            assert_eq!(
+                cmd.is(Traits::SUBSCRIBED_OK),
+                subscribed.contains(&name),
+                "{name}"
+            );
         }
-        assert!(get(&["watch", "k"]).unqueued);
-        assert!(get(&["client", "id"]).keeps_caching);
-        assert!(get(&["client", "tracking", "on"]).keeps_caching);
-        assert!(!get(&["get", "k"]).keeps_caching);
-        assert!(get(&["select", "1"]).switches_db);
-        assert!(get(&["client", "reply", "on"]).switches_reply_mode);
+        assert!(get(&["watch", "k"]).is(Traits::UNQUEUED));
+        assert!(get(&["client", "id"]).is(Traits::KEEPS_CACHING));
+        assert!(get(&["client", "tracking", "on"]).is(Traits::KEEPS_CACHING));
+        assert!(!get(&["get", "k"]).is(Traits::KEEPS_CACHING));
+        assert!(get(&["select", "1"]).is(Traits::SWITCHES_DB));
+        assert!(get(&["client", "reply", "on"]).is(Traits::SWITCHES_REPLY_MODE));
         assert!(get(&["auth", "pw"]).redact.is_some());
         assert!(get(&["publish", "c", "m"]).has(Flags::MAY_REPLICATE));
         assert!(!get(&["get", "k"]).has(Flags::MAY_REPLICATE));

@@ -5,16 +5,16 @@
 use bytes::Bytes;
 use firn_resp::Reply;
 
-use crate::commands::{def, Ctx, Def};
+use crate::commands::{def, Ctx, Def, Traits};
 use crate::effects::SideEffect;
 use crate::errors::{CmdError, CmdResult};
 use crate::multi::transaction;
 
 pub static COMMANDS: &[Def] = &[
-    def("multi", multi).unqueued(),
-    def("exec", exec).unqueued(),
-    def("discard", discard).unqueued(),
-    def("watch", watch).unqueued(),
+    def("multi", multi).with(Traits::UNQUEUED),
+    def("exec", exec).with(Traits::UNQUEUED),
+    def("discard", discard).with(Traits::UNQUEUED),
+    def("watch", watch).with(Traits::UNQUEUED),
     def("unwatch", unwatch),
 ];
 

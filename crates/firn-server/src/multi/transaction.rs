@@ -21,7 +21,7 @@ use firn_storage::Watcher;
 use std::sync::Arc;
 
 use crate::command_table::Flags;
-use crate::commands::{Command, Deferred};
+use crate::commands::{Command, Deferred, Traits};
 use crate::errors::CmdError;
 use crate::exec::{execute_body, Body, Executed, Outcome, Step};
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
@@ -122,7 +122,7 @@ pub fn queue(
 ) -> Option<Reply> {
     let tx = &mut session.tx;
     let queued = tx.queued.as_mut()?;
-    if cmd.unqueued {
+    if cmd.is(Traits::UNQUEUED) {
         return None;
     }
     if cmd.spec.flags.contains(Flags::NO_MULTI) {

@@ -10,19 +10,19 @@ use bytes::Bytes;
 use firn_resp::Reply;
 
 use crate::commands::replies::help_reply;
-use crate::commands::{def, Ctx, Def, Deferred};
+use crate::commands::{def, Ctx, Def, Deferred, Traits};
 use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};
 use crate::pubsub::deliver::{publish as publish_message, spublish as spublish_message};
 use crate::pubsub::state::Kind;
 
 pub const COMMANDS: &[Def] = &[
-    def("subscribe", subscribe).subscribed_ok(),
-    def("psubscribe", psubscribe).subscribed_ok(),
-    def("ssubscribe", ssubscribe).subscribed_ok(),
-    def("unsubscribe", unsubscribe).subscribed_ok(),
-    def("punsubscribe", punsubscribe).subscribed_ok(),
-    def("sunsubscribe", sunsubscribe).subscribed_ok(),
+    def("subscribe", subscribe).with(Traits::SUBSCRIBED_OK),
+    def("psubscribe", psubscribe).with(Traits::SUBSCRIBED_OK),
+    def("ssubscribe", ssubscribe).with(Traits::SUBSCRIBED_OK),
+    def("unsubscribe", unsubscribe).with(Traits::SUBSCRIBED_OK),
+    def("punsubscribe", punsubscribe).with(Traits::SUBSCRIBED_OK),
+    def("sunsubscribe", sunsubscribe).with(Traits::SUBSCRIBED_OK),
     def("publish", publish),
     def("spublish", spublish),
     def("pubsub|channels", pubsub_channels),

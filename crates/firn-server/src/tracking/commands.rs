@@ -6,16 +6,16 @@ use bytes::Bytes;
 use firn_resp::Reply;
 
 use crate::args::{is, parse_i64};
-use crate::commands::{def, Ctx, Def};
+use crate::commands::{def, Ctx, Def, Traits};
 use crate::errors::{CmdError, CmdResult, NOT_INTEGER, SYNTAX};
 use crate::tracking::state as tracking;
 use crate::tracking::table::{TrackingOptions, BCAST, BROKEN_REDIRECT, NOLOOP, OPTIN, OPTOUT};
 
 pub const COMMANDS: &[Def] = &[
-    def("client|tracking", client_tracking).keeps_caching(),
-    def("client|caching", client_caching).keeps_caching(),
-    def("client|getredir", client_getredir).keeps_caching(),
-    def("client|trackinginfo", client_trackinginfo).keeps_caching(),
+    def("client|tracking", client_tracking).with(Traits::KEEPS_CACHING),
+    def("client|caching", client_caching).with(Traits::KEEPS_CACHING),
+    def("client|getredir", client_getredir).with(Traits::KEEPS_CACHING),
+    def("client|trackinginfo", client_trackinginfo).with(Traits::KEEPS_CACHING),
 ];
 
 /// Two prefixes overlap when one starts with the other.

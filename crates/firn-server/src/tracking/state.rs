@@ -41,7 +41,7 @@ use super::table::{
     OPTIN, OPTOUT,
 };
 use crate::command_table::Flags;
-use crate::commands::Command;
+use crate::commands::{Command, Traits};
 use crate::server::{ClientInfo, Server};
 
 /// Estimated wire bytes of an invalidation besides its keys.
@@ -130,7 +130,7 @@ pub fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args:
         return;
     }
     // As in Redis, CLIENT subcommands neither use nor spend the flag.
-    let caching = if cmd.keeps_caching {
+    let caching = if cmd.is(Traits::KEEPS_CACHING) {
         false
     } else {
         mine.caching.swap(false, Ordering::Relaxed)
