@@ -182,3 +182,47 @@ fn an_error_reply_waits_for_the_swap_it_saw() {
         "LLEN answered WRONGTYPE from a swap that the kill -9 undid"
     );
 }
+
+/// An EXEC aborted by WATCH shows that a watched key changed: its nil
+/// reply waits until the batch that changed it is durable, so a kill -9
+/// cannot undo a change a client has been told about. A 16 MiB value in the
+/// same transaction keeps the writer busy; CLIENT INFO's `d` flag says when
+/// the watcher is dirty.
+#[test]
+fn a_watch_abort_waits_for_the_write_it_saw() {
+    let mut server = Server::firn();
+    let big = vec![b'x'; 16 << 20];
+    let mut request = firn_testkit::encode_request(&[b"MULTI"]);
+    request.extend(firn_testkit::encode_request(&[b"SET", b"big", &big]));
+    request.extend(firn_testkit::encode_request(&[b"SET", b"k", b"changed"]));
+    request.extend(firn_testkit::encode_request(&[b"EXEC"]));
+    let mut writer = server.conn();
+    let mut watcher = server.conn();
+    assert_eq!(watcher.cmd(&["WATCH", "k"]), R::Simple("OK".into()));
+    writer.send_raw(&request);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let info = watcher
+            .cmd(&["CLIENT", "INFO"])
+            .as_str()
+            .unwrap_or_default();
+        let flags = info.split(' ').find(|f| f.starts_with("flags="));
+        if flags.is_some_and(|f| f.contains('d')) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watch never went dirty"
+        );
+    }
+    assert_eq!(watcher.cmd(&["MULTI"]), R::Simple("OK".into()));
+    assert_eq!(watcher.cmd(&["PING"]), R::Simple("QUEUED".into()));
+    assert_eq!(watcher.cmd(&["EXEC"]), R::Array(None));
+    server.kill9_restart();
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd(&["GET", "k"]),
+        R::Bulk(Some(b"changed".to_vec())),
+        "EXEC aborted on a change that the kill -9 undid"
+    );
+}

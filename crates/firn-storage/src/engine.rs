@@ -439,8 +439,9 @@ impl Inner {
     pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<Ticket> {
         // WATCH: the writer still holds the keys' locks (one load when
         // nobody watches).
+        let watched_by = crate::watch::TicketOnDrop(Default::default());
         if self.watches.is_active() {
-            self.watches.touch_batch(self, &batch);
+            self.watches.touch_batch(self, &batch, &watched_by.0);
         }
         if self.submit_subscribers.load(Ordering::Acquire) > 0 {
             let mut whole_dbs = batch.flushes.clone();
@@ -465,6 +466,7 @@ impl Inner {
         queue.next_seq += 1;
         batch.seq = queue.next_seq;
         let ticket = Ticket::new(batch.seq);
+        let _ = watched_by.0.set(Some(ticket.clone()));
         batch.ticket = Some(ticket.clone());
         self.overlay.insert_all(batch.seq, &ticket, &batch.writes);
         self.counts.submitted(&batch);

@@ -19,22 +19,45 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::engine::{Engine, Inner};
 use crate::error::Result;
 use crate::keys;
+use crate::ticket::Ticket;
 use crate::txn::Txn;
 use crate::writer::CommitBatch;
 use crate::Cf;
 
+/// A batch's ticket, set once the batch is queued (its watchers are
+/// marked just before): `None` if it could not be queued.
+pub(crate) type BatchTicket = Arc<OnceLock<Option<Ticket>>>;
+
+/// Sets a [`BatchTicket`] to `None` unless the batch was queued, so that
+/// nobody waits for a slot that is never filled.
+pub(crate) struct TicketOnDrop(pub(crate) BatchTicket);
+
+impl Drop for TicketOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.set(None);
+    }
+}
+
 const SHARDS: usize = 64;
+
+/// How many of the batches that made a watcher dirty it remembers (a
+/// batch that could not be queued leaves an empty slot).
+const TOUCHED_BY_KEPT: usize = 4;
 
 /// One client's watch state (one per connection).
 #[derive(Default)]
 pub struct Watcher {
     /// A watched key changed (Redis's CLIENT_DIRTY_CAS).
     dirty: AtomicBool,
+    /// The batches that changed them, each known by its ticket once it is
+    /// queued: an EXEC that aborts waits for them, so that its reply never
+    /// shows a write a crash could still undo.
+    touched_by: Mutex<Vec<BatchTicket>>,
     /// The keys watched: `(logical db, key)`.
     keys: Mutex<Vec<(u8, Bytes)>>,
 }
@@ -48,6 +71,24 @@ impl Watcher {
     /// Forgets that a watched key changed (UNWATCH, EXEC, DISCARD).
     pub fn clear_dirty(&self) {
         self.dirty.store(false, Ordering::Release);
+        self.touched_by.lock().clear();
+    }
+
+    /// The tickets of the batches that made this watcher dirty. A batch
+    /// marks its watchers a moment before its ticket exists (in the same
+    /// `submit`, which does not block): its slot is waited for, briefly.
+    pub fn touching_tickets(&self) -> Vec<Ticket> {
+        let touched = self.touched_by.lock().clone();
+        let filled = |slot: &BatchTicket| -> Option<Ticket> {
+            for _ in 0..100_000 {
+                if let Some(ticket) = slot.get() {
+                    return ticket.clone();
+                }
+                std::thread::yield_now();
+            }
+            None
+        };
+        touched.iter().filter_map(filled).collect()
     }
 
     /// How many keys are watched.
@@ -55,7 +96,15 @@ impl Watcher {
         self.keys.lock().len()
     }
 
-    fn mark(&self) {
+    fn mark(&self, by: &BatchTicket) {
+        // The first batches that touched a watched key are what an abort
+        // shows; later ones add nothing, so a watcher left dirty for long
+        // keeps a few slots, not one per batch.
+        let mut touched = self.touched_by.lock();
+        let known = touched.last().is_some_and(|last| Arc::ptr_eq(last, by));
+        if !known && touched.len() < TOUCHED_BY_KEPT {
+            touched.push(by.clone());
+        }
         self.dirty.store(true, Ordering::Release);
     }
 }
@@ -167,7 +216,7 @@ impl WatchRegistry {
 
     /// A batch changed `key` of logical db `db`; `deleted` when its
     /// meta record is gone afterwards.
-    fn touch_key(&self, db: u8, key: &[u8], deleted: bool) {
+    fn touch_key(&self, db: u8, key: &[u8], deleted: bool, by: &BatchTicket) {
         let mut shard = self.shard(db, key).lock();
         let Some(list) = shard.get_mut(&(db, Bytes::copy_from_slice(key))) else {
             return;
@@ -178,18 +227,18 @@ impl WatchRegistry {
                 entry.state = WatchedState::default();
                 continue;
             }
-            entry.watcher.mark();
+            entry.watcher.mark(by);
         }
     }
 
     /// FLUSHDB/FLUSHALL emptied logical db `db`: watchers of keys that
     /// existed are dirty; already expired keys are now simply gone.
-    fn touch_flushed(&self, db: u8) {
+    fn touch_flushed(&self, db: u8, by: &BatchTicket) {
         self.each_in_db(db, |entry| {
             if entry.state.expired {
                 entry.state = WatchedState::default();
             } else if entry.state.exists {
-                entry.watcher.mark();
+                entry.watcher.mark(by);
             }
         });
     }
@@ -197,13 +246,13 @@ impl WatchRegistry {
     /// SWAPDB swapped logical dbs `a` and `b`: Redis 7.0's
     /// touchAllWatchedKeysInDb for each side. A key watched after the swap
     /// looked (it ran on the pool meanwhile) is dirty, to be safe.
-    fn touch_swapped(&self, a: u8, b: u8, checks: &[SwapCheck]) {
+    fn touch_swapped(&self, a: u8, b: u8, checks: &[SwapCheck], by: &BatchTicket) {
         let found: HashMap<(u8, &[u8]), &SwapCheck> =
             checks.iter().map(|c| ((c.db, c.key.as_ref()), c)).collect();
         for db in [a, b] {
             self.each_in_db_keyed(db, |key, entry| {
                 let Some(check) = found.get(&(db, key)) else {
-                    entry.watcher.mark();
+                    entry.watcher.mark(by);
                     return;
                 };
                 let (here, there) = (check.here, check.there);
@@ -228,7 +277,7 @@ impl WatchRegistry {
                     };
                     return;
                 }
-                entry.watcher.mark();
+                entry.watcher.mark(by);
             });
         }
     }
@@ -268,7 +317,7 @@ impl WatchRegistry {
     /// recorded: a changed physical key then touches its logical key under
     /// both maps. At worst a transaction watching the other one aborts,
     /// never one that should.
-    pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch) {
+    pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch, by: &BatchTicket) {
         let before = inner.live_map();
         let after = (!batch.swaps.is_empty()).then(|| {
             let mut map = before.clone();
@@ -287,13 +336,13 @@ impl WatchRegistry {
         };
         for &pdb in &batch.flushes {
             let (now, swapped) = logical(pdb);
-            self.touch_flushed(now);
+            self.touch_flushed(now, by);
             if let Some(db) = swapped {
-                self.touch_flushed(db);
+                self.touch_flushed(db, by);
             }
         }
         for swap in &batch.swaps {
-            self.touch_swapped(swap.a, swap.b, &swap.checks);
+            self.touch_swapped(swap.a, swap.b, &swap.checks, by);
         }
         // Per key: whether its meta record is deleted by the batch. Meta
         // entries sort before member entries (by column family), so a key's
@@ -320,9 +369,9 @@ impl WatchRegistry {
         }
         for (pdb, key, deleted) in changed {
             let (now, swapped) = logical(pdb);
-            self.touch_key(now, key, deleted);
+            self.touch_key(now, key, deleted, by);
             if let Some(db) = swapped {
-                self.touch_key(db, key, deleted);
+                self.touch_key(db, key, deleted, by);
             }
         }
     }
@@ -433,9 +482,9 @@ mod tests {
         registry.watch(&b, 0, b"other", live());
         registry.watch(&b, 0, b"other", live());
         assert_eq!(b.watched(), 1);
-        registry.touch_key(0, b"k", false);
+        registry.touch_key(0, b"k", false, &Default::default());
         assert!(a.is_dirty() && !b.is_dirty());
-        registry.touch_key(1, b"other", false);
+        registry.touch_key(1, b"other", false, &Default::default());
         assert!(!b.is_dirty());
         registry.unwatch_all(&a);
         registry.unwatch_all(&b);
@@ -451,9 +500,9 @@ mod tests {
             ..WatchedState::default()
         };
         registry.watch(&w, 0, b"k", expired);
-        registry.touch_key(0, b"k", true);
+        registry.touch_key(0, b"k", true, &Default::default());
         assert!(!w.is_dirty());
-        registry.touch_key(0, b"k", false);
+        registry.touch_key(0, b"k", false, &Default::default());
         assert!(w.is_dirty());
     }
 
@@ -478,7 +527,7 @@ mod tests {
             check(0, b"nowhere", Presence::Absent, Presence::Absent),
             check(1, b"there", Presence::Absent, Presence::Live),
         ];
-        registry.touch_swapped(0, 1, &checks);
+        registry.touch_swapped(0, 1, &checks, &Default::default());
         assert!(!a.is_dirty() && b.is_dirty() && c.is_dirty());
     }
 
@@ -488,7 +537,24 @@ mod tests {
         let (a, b) = (Arc::new(Watcher::default()), Arc::new(Watcher::default()));
         registry.watch(&a, 0, b"present", live());
         registry.watch(&b, 0, b"absent", WatchedState::default());
-        registry.touch_flushed(0);
+        registry.touch_flushed(0, &Default::default());
         assert!(a.is_dirty() && !b.is_dirty());
+    }
+
+    #[test]
+    fn a_dirty_watcher_knows_the_tickets_of_the_batches_that_touched_it() {
+        let watcher = Watcher::default();
+        let queued: BatchTicket = Default::default();
+        let refused: BatchTicket = Default::default();
+        watcher.mark(&queued);
+        watcher.mark(&queued);
+        watcher.mark(&refused);
+        let ticket = Ticket::new(7);
+        let _ = queued.set(Some(ticket.clone()));
+        drop(TicketOnDrop(refused));
+        assert!(watcher.is_dirty());
+        assert_eq!(watcher.touching_tickets().len(), 1);
+        watcher.clear_dirty();
+        assert!(watcher.touching_tickets().is_empty());
     }
 }

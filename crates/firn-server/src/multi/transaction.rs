@@ -227,6 +227,9 @@ pub async fn exec(
             Outcome::Transaction(steps) => steps,
             Outcome::WatchFailed => {
                 session.tx.executing = false;
+                // The abort shows that a watched key changed: it waits for
+                // the batches that changed it, like a read of their writes.
+                tickets.extend(client.tx.watcher.touching_tickets());
                 unwatch(server, client);
                 return done(Reply::NullArray, tickets, None);
             }
