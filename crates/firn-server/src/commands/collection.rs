@@ -273,3 +273,57 @@ pub fn string_encoding(meta: &Meta) -> &'static str {
         _ => "raw",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use firn_storage::EncodingHint;
+
+    fn string_meta(value: &[u8], raw: bool) -> Meta {
+        Meta {
+            encoding: if raw {
+                EncodingHint::Raw
+            } else {
+                EncodingHint::Auto
+            },
+            ..Meta::inline_string(Bytes::copy_from_slice(value))
+        }
+    }
+
+    #[test]
+    fn string_encodings_follow_redis() {
+        let x44 = vec![b'x'; 44];
+        let x45 = vec![b'x'; 45];
+        for (value, expected) in [
+            (&b"0"[..], "int"),
+            (b"-9223372036854775808", "int"),
+            (b"9223372036854775807", "int"),
+            (b"9223372036854775808", "embstr"),
+            (b"007", "embstr"),
+            (b"+1", "embstr"),
+            (b"-0", "embstr"),
+            (b"1.5", "embstr"),
+            (b"", "embstr"),
+            (&x44, "embstr"),
+            (&x45, "raw"),
+        ] {
+            let name = String::from_utf8_lossy(value);
+            assert_eq!(
+                string_encoding(&string_meta(value, false)),
+                expected,
+                "{name}"
+            );
+        }
+        // Modified in place (APPEND/SETRANGE/SETBIT): raw whatever it holds.
+        assert_eq!(string_encoding(&string_meta(b"12", true)), "raw");
+        assert_eq!(string_encoding(&string_meta(b"ab", true)), "raw");
+        let chunked = Meta {
+            body: Body::Chunked {
+                version: 1,
+                len: 1 << 20,
+            },
+            ..Meta::inline_string(Bytes::new())
+        };
+        assert_eq!(string_encoding(&chunked), "raw");
+    }
+}
