@@ -49,6 +49,10 @@ const SHARDS: usize = 64;
 /// batch that could not be queued leaves an empty slot).
 const TOUCHED_BY_KEPT: usize = 4;
 
+/// Runtime turns an aborting EXEC yields while a touching batch's ticket
+/// is being created.
+const SLOT_WAIT_TURNS: usize = 1000;
+
 /// One client's watch state (one per connection).
 #[derive(Default)]
 pub struct Watcher {
@@ -76,19 +80,24 @@ impl Watcher {
 
     /// The tickets of the batches that made this watcher dirty. A batch
     /// marks its watchers a moment before its ticket exists (in the same
-    /// `submit`, which does not block): its slot is waited for, briefly.
-    pub fn touching_tickets(&self) -> Vec<Ticket> {
+    /// `submit`, which does not block): an empty slot is awaited by
+    /// yielding to the runtime, never by spinning the thread, and given up
+    /// after a bounded number of turns.
+    pub async fn touching_tickets(&self) -> Vec<Ticket> {
         let touched = self.touched_by.lock().clone();
-        let filled = |slot: &BatchTicket| -> Option<Ticket> {
-            for _ in 0..100_000 {
-                if let Some(ticket) = slot.get() {
-                    return ticket.clone();
+        let mut tickets = Vec::with_capacity(touched.len());
+        for slot in touched {
+            for _ in 0..SLOT_WAIT_TURNS {
+                if slot.get().is_some() {
+                    break;
                 }
-                std::thread::yield_now();
+                tokio::task::yield_now().await;
             }
-            None
-        };
-        touched.iter().filter_map(filled).collect()
+            if let Some(Some(ticket)) = slot.get() {
+                tickets.push(ticket.clone());
+            }
+        }
+        tickets
     }
 
     /// How many keys are watched.
@@ -541,8 +550,8 @@ mod tests {
         assert!(a.is_dirty() && !b.is_dirty());
     }
 
-    #[test]
-    fn a_dirty_watcher_knows_the_tickets_of_the_batches_that_touched_it() {
+    #[tokio::test]
+    async fn a_dirty_watcher_knows_the_tickets_of_the_batches_that_touched_it() {
         let watcher = Watcher::default();
         let queued: BatchTicket = Default::default();
         let refused: BatchTicket = Default::default();
@@ -553,8 +562,8 @@ mod tests {
         let _ = queued.set(Some(ticket.clone()));
         drop(TicketOnDrop(refused));
         assert!(watcher.is_dirty());
-        assert_eq!(watcher.touching_tickets().len(), 1);
+        assert_eq!(watcher.touching_tickets().await.len(), 1);
         watcher.clear_dirty();
-        assert!(watcher.touching_tickets().is_empty());
+        assert!(watcher.touching_tickets().await.is_empty());
     }
 }

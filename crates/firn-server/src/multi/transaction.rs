@@ -229,7 +229,7 @@ pub async fn exec(
                 session.tx.executing = false;
                 // The abort shows that a watched key changed: it waits for
                 // the batches that changed it, like a read of their writes.
-                tickets.extend(client.tx.watcher.touching_tickets());
+                tickets.extend(client.tx.watcher.touching_tickets().await);
                 unwatch(server, client);
                 return done(Reply::NullArray, tickets, None);
             }
