@@ -112,11 +112,6 @@ impl Flags {
         self.0 & other.0 == other.0
     }
 
-    /// The flag called `name` (as COMMAND INFO spells it), if Redis has one.
-    pub fn named(name: &str) -> Option<Flags> {
-        Flags::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f)
-    }
-
     /// The names of the flags set, in Redis's order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         Flags::ALL
