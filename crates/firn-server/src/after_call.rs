@@ -1,103 +1,75 @@
-//! The after-call stage of a command that ran: INFO commandstats, the
-//! slow log and the access times of its keys, each as the command's
-//! registration declares (its flags, `Def::redacts`, `Def::no_touch`...).
-//! The request pipeline, EXEC's steps and a served blocked command all end
-//! here.
+//! The stages around a command that runs, and the subsystems that watch
+//! them. A subsystem that cares about commands (statistics, the slow log,
+//! access times, MONITOR, client-side caching; replication later)
+//! implements [`Observer`] and is registered once at startup
+//! (`startup.rs`); the request pipeline, each step of EXEC and a served
+//! blocked command announce the stages here and never call a subsystem by
+//! name. What an observer does with a command is read from the command's
+//! own declarations (its flags, `Def::redacts`, `Def::no_touch`...).
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
-use crate::command_table::Flags;
-use crate::commands::{Access, Command};
-use crate::server::{ClientInfo, Server, SlowLogEntry};
+use crate::commands::Command;
+use crate::server::{ClientInfo, Server};
 
-/// Bookkeeping after a command ran: INFO commandstats, the slow log
-/// and the access times of its keys.
-pub fn after_call(
-    server: &Server,
-    cmd: &Command,
-    args: &[Bytes],
-    db: u8,
-    micros: u64,
-    reply: Option<&Reply>,
-    client: &ClientInfo,
-) {
-    // Redis counts only commands that ran (not rejected ones).
-    server
-        .stats
-        .commands_processed
-        .fetch_add(1, Ordering::Relaxed);
-    let failed = matches!(reply, Some(Reply::Error(_)));
-    server
-        .stats
-        .commands
-        .record_call(cmd.name(), micros, failed);
-    // EXEC is not logged (its commands are, one by one), as in Redis.
-    if !cmd.has(Flags::SKIP_SLOWLOG) {
-        slowlog_record(server, &cmd.redacted(args), micros, client);
-    }
-    // A command that failed before looking its keys up (a syntax error)
-    // must not refresh them; WRONGTYPE means the key was looked up.
-    let looked_up = match reply {
-        Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
-        _ => true,
-    };
-    match cmd.access {
-        Access::Forget => {
-            for (db, key) in cmd.lock_keys(args, db) {
-                server.access_times.forget(db, &key);
-            }
-        }
-        Access::Touch if looked_up => {
-            let now_secs = firn_storage::now_ms() / 1000;
-            for (db, key) in cmd.lock_keys(args, db) {
-                server.access_times.touch(db, &key, now_secs);
-            }
-        }
-        Access::Touch | Access::NoTouch => {}
+/// A command that runs, as the observers see it.
+pub struct Call<'a> {
+    pub server: &'a Server,
+    pub client: &'a ClientInfo,
+    pub cmd: &'a Command,
+    pub args: &'a [Bytes],
+    /// The database it runs in (after it ran: the one it left selected).
+    pub db: u8,
+}
+
+/// A subsystem that watches commands run. Each stage is called for every
+/// command that runs (not for one refused or queued by MULTI).
+pub trait Observer: Sync {
+    /// Before the handler runs: what must be in place before the command
+    /// can read (a tracking client remembers the keys it is about to read,
+    /// so that no write in between goes unseen).
+    fn before(&self, _call: &Call) {}
+
+    /// The handler has run (a blocked command: it blocked); what follows
+    /// the command's order among commands (MONITOR).
+    fn ran(&self, _call: &Call) {}
+
+    /// The command is complete with `reply` (None: no reply of its own)
+    /// after `micros` (a blocked command: when it was served).
+    fn finished(&self, _call: &Call, _micros: u64, _reply: Option<&Reply>) {}
+}
+
+static OBSERVERS: OnceLock<Vec<&'static dyn Observer>> = OnceLock::new();
+
+/// Registers the observers, in the order they are called (once, at
+/// startup; a second call is ignored).
+pub fn install(observers: Vec<&'static dyn Observer>) {
+    let _ = OBSERVERS.set(observers);
+}
+
+fn observers() -> &'static [&'static dyn Observer] {
+    OBSERVERS.get().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// Announces that `call`'s handler is about to run.
+pub fn before(call: &Call) {
+    for observer in observers() {
+        observer.before(call);
     }
 }
 
-/// Records a command in the slow log if it ran long enough.
-pub fn slowlog_record(server: &Server, args: &[Bytes], micros: u64, client: &ClientInfo) {
-    let (threshold, max_len) = {
-        let c = server.config.read();
-        (c.slowlog_log_slower_than, c.slowlog_max_len)
-    };
-    if threshold < 0 || (micros as i64) < threshold {
-        return;
+/// Announces that `call`'s handler has run.
+pub fn ran(call: &Call) {
+    for observer in observers() {
+        observer.ran(call);
     }
-    // Redis keeps at most 32 arguments, each cut to 128 bytes.
-    let mut kept: Vec<Bytes> = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        if i == 31 && args.len() > 32 {
-            kept.push(Bytes::from(format!(
-                "... ({} more arguments)",
-                args.len() - 31
-            )));
-            break;
-        }
-        if arg.len() > 128 {
-            let mut cut = arg[..128].to_vec();
-            cut.extend_from_slice(format!("... ({} more bytes)", arg.len() - 128).as_bytes());
-            kept.push(Bytes::from(cut));
-        } else {
-            kept.push(arg.clone());
-        }
-    }
-    let mut log = server.slowlog.lock();
-    let id = log.next_id;
-    log.next_id += 1;
-    log.entries.push_front(SlowLogEntry {
-        id,
-        unix_secs: firn_storage::now_ms() / 1000,
-        micros,
-        args: kept,
-        addr: client.addr.clone(),
-        name: client.name.lock().clone().unwrap_or_default(),
-    });
-    while log.entries.len() as u64 > max_len {
-        log.entries.pop_back();
+}
+
+/// Announces that `call` is complete.
+pub fn finished(call: &Call, micros: u64, reply: Option<&Reply>) {
+    for observer in observers() {
+        observer.finished(call, micros, reply);
     }
 }

@@ -1,10 +1,24 @@
-//! Every command group's registration table, in one place: the registry
-//! (`commands::Registry`) is built from this list at start-up. A group is
-//! a file of handlers with its `COMMANDS` table; each command's facts are
-//! declared there and in the generated command table.
+//! Every command group's registration table, and every observer of the
+//! after-call stage, in one place: both are installed at start-up. A group
+//! is a file of handlers with its `COMMANDS` table; each command's facts
+//! are declared there and in the generated command table. An observer is
+//! a subsystem that watches commands run (after_call.rs).
 
+use crate::after_call::Observer;
 use crate::commands::{self, Def};
-use crate::{blocking, monitor, multi, pubsub, scripting, tracking};
+use crate::{blocking, bookkeeping, monitor, multi, pubsub, scripting, tracking};
+
+/// The observers of the after-call stage, in the order each stage calls
+/// them.
+pub fn observers() -> Vec<&'static dyn Observer> {
+    vec![
+        &bookkeeping::CommandStats,
+        &bookkeeping::SlowLog,
+        &bookkeeping::AccessTimes,
+        &monitor::feed::MonitorFeed,
+        &tracking::state::TrackReads,
+    ]
+}
 
 /// The registration lines of every group.
 pub fn all() -> impl Iterator<Item = &'static Def> {

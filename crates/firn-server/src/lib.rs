@@ -6,6 +6,7 @@ pub mod after_call;
 mod allocator;
 pub mod args;
 pub mod blocking;
+pub mod bookkeeping;
 pub mod coldpool;
 pub mod command_table;
 pub mod commands;

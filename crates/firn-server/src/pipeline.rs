@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+use crate::after_call::{self, Call};
 use crate::blocking::state::BlockOn;
 use crate::command_table::Flags;
 use crate::commands::{Command, Deferred, Traits};
 use crate::errors::{CmdError, NOAUTH};
 use crate::exec::{execute, Executed};
-use crate::monitor::feed::feed_monitors;
 use crate::multi::transaction;
 use crate::server::{ClientInfo, ReplyMode, Server, Session};
 use crate::stream_reply::Part;
@@ -102,14 +102,22 @@ pub(crate) async fn run_one(
                 let executed = if transaction::is_exec(session, cmd) {
                     transaction::exec(server, session, client).await
                 } else {
-                    crate::tracking::state::before_command(server, client, cmd, args, session.db);
+                    after_call::before(&Call {
+                        server,
+                        client,
+                        cmd,
+                        args,
+                        db: session.db,
+                    });
                     execute(server, cmd, args, session, client).await
                 };
-                // As in Redis, monitors see a command once it ran, with the
-                // database it left selected; admin commands are not shown.
-                if !cmd.has(Flags::ADMIN) {
-                    feed_monitors(server, client, session.db, &cmd.redacted(args));
-                }
+                after_call::ran(&Call {
+                    server,
+                    client,
+                    cmd,
+                    args,
+                    db: session.db,
+                });
                 (executed, Some(cmd.name()))
             }
         },
@@ -157,7 +165,8 @@ pub(crate) async fn run_one(
         }
         Some(Deferred::Block(_)) => Some(reply),
         Some(Deferred::Script(request)) => {
-            let (reply, more) = crate::scripting::dispatch(server, client, session, request).await;
+            let (reply, more) =
+                crate::scripting::dispatch::dispatch(server, client, session, request).await;
             tickets.extend(more);
             Some(reply)
         }
@@ -172,15 +181,14 @@ pub(crate) async fn run_one(
     // Only commands that ran are counted as calls and logged, as in Redis.
     if let Some(cmd) = ran {
         let micros = started.elapsed().as_micros() as u64;
-        crate::after_call::after_call(
+        let call = Call {
             server,
+            client,
             cmd,
             args,
-            session.db,
-            micros,
-            reply.as_ref(),
-            client,
-        );
+            db: session.db,
+        };
+        after_call::finished(&call, micros, reply.as_ref());
     }
     let mut sent = None;
     if let Some(parts) = stream {
@@ -228,7 +236,7 @@ pub(crate) fn reply_mode_pass(session: &mut Session, reply: Reply) -> Option<Rep
 }
 
 fn rejected_command(args: &[Bytes], reply: &Reply) -> Option<&'static str> {
-    let name = crate::commands::server_cmds::command_named(args)?;
+    let name = crate::commands::registry().name_of(args)?;
     let arity_error = crate::errors::wrong_arity(name).into_reply();
     (*reply == arity_error).then_some(name)
 }
@@ -245,7 +253,7 @@ fn check_allowed(
     // One atomic load unless a script has been running for too long.
     let busy = server.scripting.shared.busy.load(Ordering::Relaxed);
     if busy != 0 {
-        if let Some(error) = crate::scripting::busy_error(busy, cmd.spec.flags) {
+        if let Some(error) = crate::scripting::shared::busy_error(busy, cmd.spec.flags) {
             return Err(CmdError::Static(error));
         }
     }

@@ -404,7 +404,7 @@ pub struct Server {
     pub pubsub: crate::pubsub::state::PubSub<ClientInfo>,
     pub tracking: crate::tracking::table::Tracking<ClientInfo>,
     /// Lua scripts and functions (their thread and shared state).
-    pub scripting: crate::scripting::Scripting,
+    pub scripting: crate::scripting::thread::Scripting,
 }
 
 impl Server {

@@ -138,6 +138,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
 
     engine.set_force_cold_reads(config.debug_cold_reads);
     crate::commands::install(Registry::build(crate::groups::all())?);
+    crate::after_call::install(crate::groups::observers());
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
         .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;
     let (shutdown_tx, _) = watch::channel(false);
@@ -168,7 +169,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         scripting: Default::default(),
     });
 
-    server.scripting.start(&server);
+    crate::scripting::jobs::start(&server);
     let expiry = start_active_expiry(server.clone())?;
     let trimmer = start_memory_trimmer(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

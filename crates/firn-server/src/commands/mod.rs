@@ -113,7 +113,7 @@ pub enum Deferred {
     Silent,
     /// Run on the script thread (EVAL, SCRIPT LOAD, FUNCTION...); its
     /// reply and tickets replace the handler's.
-    Script(crate::scripting::Request),
+    Script(crate::scripting::request::Request),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -469,6 +469,31 @@ impl Registry {
             return Err(wrong_arity(command.spec.name));
         }
         Ok(command)
+    }
+
+    /// The served command (or subcommand) a request names, whatever its
+    /// arguments: `config|get` for `CONFIG GET ...`.
+    pub fn name_of(&self, args: &[Bytes]) -> Option<&'static str> {
+        let top = String::from_utf8_lossy(args.first()?).to_ascii_lowercase();
+        if !self.has(&top) {
+            return None;
+        }
+        let spec = crate::command_table::COMMANDS
+            .iter()
+            .find(|s| s.name == top)?;
+        match args.get(1) {
+            Some(sub) if !spec.subcommands.is_empty() => {
+                let full = format!(
+                    "{top}|{}",
+                    String::from_utf8_lossy(sub).to_ascii_lowercase()
+                );
+                spec.subcommands
+                    .iter()
+                    .find(|s| s.name == full)
+                    .map(|s| s.name)
+            }
+            _ => Some(spec.name),
+        }
     }
 
     /// Whether the registry serves `name` (a top-level command).

@@ -349,31 +349,6 @@ fn serves(spec: &CommandSpec) -> bool {
     }
 }
 
-/// The served command (or subcommand) a request names, whatever its
-/// arguments: `config|get` for `CONFIG GET ...`.
-pub fn command_named(args: &[Bytes]) -> Option<&'static str> {
-    let top = String::from_utf8_lossy(args.first()?).to_ascii_lowercase();
-    if !crate::commands::registry().has(&top) {
-        return None;
-    }
-    let spec = crate::command_table::COMMANDS
-        .iter()
-        .find(|s| s.name == top)?;
-    match args.get(1) {
-        Some(sub) if !spec.subcommands.is_empty() => {
-            let full = format!(
-                "{top}|{}",
-                String::from_utf8_lossy(sub).to_ascii_lowercase()
-            );
-            spec.subcommands
-                .iter()
-                .find(|s| s.name == full)
-                .map(|s| s.name)
-        }
-        _ => Some(spec.name),
-    }
-}
-
 /// Served commands, sorted by name so replies are stable.
 fn served() -> Vec<&'static CommandSpec> {
     let mut specs: Vec<&'static CommandSpec> = crate::commands::registry().specs().collect();

@@ -84,15 +84,14 @@ impl Connection {
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
-        crate::after_call::after_call(
-            &server,
+        let call = crate::after_call::Call {
+            server: &server,
+            client: &self.client,
             cmd,
             args,
-            self.session.db,
-            micros,
-            Some(&reply),
-            &self.client,
-        );
+            db: self.session.db,
+        };
+        crate::after_call::finished(&call, micros, Some(&reply));
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);
         }

@@ -50,7 +50,7 @@ fn client_query_buffer_bytes(server: &Server) -> u64 {
 pub fn memory_section(server: &Server, out: &mut String) {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
-    let scripting = crate::scripting::memory(server);
+    let scripting = crate::scripting::dispatch::memory(server);
     let access_times = server.access_times.bytes();
     let used = engine.total_bytes() + clients + scripting.vm_total_bytes + access_times;
     let (rss, rss_peak) = rss_and_peak_bytes();

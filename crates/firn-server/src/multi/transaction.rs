@@ -20,6 +20,7 @@ use firn_resp::Reply;
 use firn_storage::Watcher;
 use std::sync::Arc;
 
+use crate::after_call::{self, Call};
 use crate::command_table::Flags;
 use crate::commands::{Command, Deferred, Traits};
 use crate::errors::CmdError;
@@ -191,13 +192,17 @@ pub async fn exec(
         );
     }
     let start_mode = session.reply_mode;
-    // A tracking client tracks the keys its queued reads will read, before
-    // they run, as for a command alone (tracking/state.rs).
-    if client.tracking.is_on() {
-        for args in &queued {
-            if let Ok(cmd) = crate::commands::registry().lookup(args) {
-                crate::tracking::state::before_command(server, client, cmd, args, session.db);
-            }
+    // Every queued command's before-stage comes before any of them runs
+    // (a tracking client tracks the keys its queued reads will read).
+    for args in &queued {
+        if let Ok(cmd) = crate::commands::registry().lookup(args) {
+            after_call::before(&Call {
+                server,
+                client,
+                cmd,
+                args,
+                db: session.db,
+            });
         }
     }
     session.tx.executing = true;
@@ -254,7 +259,8 @@ pub async fn exec(
                 None => (reply, false),
                 Some(Deferred::Script(request)) => {
                     let (reply, more) =
-                        crate::scripting::dispatch(server, client, session, request).await;
+                        crate::scripting::dispatch::dispatch(server, client, session, request)
+                            .await;
                     tickets.extend(more);
                     (reply, false)
                 }
@@ -373,8 +379,8 @@ async fn collect_stream(server: &Arc<Server>, job: crate::stream_reply::StreamJo
     }
 }
 
-/// Per queued command, what Redis's call() does after it: INFO
-/// commandstats, the access times of its keys, MONITOR.
+/// Per queued command, the after-call stage, as Redis's call() runs it
+/// for each command EXEC runs.
 fn after_step(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
@@ -388,10 +394,15 @@ fn after_step(
     if let Reply::Error(text) = reply {
         server.stats.count_error(text);
     }
-    crate::after_call::after_call(server, cmd, args, step.db, 0, Some(reply), client);
-    if !cmd.has(Flags::ADMIN) {
-        crate::monitor::feed::feed_monitors(server, client, step.db, &cmd.redacted(args));
-    }
+    let call = Call {
+        server,
+        client,
+        cmd,
+        args,
+        db: step.db,
+    };
+    after_call::ran(&call);
+    after_call::finished(&call, 0, Some(reply));
 }
 
 #[cfg(test)]

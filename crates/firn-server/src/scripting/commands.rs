@@ -7,14 +7,14 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
+use super::request::{EvalRequest, Request};
+use super::shared::{
+    BUSY_EVAL, BUSY_FUNCTION, KIND_EVAL, KIND_FUNCTION, KIND_NONE, NOSCRIPT, NOTBUSY, UNKILLABLE,
+};
 use crate::args::{int_arg, is};
 use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult};
-use crate::scripting::{
-    EvalRequest, Request, BUSY_FUNCTION, KIND_EVAL, KIND_FUNCTION, KIND_NONE, NOSCRIPT, NOTBUSY,
-    UNKILLABLE,
-};
 
 pub static COMMANDS: &[Def] = &[
     def_keys("eval", eval, no_keys),
@@ -62,10 +62,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only: bool
         }
         (sha, None)
     } else {
-        (
-            crate::scripting::sha1::sha1_hex(&args[1]),
-            Some(args[1].clone()),
-        )
+        (super::sha1::sha1_hex(&args[1]), Some(args[1].clone()))
     };
     ctx.deferred = Some(Deferred::Script(Request::Eval(EvalRequest {
         sha,
@@ -145,7 +142,7 @@ pub fn kill_running(ctx: &mut Ctx<'_>, kind: u8) -> CmdResult {
         return Err(CmdError::Static(if running == KIND_FUNCTION {
             BUSY_FUNCTION
         } else {
-            crate::scripting::BUSY_EVAL
+            BUSY_EVAL
         }));
     }
     shared.kill.store(true, Ordering::Release);

@@ -8,11 +8,12 @@ use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
 use super::commands::{kill_running, split_keys};
+use super::request::{FcallRequest, Request, RestorePolicy};
+use super::shared::{BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 use crate::args::is;
 use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred};
 use crate::errors::{CmdError, CmdResult};
-use crate::scripting::{FcallRequest, Request, RestorePolicy, BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 
 pub static COMMANDS: &[Def] = &[
     def_keys("fcall", fcall, no_keys),

@@ -24,8 +24,10 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::vm::{raise, ScriptFlags, Vm};
-use super::Shared;
+use super::flags::ScriptFlags;
+use super::libraries::{FunctionDef, Libraries, Library};
+use super::request::RestorePolicy;
+use super::vm::{raise, Vm};
 use crate::server::Server;
 
 /// Redis's error for `redis.register_function` called after the load.
@@ -35,40 +37,6 @@ const NOT_LOADING: &str = "ERR redis.register_function can only be called on FUN
 const LIBRARY_RECORD: &[u8] = b"lib:";
 /// How long a library's code may run while it loads.
 const LOAD_TIMEOUT_MS: u64 = 500;
-
-pub struct FunctionDef {
-    pub func: Function,
-    pub flags: ScriptFlags,
-    pub description: Option<Bytes>,
-}
-
-pub struct Library {
-    pub code: Bytes,
-    pub functions: BTreeMap<String, FunctionDef>,
-}
-
-#[derive(Default)]
-pub struct Libraries {
-    pub by_name: BTreeMap<String, Library>,
-    /// Function name (lowercase: FCALL finds functions whatever their
-    /// case, as Redis's dictionary does) → library name.
-    pub index: BTreeMap<String, String>,
-}
-
-impl Libraries {
-    fn publish(&self, shared: &Shared) {
-        shared
-            .libraries_count
-            .store(self.by_name.len() as u64, Ordering::Relaxed);
-        shared
-            .functions_count
-            .store(self.index.len() as u64, Ordering::Relaxed);
-        let bytes: usize = self.by_name.values().map(|l| l.code.len()).sum();
-        shared
-            .functions_bytes
-            .store(bytes as u64, Ordering::Relaxed);
-    }
-}
 
 fn valid_name(name: &[u8]) -> bool {
     !name.is_empty() && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
@@ -369,7 +337,7 @@ pub fn load(
             }
         }
     }
-    remove_library(&mut vm.libraries, &name);
+    vm.libraries.remove(&name);
     let mut functions = BTreeMap::new();
     for r in registered {
         vm.libraries
@@ -420,20 +388,10 @@ fn commit_change(
     }
 }
 
-fn remove_library(libraries: &mut Libraries, name: &str) -> bool {
-    let Some(old) = libraries.by_name.remove(name) else {
-        return false;
-    };
-    for function in old.functions.keys() {
-        libraries.index.remove(&function.to_ascii_lowercase());
-    }
-    true
-}
-
 /// FUNCTION DELETE.
 pub fn delete(vm: &mut Vm, server: &Arc<Server>, name: &[u8]) -> (Reply, Vec<Ticket>) {
     let name = String::from_utf8_lossy(name).into_owned();
-    if !remove_library(&mut vm.libraries, &name) {
+    if !vm.libraries.remove(&name) {
         return (Reply::error("ERR Library not found"), Vec::new());
     }
     vm.libraries.publish(&server.scripting.shared);
@@ -550,24 +508,6 @@ pub fn dump(vm: &Vm) -> Reply {
     Reply::Bulk(crate::rdb::function_payload::encode(&codes).into())
 }
 
-/// How FUNCTION RESTORE treats the libraries already loaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RestorePolicy {
-    Append,
-    Replace,
-    Flush,
-}
-
-impl RestorePolicy {
-    fn word(self) -> &'static [u8] {
-        match self {
-            RestorePolicy::Append => b"APPEND",
-            RestorePolicy::Replace => b"REPLACE",
-            RestorePolicy::Flush => b"FLUSH",
-        }
-    }
-}
-
 /// FUNCTION RESTORE: loads the payload's libraries aside, then joins them
 /// to the loaded ones under `policy`; any error leaves everything as it
 /// was.
@@ -631,7 +571,7 @@ pub fn restore(
     }
     let mut txn = server.engine.txn(ReadMode::MemoryOnly);
     for name in &removed {
-        remove_library(&mut vm.libraries, name);
+        vm.libraries.remove(name);
         let mut key = LIBRARY_RECORD.to_vec();
         key.extend_from_slice(name.as_bytes());
         txn.delete_server_record(&key);

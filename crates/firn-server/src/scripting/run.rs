@@ -24,47 +24,24 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{GrowingGuard, ReadMode, Ticket, Txn};
-use mlua::{Function, Lua, MultiValue, Value};
-use std::cell::{Cell, RefCell};
+use firn_storage::{ReadMode, Ticket};
+use mlua::{Function, Lua, Value};
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
-use super::convert::{error_table, lua_to_reply, reply_to_lua};
-use super::vm::{ScriptFlags, Vm, REPL_NONE};
-use super::{Shared, ABANDONED, KILLED, KIND_EVAL, NOSCRIPT};
-use crate::command_table::Flags;
-use crate::commands::{Ctx, Deferred};
-use crate::effects::SideEffect;
+use super::call::{Abandoned, CurrentRun, RunState};
+use super::convert::lua_to_reply;
+use super::flags::ScriptFlags;
+use super::jobs::on_thread;
+use super::request::{EvalRequest, FcallRequest};
+use super::shared::{Shared, KIND_EVAL, KIND_FUNCTION, NOSCRIPT};
+use super::vm::{Script, Vm, REPL_ALL};
+use crate::commands::Ctx;
 use crate::server::{ClientInfo, Server, Session};
 
 /// Warm-ups a run may need before it reads with blocking reads.
 const MAX_COLD_ROUNDS: usize = 4;
-
-/// An EVAL/EVALSHA(_RO) call, parsed by its handler.
-#[derive(Clone)]
-pub struct EvalRequest {
-    /// Lowercase hex SHA-1 of the body.
-    pub sha: String,
-    /// EVAL's body (compiled and cached if new); None for EVALSHA.
-    pub body: Option<Bytes>,
-    pub keys: Vec<Bytes>,
-    pub argv: Vec<Bytes>,
-    /// EVAL_RO / EVALSHA_RO.
-    pub read_only: bool,
-}
-
-/// An FCALL/FCALL_RO call, parsed by its handler.
-#[derive(Clone)]
-pub struct FcallRequest {
-    pub name: String,
-    pub keys: Vec<Bytes>,
-    pub argv: Vec<Bytes>,
-    pub read_only: bool,
-    /// The command line (FUNCTION STATS shows it).
-    pub command: Vec<Bytes>,
-}
 
 /// What a run runs.
 #[derive(Clone)]
@@ -80,42 +57,9 @@ pub struct RunMode {
     pub blocking_reads: bool,
 }
 
-enum Abandoned {
-    /// A lock was taken or the command needs every lock.
-    AllLocks,
-    /// A read missed memory: warm `args` (in database `db`), run again.
-    Cold { args: Vec<Bytes>, db: u8 },
-}
-
 enum Outcome {
     Done(Reply, Vec<Ticket>),
     Abandoned(Abandoned),
-}
-
-/// What one run's `redis.call` works with.
-struct RunState<'a> {
-    server: &'a Arc<Server>,
-    client: &'a Arc<ClientInfo>,
-    shared: &'a Shared,
-    txn: Option<Txn<'a>>,
-    guard: GrowingGuard<'a>,
-    epoch: u64,
-    /// The script's own session (its SELECT never leaks to the caller),
-    /// lent to each call's `Ctx` and taken back.
-    session: Option<&'a mut Session>,
-    read_only: bool,
-    /// Replay form of the writes, in order (SELECTs included).
-    replay: Vec<Vec<Bytes>>,
-    /// Database the replay is in at its end.
-    replay_db: u8,
-    abandoned: Option<Abandoned>,
-    /// The script's declared keys in the caller's database, which a
-    /// tracking caller tracks once the script runs a read-only command.
-    declared: (u8, &'a [Bytes]),
-    declared_tracked: bool,
-    /// The calls' side effects (PUBLISH, MONITOR lines, commandstats),
-    /// applied once the run commits: an abandoned run makes none.
-    effects: Vec<crate::effects::SideEffect>,
 }
 
 /// Compiles and caches a script body; returns its sha.
@@ -169,8 +113,7 @@ fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Res
     let func = vm
         .compile(&body[shebang_len..])
         .map_err(|e| Reply::error(format!("ERR Error compiling script (new function): {e}")))?;
-    vm.scripts
-        .insert(sha.to_string(), super::vm::Script { func, flags });
+    vm.scripts.insert(sha.to_string(), Script { func, flags });
     shared.scripts.write().insert(sha.to_string(), body.len());
     shared
         .scripts_bytes
@@ -195,17 +138,15 @@ pub async fn run_rounds(
         let job_client = client.clone();
         let job_session = session.clone();
         let job_request = request.clone();
-        let outcome = server
-            .scripting
-            .on_thread(server, move |vm| match &job_request {
-                RunRequest::Eval(eval) => {
-                    eval_on_thread(vm, &job_server, &job_client, &job_session, eval, mode)
-                }
-                RunRequest::Fcall(fcall) => {
-                    fcall_on_thread(vm, &job_server, &job_client, &job_session, fcall, mode)
-                }
-            })
-            .await;
+        let outcome = on_thread(server, move |vm| match &job_request {
+            RunRequest::Eval(eval) => {
+                eval_on_thread(vm, &job_server, &job_client, &job_session, eval, mode)
+            }
+            RunRequest::Fcall(fcall) => {
+                fcall_on_thread(vm, &job_server, &job_client, &job_session, fcall, mode)
+            }
+        })
+        .await;
         match outcome {
             Err(reply) => return (reply, Vec::new()),
             Ok(Outcome::Done(reply, tickets)) => return (reply, tickets),
@@ -368,7 +309,7 @@ fn fcall_on_thread(
         Target {
             func,
             name: &name,
-            kind: super::KIND_FUNCTION,
+            kind: KIND_FUNCTION,
             keys: &request.keys,
             args: Some(&request.argv),
             shown,
@@ -445,8 +386,8 @@ fn run_function(
         effects: Vec::new(),
     });
     vm.settings.resp.set(2);
-    vm.settings.repl.set(super::vm::REPL_ALL);
-    *vm.settings.server.borrow_mut() = Some(server.clone());
+    vm.settings.repl.set(REPL_ALL);
+    vm.settings.in_run.set(true);
     let threshold_ms = server.config().busy_reply_threshold_ms;
     shared.start(target.kind, threshold_ms);
     *shared.running_function.lock() = target.shown.clone();
@@ -474,7 +415,7 @@ fn run_function(
         })
     })();
     shared.finish();
-    *vm.settings.server.borrow_mut() = None;
+    vm.settings.in_run.set(false);
 
     let state = state.into_inner();
     if let Some(abandoned) = state.abandoned {
@@ -514,57 +455,6 @@ fn run_function(
     outcome
 }
 
-/// The run in progress, as `redis.call` finds it.
-struct CurrentRun<'s, 'a> {
-    state: &'s RefCell<RunState<'a>>,
-    settings: &'s super::vm::RunSettings,
-}
-
-thread_local! {
-    /// The run in progress on the script thread (a `CurrentRun` on
-    /// `run_function`'s stack), or null. `redis.call` is one function
-    /// registered once; this is how it reaches the run, instead of a
-    /// function created (and collected) per run.
-    static CURRENT_RUN: Cell<*const ()> = const { Cell::new(std::ptr::null()) };
-}
-
-/// Clears [`CURRENT_RUN`] when the run ends, even by a panic.
-struct Installed;
-
-impl Drop for Installed {
-    fn drop(&mut self) {
-        CURRENT_RUN.with(|c| c.set(std::ptr::null()));
-    }
-}
-
-impl CurrentRun<'_, '_> {
-    fn install(&self) -> Installed {
-        CURRENT_RUN.with(|c| c.set(self as *const Self as *const ()));
-        Installed
-    }
-}
-
-/// The Rust side of `redis.call`/`redis.pcall` (see `vm.rs`): runs the
-/// command in the current run, `(status, value)`.
-pub fn call_entry(lua: &Lua, args: MultiValue) -> mlua::Result<(i32, Value)> {
-    let current = CURRENT_RUN.with(|c| c.get());
-    if current.is_null() {
-        return Ok((1, Value::Table(error_table(lua, "no script is running")?)));
-    }
-    // SAFETY: CURRENT_RUN points at the `CurrentRun` of the run in progress
-    // on this thread: `run_function` sets it for exactly as long as that
-    // value lives on its stack (the `Installed` guard clears it before the
-    // value goes), and only this thread reads it.
-    let current = unsafe { &*(current as *const CurrentRun<'_, '_>) };
-    let Ok(mut state) = current.state.try_borrow_mut() else {
-        return Ok((
-            1,
-            Value::Table(error_table(lua, "redis.call is not reentrant")?),
-        ));
-    };
-    redis_call(lua, &mut state, current.settings, args)
-}
-
 /// A failed run's reply: the error's text, and where it was raised.
 fn failure_reply(value: &Value, name: &str) -> Reply {
     match value {
@@ -597,224 +487,5 @@ fn failure_reply(value: &Value, name: &str) -> Reply {
         _ => Reply::error(format!(
             "ERR Error running script {name}, execution failure"
         )),
-    }
-}
-
-/// `(status, value)` of one `redis.call`/`redis.pcall`: 0 and the reply,
-/// 1 and an error table (call raises it, pcall returns it), or 2 and an
-/// error table both raise (the run is killed or abandoned).
-fn redis_call(
-    lua: &Lua,
-    state: &mut RunState<'_>,
-    settings: &super::vm::RunSettings,
-    args: MultiValue,
-) -> mlua::Result<(i32, Value)> {
-    let shared = state.shared;
-    if state.abandoned.is_some() || shared.abandon.load(Ordering::Acquire) {
-        return Ok((2, Value::Table(error_table(lua, ABANDONED)?)));
-    }
-    if shared.kill.load(Ordering::Acquire) {
-        return Ok((2, Value::Table(error_table(lua, KILLED)?)));
-    }
-    let fail = |text: &str| -> mlua::Result<(i32, Value)> {
-        Ok((1, Value::Table(error_table(lua, text)?)))
-    };
-    if args.is_empty() {
-        return fail("Please specify at least one argument for this redis lib call");
-    }
-    let mut argv: Vec<Bytes> = Vec::with_capacity(args.len());
-    for arg in args.iter() {
-        match arg {
-            Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
-            Value::Integer(n) => argv.push(Bytes::from(n.to_string())),
-            Value::Number(n) => argv.push(Bytes::from(firn_resp::format_double(*n))),
-            _ => return fail("Lua redis lib command arguments must be strings or integers"),
-        }
-    }
-    let server = state.server;
-    let cmd = match crate::commands::registry().lookup(&argv) {
-        Ok(cmd) => cmd,
-        Err(e) => {
-            let reply = e.into_reply();
-            let arity = matches!(&reply, Reply::Error(text) if text.starts_with(b"ERR wrong number of arguments"));
-            if arity {
-                return fail("Wrong number of args calling Redis command from script");
-            }
-            return match redis_command_flags(&argv) {
-                // A Redis command Firn does not serve answers as it does
-                // outside a script.
-                Some(flags) if !flags.contains(Flags::NOSCRIPT) => {
-                    Ok((1, reply_to_lua(lua, &reply, false)?))
-                }
-                Some(_) => fail("This Redis command is not allowed from script"),
-                None => fail("Unknown Redis command called from script"),
-            };
-        }
-    };
-    let flags = cmd.spec.flags;
-    if flags.contains(Flags::NOSCRIPT) {
-        return fail("This Redis command is not allowed from script");
-    }
-    if state.read_only && (cmd.has(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)) {
-        return fail("Write commands are not allowed from read-only scripts.");
-    }
-    if cmd.has(Flags::WRITE) {
-        if let Some(why) = server.engine.write_error() {
-            return fail(&format!(
-                "-MISCONF Errors writing to the RocksDB write-ahead log: {why}"
-            ));
-        }
-    }
-    // The locks this command needs, tried without waiting.
-    let locked = if cmd.locks_all(&argv) {
-        state.guard.holds_all()
-    } else {
-        let db = state.session.as_ref().map_or(0, |s| s.db);
-        let keys = cmd.lock_keys(&argv, db);
-        if keys.is_empty() && (cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE)) {
-            // A keyspace command without keys (KEYS, SCAN, RANDOMKEY,
-            // DBSIZE) sees the whole database: only every lock keeps the
-            // script's view of it atomic.
-            state.guard.holds_all()
-        } else {
-            let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(d, k)| (*d, k.as_ref())).collect();
-            server
-                .engine
-                .try_lock_more(&mut state.guard, &pairs, state.epoch)
-        }
-    };
-    if !locked {
-        return abandon(lua, state, Abandoned::AllLocks);
-    }
-    if cmd.has(Flags::WRITE) {
-        shared.dirty.store(true, Ordering::Release);
-    }
-    if !cmd.has(Flags::ADMIN) {
-        state.effects.push(SideEffect::Monitor {
-            db: state.session.as_ref().map_or(0, |s| s.db),
-            args: argv.clone(),
-        });
-    }
-    if cmd.has(Flags::READONLY) && !state.declared_tracked {
-        state.declared_tracked = true;
-        let (db, keys) = state.declared;
-        crate::tracking::state::remember_script_keys(server, state.client, db, keys);
-    }
-    let resp3 = settings.resp.get() == 3;
-    let (Some(txn), Some(session)) = (state.txn.take(), state.session.take()) else {
-        return fail("internal error: no transaction");
-    };
-    session.protocol = if resp3 {
-        Protocol::Resp3
-    } else {
-        Protocol::Resp2
-    };
-    let db = session.db;
-    let started = Instant::now();
-    let mut ctx = Ctx {
-        server,
-        txn,
-        session,
-        client: state.client,
-        deferred: None,
-        in_unit: true,
-        effects: Vec::new(),
-    };
-    ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
-    let lookups = ctx.txn.key_lookups();
-    let result = (cmd.handler)(&mut ctx, &argv);
-    if result.is_ok() {
-        let after = ctx.txn.key_lookups();
-        crate::exec::count_lookups(&mut ctx, cmd, (after.0 - lookups.0, after.1 - lookups.1));
-    }
-    let handler_replay = ctx.txn.take_replay();
-    let deferred = ctx.deferred.take();
-    let db_after = ctx.session.db;
-    state.effects.append(&mut ctx.effects);
-    state.txn = Some(ctx.txn);
-    state.session = Some(ctx.session);
-    let reply = match result {
-        Err(e) if e.is_incomplete() => {
-            return abandon(lua, state, Abandoned::Cold { args: argv, db });
-        }
-        Err(e) => e.into_reply(),
-        Ok(reply) => match deferred {
-            Some(Deferred::Blocking(job)) => job(server),
-            Some(Deferred::Stream(job)) => collect_stream(server, job),
-            _ => reply,
-        },
-    };
-    let failed = reply.is_error();
-    state.effects.push(SideEffect::Call {
-        name: cmd.name(),
-        usec: started.elapsed().as_micros() as u64,
-        failed,
-    });
-    if cmd.has(Flags::WRITE) && !failed && settings.repl.get() != REPL_NONE {
-        let commands = if handler_replay.is_empty() {
-            vec![argv]
-        } else {
-            handler_replay
-        };
-        let db = db_after;
-        if db != state.replay_db {
-            state.replay.push(vec![
-                Bytes::from_static(b"SELECT"),
-                Bytes::from(db.to_string()),
-            ]);
-            state.replay_db = db;
-        }
-        state.replay.extend(commands);
-    }
-    let value = reply_to_lua(lua, &reply, resp3)?;
-    Ok((i32::from(failed), value))
-}
-
-/// The flags Redis 7.0 gives a command line's command, served or not.
-fn redis_command_flags(argv: &[Bytes]) -> Option<Flags> {
-    let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
-    let specs = crate::command_table::KEY_SPECS;
-    if let Some(sub) = argv.get(1) {
-        let full = format!(
-            "{name}|{}",
-            String::from_utf8_lossy(sub).to_ascii_lowercase()
-        );
-        if let Some(spec) = specs.iter().find(|s| s.name == full) {
-            return Some(spec.flags);
-        }
-    }
-    specs.iter().find(|s| s.name == name).map(|s| s.flags)
-}
-
-fn abandon(lua: &Lua, state: &mut RunState<'_>, why: Abandoned) -> mlua::Result<(i32, Value)> {
-    state.abandoned = Some(why);
-    state.shared.abandon.store(true, Ordering::Release);
-    Ok((2, Value::Table(error_table(lua, ABANDONED)?)))
-}
-
-/// A streamed reply (KEYS, big HGETALL...) gathered whole for the script.
-fn collect_stream(server: &Arc<Server>, job: crate::stream_reply::StreamJob) -> Reply {
-    use crate::stream_reply::Part;
-    let mut parts = crate::stream_reply::start(server, job);
-    let mut shape: Option<Part> = None;
-    let mut items: Vec<Reply> = Vec::new();
-    while let Some(part) = parts.blocking_recv() {
-        match part {
-            Part::Error(reply) => return reply,
-            Part::Items(mut batch) => items.append(&mut batch),
-            header => shape = Some(header),
-        }
-    }
-    match shape {
-        Some(Part::Map(_)) => {
-            let mut pairs = Vec::with_capacity(items.len() / 2);
-            let mut it = items.into_iter();
-            while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                pairs.push((k, v));
-            }
-            Reply::Map(pairs)
-        }
-        Some(Part::Set(_)) => Reply::Set(items),
-        _ => Reply::Array(items),
     }
 }

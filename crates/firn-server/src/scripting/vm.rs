@@ -6,15 +6,16 @@
 
 use firn_lua_libs::number_text;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::convert::error_table;
-use super::{Shared, ABANDONED, KILLED};
-use crate::server::Server;
+use super::flags::ScriptFlags;
+use super::libraries::Libraries;
+use super::shared::{Shared, ABANDONED, KILLED};
 
 pub const REDIS_VERSION: &str = "7.0.15";
 pub const REDIS_VERSION_NUM: i64 = 0x0007_000f;
@@ -71,51 +72,19 @@ pub struct RunSettings {
     pub resp: Cell<u8>,
     /// `redis.set_repl` flags.
     pub repl: Cell<i64>,
-    pub server: RefCell<Option<Arc<Server>>>,
+    /// A run is in progress (not a library load).
+    pub in_run: Cell<bool>,
 }
 
-/// Script-visible flags of a script or function (`#!lua flags=...`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScriptFlags {
-    /// No shebang: Redis's backwards-compatible EVAL mode.
-    pub compat: bool,
-    pub no_writes: bool,
-    pub allow_oom: bool,
-    pub allow_stale: bool,
-    pub no_cluster: bool,
-    pub allow_cross_slot: bool,
-}
-
-impl ScriptFlags {
-    /// Sets the flag named `name`; false if there is no such flag.
-    pub fn set(&mut self, name: &str) -> bool {
-        match name {
-            "no-writes" => self.no_writes = true,
-            "allow-oom" => self.allow_oom = true,
-            "allow-stale" => self.allow_stale = true,
-            "no-cluster" => self.no_cluster = true,
-            "allow-cross-slot-keys" => self.allow_cross_slot = true,
-            _ => return false,
-        }
-        true
-    }
-
-    /// The flag names, in Redis's order (FUNCTION LIST).
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        for (on, name) in [
-            (self.no_writes, "no-writes"),
-            (self.allow_oom, "allow-oom"),
-            (self.allow_stale, "allow-stale"),
-            (self.no_cluster, "no-cluster"),
-            (self.allow_cross_slot, "allow-cross-slot-keys"),
-        ] {
-            if on {
-                out.push(name);
-            }
-        }
-        out
-    }
+/// What the VM calls back into the server for, as plain functions: the
+/// VM is a Lua sandbox and knows nothing of the server (run.rs and the
+/// command registry fill these in).
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    /// `redis.call`/`redis.pcall`: `(status, value)` (`run::call_entry`).
+    pub call: fn(&Lua, mlua::MultiValue) -> mlua::Result<(i32, Value)>,
+    /// Whether an argv names a command (`redis.acl_check_cmd`).
+    pub known_command: fn(&[bytes::Bytes]) -> bool,
 }
 
 /// A compiled EVAL script.
@@ -132,7 +101,7 @@ pub struct Vm {
     pub runner: Function,
     pub settings: Rc<RunSettings>,
     pub scripts: HashMap<String, Script>,
-    pub libraries: super::functions::Libraries,
+    pub libraries: Libraries,
     /// The `__newindex` of read-only tables.
     pub readonly_error: Function,
     /// The `__index` that fails on an undeclared global.
@@ -146,6 +115,8 @@ pub struct Vm {
     /// The `redis` table itself (scripts see a read-only proxy).
     pub redis_real: Table,
     memory_limit_bytes: usize,
+    /// Kept to build a fresh VM like this one (SCRIPT FLUSH).
+    pub hooks: Hooks,
 }
 
 /// Redis's `luaPushError` + `luaError`: a Rust callback fails with the
@@ -180,7 +151,7 @@ fn error_value_text(lua: &Lua, value: Value, raw: bool) -> mlua::Result<mlua::St
 }
 
 impl Vm {
-    pub fn new(shared: Arc<Shared>, memory_limit_bytes: usize) -> mlua::Result<Vm> {
+    pub fn new(shared: Arc<Shared>, memory_limit_bytes: usize, hooks: Hooks) -> mlua::Result<Vm> {
         // SAFETY: the debug library is needed by the sandbox's error
         // handler; it is removed from the globals before any script runs
         // and survives only as an upvalue of `sandbox.lua`.
@@ -193,13 +164,14 @@ impl Vm {
         let settings = Rc::new(RunSettings {
             resp: Cell::new(2),
             repl: Cell::new(REPL_ALL),
-            server: RefCell::new(None),
+            in_run: Cell::new(false),
         });
         let globals = lua.globals();
         let redis = lua.create_table()?;
-        register_api(&lua, &redis, &settings)?;
+        register_api(&lua, &redis, &settings, hooks)?;
         globals.raw_set("redis", redis)?;
-        super::register_libraries(&lua)?;
+        // cjson, cmsgpack, struct and bit, as Redis loads them.
+        firn_lua_libs::register(&lua)?;
 
         let debug: Table = globals.raw_get("debug")?;
         let errtext = lua.create_function(|lua, (value, raw): (Value, Option<bool>)| {
@@ -245,10 +217,7 @@ impl Vm {
                 globals.raw_set(name, Value::Nil)?;
             }
         }
-        lua.set_named_registry_value(
-            CALL_REGISTRY_KEY,
-            lua.create_function(super::run::call_entry)?,
-        )?;
+        lua.set_named_registry_value(CALL_REGISTRY_KEY, lua.create_function(hooks.call)?)?;
         lua.set_memory_limit(memory_limit_bytes)?;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
@@ -279,6 +248,7 @@ impl Vm {
             error_meta,
             redis_real,
             memory_limit_bytes,
+            hooks,
         })
     }
 
@@ -336,7 +306,12 @@ fn arg_count(args: &mlua::MultiValue) -> usize {
     args.len()
 }
 
-fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::Result<()> {
+fn register_api(
+    lua: &Lua,
+    redis: &Table,
+    settings: &Rc<RunSettings>,
+    hooks: Hooks,
+) -> mlua::Result<()> {
     // SAFETY: both functions only use the Lua stack they are given, and
     // call the registered Rust function with Lua's own `lua_call`.
     unsafe {
@@ -485,10 +460,7 @@ fn register_api(lua: &Lua, redis: &Table, settings: &Rc<RunSettings>) -> mlua::R
                     }
                 }
             }
-            let server = acl_settings.server.borrow();
-            let known = server
-                .as_ref()
-                .is_some_and(|_| crate::commands::registry().lookup(&argv).is_ok());
+            let known = acl_settings.in_run.get() && (hooks.known_command)(&argv);
             if !known {
                 return Err(raise("ERR Invalid command passed to redis.acl_check_cmd()"));
             }

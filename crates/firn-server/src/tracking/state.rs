@@ -120,11 +120,21 @@ pub fn disable(server: &Server, client: &ClientInfo) {
     tracking.publish_totals(&state);
 }
 
+/// Tracking as an observer of the after-call stage: it acts before a
+/// command runs ([`before_command`]).
+pub struct TrackReads;
+
+impl crate::after_call::Observer for TrackReads {
+    fn before(&self, call: &crate::after_call::Call) {
+        before_command(call.server, call.client, call.cmd, call.args, call.db);
+    }
+}
+
 /// Before a command runs: a tracking client's read-only command remembers
 /// its keys (per OPTIN/OPTOUT and CLIENT CACHING), and the CLIENT CACHING
 /// flag, which applies to one command, is spent. One atomic load for a
 /// client without tracking.
-pub fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args: &[Bytes], db: u8) {
+fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args: &[Bytes], db: u8) {
     let mine = &client.tracking;
     if !mine.is_on() {
         return;
