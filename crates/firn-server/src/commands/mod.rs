@@ -182,6 +182,9 @@ impl Traits {
     /// It sets CLIENT REPLY's mode: inside EXEC, its own reply is sent
     /// only when it turns replies back on.
     pub const SWITCHES_REPLY_MODE: Traits = Traits(1 << 4);
+    /// Its handler hands the work to the script thread
+    /// (`Deferred::Script`): EXEC commits the commands before it first.
+    pub const SCRIPT_THREAD: Traits = Traits(1 << 5);
 
     /// Whether every trait of `other` is declared.
     pub const fn contains(self, other: Traits) -> bool {
@@ -637,5 +640,22 @@ mod tests {
         assert!(get(&["auth", "pw"]).redact.is_some());
         assert!(get(&["publish", "c", "m"]).has(Flags::MAY_REPLICATE));
         assert!(!get(&["get", "k"]).has(Flags::MAY_REPLICATE));
+        for line in [
+            &["eval", "return 1", "0"][..],
+            &["evalsha_ro", "x", "0"],
+            &["fcall", "f", "0"],
+            &["script", "load", "return 1"],
+            &["function", "load", "code"],
+            &["function", "restore", "payload"],
+        ] {
+            assert!(get(line).is(Traits::SCRIPT_THREAD), "{line:?}");
+        }
+        for line in [
+            &["script", "exists", "x"][..],
+            &["function", "stats"],
+            &["get", "k"],
+        ] {
+            assert!(!get(line).is(Traits::SCRIPT_THREAD), "{line:?}");
+        }
     }
 }

@@ -290,17 +290,13 @@ pub async fn exec(
 }
 
 /// Where a transaction's parts end: after each command that runs on the
-/// script thread (EVAL, FCALL, SCRIPT, FUNCTION), and at the end.
+/// script thread (declared `Traits::SCRIPT_THREAD`), and at the end.
 fn script_parts(queued: &[Vec<Bytes>]) -> Vec<usize> {
     let mut ends = Vec::new();
     for (i, args) in queued.iter().enumerate() {
-        let on_script_thread = crate::commands::registry().lookup(args).is_ok_and(|cmd| {
-            let name = cmd.name();
-            name.starts_with("eval")
-                || name.starts_with("fcall")
-                || name.starts_with("script|")
-                || name.starts_with("function|")
-        });
+        let on_script_thread = crate::commands::registry()
+            .lookup(args)
+            .is_ok_and(|cmd| cmd.is(Traits::SCRIPT_THREAD));
         if on_script_thread {
             ends.push(i + 1);
         }

@@ -13,17 +13,17 @@ use super::shared::{
 };
 use crate::args::{int_arg, is};
 use crate::commands::replies::help_reply;
-use crate::commands::{def, def_keys, Ctx, Def, Deferred};
+use crate::commands::{def, def_keys, Ctx, Def, Deferred, Traits};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult};
 
 pub static COMMANDS: &[Def] = &[
-    def_keys("eval", eval, no_keys),
-    def_keys("evalsha", evalsha, no_keys),
-    def_keys("eval_ro", eval_ro, no_keys),
-    def_keys("evalsha_ro", evalsha_ro, no_keys),
-    def("script|load", script_load),
+    def_keys("eval", eval, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("evalsha", evalsha, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("eval_ro", eval_ro, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("evalsha_ro", evalsha_ro, no_keys).with(Traits::SCRIPT_THREAD),
+    def("script|load", script_load).with(Traits::SCRIPT_THREAD),
     def("script|exists", script_exists),
-    def("script|flush", script_flush),
+    def("script|flush", script_flush).with(Traits::SCRIPT_THREAD),
     def("script|kill", script_kill),
     def("script|debug", script_debug),
     def("script|help", script_help),

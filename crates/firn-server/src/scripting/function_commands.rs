@@ -12,21 +12,21 @@ use super::request::{FcallRequest, Request, RestorePolicy};
 use super::shared::{BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 use crate::args::is;
 use crate::commands::replies::help_reply;
-use crate::commands::{def, def_keys, Ctx, Def, Deferred};
+use crate::commands::{def, def_keys, Ctx, Def, Deferred, Traits};
 use crate::errors::{CmdError, CmdResult};
 
 pub static COMMANDS: &[Def] = &[
-    def_keys("fcall", fcall, no_keys),
-    def_keys("fcall_ro", fcall_ro, no_keys),
-    def("function|load", function_load),
-    def("function|delete", function_delete),
-    def("function|flush", function_flush),
-    def("function|list", function_list),
+    def_keys("fcall", fcall, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("fcall_ro", fcall_ro, no_keys).with(Traits::SCRIPT_THREAD),
+    def("function|load", function_load).with(Traits::SCRIPT_THREAD),
+    def("function|delete", function_delete).with(Traits::SCRIPT_THREAD),
+    def("function|flush", function_flush).with(Traits::SCRIPT_THREAD),
+    def("function|list", function_list).with(Traits::SCRIPT_THREAD),
     def("function|stats", function_stats),
     def("function|kill", function_kill),
     def("function|help", function_help),
-    def("function|dump", function_dump),
-    def("function|restore", function_restore),
+    def("function|dump", function_dump).with(Traits::SCRIPT_THREAD),
+    def("function|restore", function_restore).with(Traits::SCRIPT_THREAD),
 ];
 
 fn function_dump(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
