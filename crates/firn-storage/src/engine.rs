@@ -276,6 +276,8 @@ pub(crate) struct Inner {
     shutting_down: AtomicBool,
     /// Testing aid: memory-only reads of committed data are `Incomplete`.
     pub(crate) force_cold_reads: AtomicBool,
+    /// The compact encodings' thresholds (limits.rs).
+    pub(crate) encoding_limits: crate::limits::LimitCell,
     /// WATCHed keys and their clients (watch.rs).
     pub(crate) watches: crate::watch::WatchRegistry,
     /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
@@ -616,6 +618,7 @@ impl Engine {
             has_write_error: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
+            encoding_limits: Default::default(),
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
             event_sink: RwLock::new(None),
@@ -707,6 +710,16 @@ impl Engine {
 
     pub fn set_force_cold_reads(&self, on: bool) {
         self.inner.force_cold_reads.store(on, Ordering::Relaxed);
+    }
+
+    /// The compact encodings' thresholds writes follow from now on
+    /// (configuration; see limits.rs).
+    pub fn set_encoding_limits(&self, limits: crate::EncodingLimits) {
+        self.inner.encoding_limits.store(limits);
+    }
+
+    pub fn encoding_limits(&self) -> crate::EncodingLimits {
+        self.inner.encoding_limits.load()
     }
 
     /// Changes when the WAL is fsynced (CONFIG SET appendfsync).

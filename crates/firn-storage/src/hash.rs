@@ -8,11 +8,10 @@
 //! fields in byte order, reading only what they visit.
 //!
 //! The sticky `big` flag follows Redis 7.0's listpack -> hashtable
-//! conversion under redis-server's built-in defaults,
-//! `hash-max-listpack-entries 512` (the sample redis.conf says 128) and
-//! `hash-max-listpack-value 64`: a hash becomes big once it holds more than
-//! 512 fields or is given a field or value longer than 64 bytes, and never
-//! goes back.
+//! conversion under the configured `hash-max-listpack-entries` (default
+//! 512; the sample redis.conf says 128) and `hash-max-listpack-value`
+//! (default 64): a hash becomes big once it holds more fields or is given a
+//! longer field or value than they allow, and never goes back.
 
 use bytes::Bytes;
 use std::ops::Bound;
@@ -22,11 +21,6 @@ use crate::error::Result;
 use crate::meta::ValueType;
 use crate::txn::Txn;
 use crate::Cf;
-
-/// redis-server's built-in `hash-max-listpack-entries`.
-pub const HASH_MAX_LISTPACK_ENTRIES: u64 = 512;
-/// Redis's default `hash-max-listpack-value`, in bytes.
-pub const HASH_MAX_LISTPACK_VALUE: usize = 64;
 
 impl Txn<'_> {
     /// The hash at `key`: `None` if missing, `WrongType` for another type.
@@ -66,8 +60,13 @@ impl Txn<'_> {
         if added {
             self.hash_insert_new(db, key, hash, field, value);
         } else {
-            note_lengths(hash, field, &value);
+            self.note_lengths(hash, field, &value);
             self.put_member(Cf::Data, db, key, hash, field, value);
+            // Redis checks the length after an update too: a lowered
+            // hash-max-listpack-entries converts on the next write.
+            if hash.size > self.encoding_limits().hash_max_listpack_entries {
+                hash.big = true;
+            }
         }
         Ok(added)
     }
@@ -82,10 +81,10 @@ impl Txn<'_> {
         field: &[u8],
         value: Bytes,
     ) {
-        note_lengths(hash, field, &value);
+        self.note_lengths(hash, field, &value);
         self.put_member(Cf::Data, db, key, hash, field, value);
         hash.size += 1;
-        if hash.size > HASH_MAX_LISTPACK_ENTRIES {
+        if hash.size > self.encoding_limits().hash_max_listpack_entries {
             hash.big = true;
         }
     }
@@ -129,12 +128,13 @@ impl Txn<'_> {
             visit,
         )
     }
-}
 
-/// A field or value too long for a listpack makes the hash big.
-fn note_lengths(hash: &mut Collection, field: &[u8], value: &[u8]) {
-    if field.len() > HASH_MAX_LISTPACK_VALUE || value.len() > HASH_MAX_LISTPACK_VALUE {
-        hash.big = true;
+    /// A field or value too long for a listpack makes the hash big.
+    fn note_lengths(&self, hash: &mut Collection, field: &[u8], value: &[u8]) {
+        let max = self.encoding_limits().hash_max_listpack_value;
+        if field.len() as u64 > max || value.len() as u64 > max {
+            hash.big = true;
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod hash;
 mod hotcache;
 pub mod keys;
 mod keyspace;
+mod limits;
 mod list;
 pub mod locks;
 mod member_filter;
@@ -42,18 +43,18 @@ pub use engine::{Engine, EngineConfig, EngineStats, EventSink, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
+pub use limits::EncodingLimits;
 pub use list::List;
 pub use locks::{GrowingGuard, KeyGuard};
 pub use memory::MemoryUsage;
 pub use meta::{Body, EncodingHint, Meta, ValueType};
-pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};
+pub use set::intset_value;
 pub use string::{ExpireAction, CHUNK_SIZE};
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
 pub use watch::{WatchedState, Watcher};
 pub use zset::{
     score_order_bytes, LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome,
-    ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE,
 };
 
 /// RocksDB column families. `System` is RocksDB's `default` CF and holds

@@ -30,9 +30,6 @@ use crate::meta::ValueType;
 use crate::txn::Txn;
 use crate::Cf;
 
-/// Redis's default `set-max-intset-entries`.
-pub const SET_MAX_INTSET_ENTRIES: u64 = 512;
-
 /// Sets up to this size move to a fresh version when deletions have left
 /// too many tombstones (a bigger one waits for compaction: moving it would
 /// not be a short command).
@@ -101,7 +98,9 @@ impl Txn<'_> {
     pub fn set_insert_new(&mut self, db: u8, key: &[u8], set: &mut Collection, member: &[u8]) {
         self.put_member(Cf::Data, db, key, set, member, Bytes::new());
         set.size += 1;
-        if set.size > SET_MAX_INTSET_ENTRIES || intset_value(member).is_none() {
+        // Redis caps the intset's size at 2^30 whatever the setting.
+        let max_intset = self.encoding_limits().set_max_intset_entries.min(1 << 30);
+        if set.size > max_intset || intset_value(member).is_none() {
             set.big = true;
         }
     }
@@ -227,13 +226,13 @@ mod tests {
         let engine = crate::tests::open(dir.path());
         let mut txn = engine.txn(ReadMode::Blocking);
         let mut set = txn.set_or_new(0, b"s").unwrap();
-        for i in 0..SET_MAX_INTSET_ENTRIES {
+        for i in 0..512 {
             assert!(txn
                 .set_add(0, b"s", &mut set, i.to_string().as_bytes())
                 .unwrap());
         }
         assert!(!txn.set_add(0, b"s", &mut set, b"7").unwrap());
-        assert_eq!((set.size, set.big), (SET_MAX_INTSET_ENTRIES, false));
+        assert_eq!((set.size, set.big), (512, false));
         assert!(txn.set_add(0, b"s", &mut set, b"-1").unwrap());
         assert!(set.big, "past 512 members");
         assert!(txn.set_remove(0, b"s", &mut set, b"-1").unwrap());

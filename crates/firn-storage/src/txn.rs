@@ -158,6 +158,11 @@ thread_local! {
 }
 
 impl<'e> Txn<'e> {
+    /// The compact encodings' thresholds in force (limits.rs).
+    pub fn encoding_limits(&self) -> crate::EncodingLimits {
+        self.inner.encoding_limits.load()
+    }
+
     pub(crate) fn new(inner: &'e Inner, mode: ReadMode, now_ms: u64, locked: bool) -> Self {
         Txn {
             inner,

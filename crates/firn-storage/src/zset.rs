@@ -44,12 +44,6 @@ use crate::meta::ValueType;
 use crate::txn::Txn;
 use crate::Cf;
 
-/// Redis 7.0's `zset-max-listpack-entries`: past this many members Redis
-/// converts a sorted set to its skiplist encoding.
-pub const ZSET_MAX_LISTPACK_ENTRIES: u64 = 128;
-/// Redis 7.0's `zset-max-listpack-value`: a longer member converts too.
-pub const ZSET_MAX_LISTPACK_VALUE: usize = 64;
-
 /// The index key's 8-byte prefix for `score` (see the file header).
 pub fn score_order_bytes(score: f64) -> [u8; 8] {
     // -0.0 == 0.0 in Redis's comparisons: one index position for both.
@@ -359,7 +353,10 @@ impl Txn<'_> {
         score: f64,
     ) {
         coll.size += 1;
-        if coll.size > ZSET_MAX_LISTPACK_ENTRIES || member.len() > ZSET_MAX_LISTPACK_VALUE {
+        let limits = self.encoding_limits();
+        if coll.size > limits.zset_max_listpack_entries
+            || member.len() as u64 > limits.zset_max_listpack_value
+        {
             coll.big = true;
         }
         self.zset_write(db, key, coll, member, None, score);
@@ -521,10 +518,11 @@ impl Txn<'_> {
             return Ok(0);
         }
         let mut coll = self.new_collection(ValueType::ZSet, Bytes::new());
-        coll.big = members.len() as u64 > ZSET_MAX_LISTPACK_ENTRIES
+        let limits = self.encoding_limits();
+        coll.big = members.len() as u64 > limits.zset_max_listpack_entries
             || members
                 .iter()
-                .any(|(m, _)| m.len() > ZSET_MAX_LISTPACK_VALUE);
+                .any(|(m, _)| m.len() as u64 > limits.zset_max_listpack_value);
         for (member, score) in &members {
             self.zset_write(db, key, &coll, member, None, *score);
         }

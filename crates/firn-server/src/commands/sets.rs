@@ -14,9 +14,7 @@
 
 use bytes::Bytes;
 use firn_resp::Reply;
-use firn_storage::{
-    intset_value, notify_class as class, Cf, Collection, ValueType, SET_MAX_INTSET_ENTRIES,
-};
+use firn_storage::{intset_value, notify_class as class, Cf, Collection, ValueType};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::{BTreeSet, HashSet};
@@ -67,22 +65,23 @@ const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 const PAGE_MEMBERS: usize = INLINE_MEMBERS as usize;
 
 /// Whether Redis would hold these members (a set built from scratch) as an
-/// intset: at most 512 canonical integers.
-fn fits_intset<'a>(mut members: impl ExactSizeIterator<Item = &'a Bytes>) -> bool {
-    members.len() as u64 <= SET_MAX_INTSET_ENTRIES && members.all(|m| intset_value(m).is_some())
+/// intset: at most `set-max-intset-entries` canonical integers.
+fn fits_intset<'a>(ctx: &Ctx<'_>, mut members: impl ExactSizeIterator<Item = &'a Bytes>) -> bool {
+    members.len() as u64 <= ctx.txn.encoding_limits().set_max_intset_entries
+        && members.all(|m| intset_value(m).is_some())
 }
 
 /// Puts whole-set members in the order Redis replies with when it is
 /// defined: numeric for what Redis holds as an intset; byte order (one of
 /// Redis's unspecified hash orders) otherwise.
-fn in_reply_order(members: &mut [Bytes]) {
-    if fits_intset(members.iter()) {
+fn in_reply_order(ctx: &Ctx<'_>, members: &mut [Bytes]) {
+    if fits_intset(ctx, members.iter()) {
         members.sort_by_key(|m| intset_value(m).unwrap_or_default());
     }
 }
 
-fn set_reply(mut members: Vec<Bytes>) -> Reply {
-    in_reply_order(&mut members);
+fn set_reply(ctx: &Ctx<'_>, mut members: Vec<Bytes>) -> Reply {
+    in_reply_order(ctx, &mut members);
     Reply::Set(members.into_iter().map(Reply::Bulk).collect())
 }
 
@@ -192,7 +191,7 @@ fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(Reply::Set(Vec::new()));
     }
     let members = intersection(ctx, &args[1..2], 0)?;
-    Ok(set_reply(members))
+    Ok(set_reply(ctx, members))
 }
 
 fn stream_member(sink: &mut Sink, member: &[u8], _: &[u8]) -> bool {
@@ -304,7 +303,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
         ctx.notify(class::SET, "spop", key);
         ctx.notify(class::GENERIC, "del", key);
         ctx.dirty(members.len() as u64);
-        return Ok(set_reply(members));
+        return Ok(set_reply(ctx, members));
     }
     let remaining = set.size - count;
     let popped = if remaining.saturating_mul(SPOP_MOVE_STRATEGY_MUL) > count {
@@ -324,7 +323,7 @@ fn spop_count(ctx: &mut Ctx<'_>, key: &Bytes, count_arg: &[u8]) -> CmdResult {
         }
         // Redis stores the members kept as a new set: its encoding follows
         // its contents alone.
-        set.big = !fits_intset(members.iter());
+        set.big = !fits_intset(ctx, members.iter());
         popped
     };
     ctx.txn.set_shed_deleted(db, key, &mut set)?;
@@ -377,7 +376,7 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     off_thread_if(ctx, sampling_cost(&set, wanted))?;
     if wanted >= set.size {
         let mut members = all_members(ctx, key, &set)?;
-        in_reply_order(&mut members);
+        in_reply_order(ctx, &mut members);
         return Ok(Reply::Array(members.into_iter().map(Reply::Bulk).collect()));
     }
     let picked = ctx
@@ -472,7 +471,7 @@ fn intersection(ctx: &mut Ctx<'_>, keys: &[Bytes], limit: u64) -> CmdResult<Vec<
 
 fn sinter(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let members = intersection(ctx, &args[1..], 0)?;
-    Ok(set_reply(members))
+    Ok(set_reply(ctx, members))
 }
 
 fn sinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -604,13 +603,14 @@ fn difference(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult<(Vec<Bytes>, bool)
         }
         after = page.last().cloned();
     }
-    let big = redis_adds_all_first && (first_has_text || first.size > SET_MAX_INTSET_ENTRIES);
+    let big = redis_adds_all_first
+        && (first_has_text || first.size > ctx.txn.encoding_limits().set_max_intset_entries);
     Ok((kept, big))
 }
 
 fn sunion(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let members = union(ctx, &args[1..])?;
-    Ok(set_reply(members))
+    Ok(set_reply(ctx, members))
 }
 
 fn sunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -621,7 +621,7 @@ fn sunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn sdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (members, _) = difference(ctx, &args[1..])?;
-    Ok(set_reply(members))
+    Ok(set_reply(ctx, members))
 }
 
 fn sdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -21,7 +21,7 @@ use firn_prims::strtod;
 use firn_resp::{Protocol, Reply};
 use firn_storage::{
     notify_class as class, Cf, Collection, KeyspaceView, LexBound, LexRange, RankLookup, ReadMode,
-    ScoreRange, StorageError, Txn, ValueType, ZAddFlags, ZAddOutcome, ZSET_MAX_LISTPACK_ENTRIES,
+    ScoreRange, StorageError, Txn, ValueType, ZAddFlags, ZAddOutcome,
 };
 use std::collections::HashMap;
 
@@ -774,7 +774,8 @@ fn zrange_generic(
                     return Ok(Reply::Null);
                 }
                 Some((start, end)) => {
-                    sized_big = end - start + 1 > ZSET_MAX_LISTPACK_ENTRIES;
+                    sized_big =
+                        end - start + 1 > ctx.txn.encoding_limits().zset_max_listpack_entries;
                     by_rank(ctx, key, &coll, start, end, reverse)?
                 }
             },
