@@ -17,7 +17,9 @@
 //! - `encoding`: lengths, strings and doubles, and the reader over them;
 //! - `lzf`: the compression of long strings.
 //!
-//! Writing follows redis-server 7.0 with its default configuration:
+//! Writing follows redis-server 7.0 with its default configuration, unless
+//! the caller names the encoding the value is held in ([`dump_as`]: the
+//! server's configured thresholds decided it):
 //! - strings: integer encoding for canonical integers of up to 11 characters
 //!   that fit in 32 bits, LZF (liblzf 3.6 with Redis's settings, reproduced
 //!   in `lzf`) for values longer than 20 bytes when that saves at least 4 bytes,
@@ -65,7 +67,7 @@ mod ziplist;
 
 pub use encoding::{read_length_at, read_string_at, write_string};
 pub use listpack::score_text;
-pub use payload::{append_footer, dump, restore, verify_footer, RDB_VERSION};
+pub use payload::{append_footer, dump, dump_as, restore, verify_footer, RDB_VERSION};
 
 /// A decoded value. Set and hash members keep the payload's order; sorted
 /// set members come back ordered by score, then member bytes.

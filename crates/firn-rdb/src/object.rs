@@ -39,7 +39,8 @@ pub(crate) const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 const QUICKLIST_NODE_PLAIN: u64 = 1;
 const QUICKLIST_NODE_PACKED: u64 = 2;
 
-// Redis 7.0 defaults that decide which encoding DUMP writes.
+// Redis 7.0 defaults that decide which encoding DUMP writes when the
+// caller does not say (`dump_as`).
 // hash-max-listpack-entries is 512 in redis-server's built-in defaults
 // (the sample redis.conf says 128).
 const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
@@ -64,16 +65,16 @@ pub(crate) fn object_type_name(object_type: u8) -> &'static str {
 }
 
 /// Writes the object: its type byte, then its encoding.
-pub(crate) fn write_object(out: &mut Vec<u8>, value: &RdbValue) {
+pub(crate) fn write_object(out: &mut Vec<u8>, value: &RdbValue, compact: Option<bool>) {
     match value {
         RdbValue::String(bytes) => {
             out.push(TYPE_STRING);
             write_string(out, bytes);
         }
         RdbValue::List(items) => write_list(out, items),
-        RdbValue::Set(members) => write_set(out, members),
-        RdbValue::SortedSet(members) => write_zset(out, members),
-        RdbValue::Hash(pairs) => write_hash(out, pairs),
+        RdbValue::Set(members) => write_set(out, members, compact),
+        RdbValue::SortedSet(members) => write_zset(out, members, compact),
+        RdbValue::Hash(pairs) => write_hash(out, pairs, compact),
     }
 }
 
@@ -122,8 +123,8 @@ fn write_list(out: &mut Vec<u8>, items: &[Vec<u8>]) {
     }
 }
 
-fn write_set(out: &mut Vec<u8>, members: &[Vec<u8>]) {
-    if members.len() <= SET_MAX_INTSET_ENTRIES {
+fn write_set(out: &mut Vec<u8>, members: &[Vec<u8>], compact: Option<bool>) {
+    if compact.unwrap_or(members.len() <= SET_MAX_INTSET_ENTRIES) {
         let integers: Option<Vec<i64>> = members.iter().map(|m| string2ll(m)).collect();
         if let Some(mut integers) = integers {
             integers.sort_unstable();
@@ -147,13 +148,15 @@ pub(crate) fn zset_order(a: &(Vec<u8>, f64), b: &(Vec<u8>, f64)) -> Ordering {
         .then_with(|| a.0.cmp(&b.0))
 }
 
-fn write_zset(out: &mut Vec<u8>, members: &[(Vec<u8>, f64)]) {
+fn write_zset(out: &mut Vec<u8>, members: &[(Vec<u8>, f64)], compact: Option<bool>) {
     let mut sorted: Vec<&(Vec<u8>, f64)> = members.iter().collect();
     sorted.sort_by(|a, b| zset_order(a, b));
-    let small = members.len() <= ZSET_MAX_LISTPACK_ENTRIES
-        && members
-            .iter()
-            .all(|(m, _)| m.len() <= ZSET_MAX_LISTPACK_VALUE);
+    let small = compact.unwrap_or_else(|| {
+        members.len() <= ZSET_MAX_LISTPACK_ENTRIES
+            && members
+                .iter()
+                .all(|(m, _)| m.len() <= ZSET_MAX_LISTPACK_VALUE)
+    });
     if small {
         let mut listpack = ListpackWriter::new();
         for (member, score) in sorted {
@@ -174,11 +177,13 @@ fn write_zset(out: &mut Vec<u8>, members: &[(Vec<u8>, f64)]) {
     }
 }
 
-fn write_hash(out: &mut Vec<u8>, pairs: &[(Vec<u8>, Vec<u8>)]) {
-    let small = pairs.len() <= HASH_MAX_LISTPACK_ENTRIES
-        && pairs
-            .iter()
-            .all(|(f, v)| f.len() <= HASH_MAX_LISTPACK_VALUE && v.len() <= HASH_MAX_LISTPACK_VALUE);
+fn write_hash(out: &mut Vec<u8>, pairs: &[(Vec<u8>, Vec<u8>)], compact: Option<bool>) {
+    let small = compact.unwrap_or_else(|| {
+        pairs.len() <= HASH_MAX_LISTPACK_ENTRIES
+            && pairs.iter().all(|(f, v)| {
+                f.len() <= HASH_MAX_LISTPACK_VALUE && v.len() <= HASH_MAX_LISTPACK_VALUE
+            })
+    });
     if small {
         let mut listpack = ListpackWriter::new();
         for (field, value) in pairs {

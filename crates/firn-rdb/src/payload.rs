@@ -16,8 +16,16 @@ pub(crate) const CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
 /// non-empty and set, hash and sorted set members distinct (as in any
 /// Redis value); a payload breaking that is refused by `restore`.
 pub fn dump(value: &RdbValue) -> Vec<u8> {
+    dump_as(value, None)
+}
+
+/// [`dump`] in the encoding the server holds the value in: `Some(true)`
+/// for the compact one (listpack, intset), `Some(false)` for the big one
+/// (hashtable, skiplist), `None` to decide from the contents under Redis's
+/// default thresholds. A set that is not all integers is never an intset.
+pub fn dump_as(value: &RdbValue, compact: Option<bool>) -> Vec<u8> {
     let mut out = Vec::new();
-    write_object(&mut out, value);
+    write_object(&mut out, value, compact);
     append_footer(&mut out);
     out
 }

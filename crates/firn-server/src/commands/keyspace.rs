@@ -693,7 +693,17 @@ fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         _ => {
             let value = dump_collection(ctx, &args[1], &meta)?;
-            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump(&value))))
+            // Hashes, sets and sorted sets in the encoding the configured
+            // thresholds gave them (OBJECT ENCODING), as Redis dumps them.
+            let compact = match meta.value_type {
+                ValueType::Hash | ValueType::Set | ValueType::ZSet => {
+                    Collection::of_meta(&meta).map(|c| !c.big)
+                }
+                _ => None,
+            };
+            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump_as(
+                &value, compact,
+            ))))
         }
     }
 }
