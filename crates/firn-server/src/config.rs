@@ -7,7 +7,10 @@
 //! double/single-quoted arguments; the command line is
 //! `firn [config-file] [--name value ...]`, as redis-server accepts it.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+pub use firn_storage::EncodingLimits;
 
 /// `appendfsync` is the storage engine's WAL sync policy, one type.
 pub use firn_storage::SyncPolicy as AppendFsync;
@@ -144,17 +147,33 @@ pub struct Config {
     pub busy_reply_threshold_ms: u64,
     /// Accepted and reported, never applied: Firn evicts no data.
     pub maxmemory_policy: &'static str,
-    pub maxmemory_samples: u32,
     /// `notify-keyspace-events` as a `firn_storage::notify_class` mask.
     pub notify_keyspace_events: u32,
     /// Accepted and reported (clamped to 1..500 as Redis does); Firn has no
     /// periodic cron whose frequency it would set.
     pub hz: u32,
-    pub replica_read_only: bool,
-    pub stop_writes_on_bgsave_error: bool,
     /// Largest sparse HyperLogLog string before PFADD/PFMERGE convert it to
     /// the dense encoding.
     pub hll_sparse_max_bytes: u64,
+    /// The compact encodings' thresholds (`hash-max-listpack-*`,
+    /// `zset-max-listpack-*`, `set-max-intset-entries`): what OBJECT
+    /// ENCODING and DUMP report follows them (firn-storage's limits.rs).
+    pub encoding: EncodingLimits,
+    /// `daemonize yes`: fork into the background at start (main.rs).
+    pub daemonize: bool,
+    /// The values of the options Firn accepts and keeps only to report
+    /// them (those with `kept` in `OPTIONS`), by primary name; an option
+    /// not here has its default.
+    pub kept: BTreeMap<&'static str, String>,
+    /// Options the config file or the flags set, in order (start-up warns
+    /// about those whose meaning Firn cannot keep).
+    pub given: Vec<&'static str>,
+    /// Directives of a redis.conf Firn accepts and cannot apply
+    /// (`rename-command`, `user`, `loadmodule`): one warning each at start.
+    pub ignored_directives: Vec<String>,
+    /// A `save` line of the file being read replaces the default schedule,
+    /// later ones add to it (as Redis reads them).
+    save_from_file: bool,
     /// The file the config was read from (CONFIG REWRITE writes it back).
     pub config_file: Option<PathBuf>,
 }
@@ -189,12 +208,15 @@ impl Default for Config {
             debug_cold_reads: false,
             busy_reply_threshold_ms: 5000,
             maxmemory_policy: "noeviction",
-            maxmemory_samples: 5,
             notify_keyspace_events: 0,
             hz: 10,
-            replica_read_only: true,
-            stop_writes_on_bgsave_error: true,
             hll_sparse_max_bytes: 3000,
+            encoding: EncodingLimits::default(),
+            daemonize: false,
+            kept: BTreeMap::new(),
+            given: Vec::new(),
+            ignored_directives: Vec::new(),
+            save_from_file: false,
             config_file: None,
         }
     }
@@ -205,11 +227,250 @@ type Setter = fn(&mut Config, &[String]) -> Result<(), String>;
 
 pub struct OptionDef {
     pub name: &'static str,
+    /// Redis's second name for it (`hash-max-ziplist-entries`,
+    /// `slave-read-only`...): accepted everywhere, listed by CONFIG GET.
+    pub alias: Option<&'static str>,
     /// May CONFIG SET change it while running?
     pub mutable: bool,
     pub doc: &'static str,
+    /// A field of `Config` (unused when `kept` is set).
     pub get: Getter,
     pub set: Setter,
+    /// An option Firn keeps only to report it (`Config::kept`).
+    pub kept: Option<Kept>,
+}
+
+/// An option Firn accepts, checks as Redis does and reports, without acting
+/// on it (its doc says why).
+pub struct Kept {
+    pub kind: Kind,
+    /// As CONFIG GET prints it.
+    pub default: &'static str,
+    /// When a value given in the config file or flags is named at start-up,
+    /// with what Firn does instead.
+    pub warn: Warn,
+}
+
+/// How a kept option's value is parsed, checked and printed: Redis 7.0's
+/// config types, with their error texts.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    /// yes / no.
+    Bool,
+    /// A signed integer in the range (INTEGER_CONFIG of a signed type).
+    Int(i64, i64),
+    /// An integer of an unsigned type (size_t, unsigned int): a negative
+    /// value is out of range.
+    UInt(u64, u64),
+    /// A memory value (`4kb`) of a signed type, printed in bytes.
+    Memory(i64, i64),
+    /// A memory value of an unsigned type.
+    UMemory(u64, u64),
+    /// A memory value or a percentage (`maxmemory-clients`).
+    MemoryOrPercent,
+    /// An octal number up to the bound (`unixsocketperm`), printed octal.
+    Octal(u64),
+    /// One of the names, any case; `alias=name` entries are accepted and
+    /// print as `name`'s first spelling (`oom-score-adj relative` prints
+    /// `yes`).
+    Enum(&'static [&'static str]),
+    /// Any of the names, space separated (`shutdown-on-sigint nosave now`).
+    Flags(&'static [&'static str]),
+    /// Any string.
+    Text,
+    /// Checked by the function, which returns the text CONFIG GET prints;
+    /// it gets the words of a multi-word value.
+    Words(fn(&[String]) -> Result<String, String>),
+}
+
+/// Which values of a kept option are named at start-up.
+#[derive(Clone, Copy)]
+pub enum Warn {
+    Never,
+    /// Any value the configuration gives.
+    Always(&'static str),
+    /// A value other than the one given here.
+    Unless(&'static str, &'static str),
+}
+
+impl OptionDef {
+    /// The value CONFIG GET prints.
+    pub fn value(&self, config: &Config) -> String {
+        match &self.kept {
+            Some(kept) => config
+                .kept
+                .get(self.name)
+                .cloned()
+                .unwrap_or_else(|| kept.default.to_string()),
+            None => (self.get)(config),
+        }
+    }
+
+    /// Checks and applies a value (the words after the name).
+    pub fn apply(&self, config: &mut Config, args: &[String]) -> Result<(), String> {
+        match &self.kept {
+            Some(kept) => {
+                let value = kept.kind.check(args)?;
+                config.kept.insert(self.name, value);
+                Ok(())
+            }
+            None => (self.set)(config, args),
+        }
+    }
+
+    /// Whether `name` (any case) is this option's name or alias.
+    pub fn is_named(&self, name: &str) -> bool {
+        self.name.eq_ignore_ascii_case(name)
+            || self.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// The start-up warning for this option's value, if its meaning is not
+    /// kept.
+    fn warning(&self, config: &Config) -> Option<String> {
+        let kept = self.kept.as_ref()?;
+        let value = self.value(config);
+        let instead = match kept.warn {
+            Warn::Never => return None,
+            Warn::Always(instead) => instead,
+            Warn::Unless(fine, _) if value.eq_ignore_ascii_case(fine) => return None,
+            Warn::Unless(_, instead) => instead,
+        };
+        Some(format!(
+            "'{} {}' has no effect in Firn: {instead}",
+            self.name, value
+        ))
+    }
+}
+
+/// A kept option's definition (see `OPTIONS`).
+const fn kept(
+    name: &'static str,
+    alias: Option<&'static str>,
+    mutable: bool,
+    kind: Kind,
+    default: &'static str,
+    warn: Warn,
+    doc: &'static str,
+) -> OptionDef {
+    OptionDef {
+        name,
+        alias,
+        mutable,
+        doc,
+        get: |_| String::new(),
+        set: |_, _| Ok(()),
+        kept: Some(Kept {
+            kind,
+            default,
+            warn,
+        }),
+    }
+}
+
+impl Kind {
+    /// The value as CONFIG GET prints it, or Redis's error text.
+    fn check(&self, args: &[String]) -> Result<String, String> {
+        if let Kind::Words(check) = self {
+            let words: Vec<String> = match args {
+                [one] => one.split_whitespace().map(String::from).collect(),
+                many => many.to_vec(),
+            };
+            return check(&words);
+        }
+        if let Kind::Flags(names) = self {
+            let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+            let mut out = Vec::new();
+            for word in &words {
+                let Some(name) = names.iter().find(|n| n.eq_ignore_ascii_case(word)) else {
+                    return Err(one_of(names));
+                };
+                out.push(*name);
+            }
+            if out.is_empty() {
+                return Err(one_of(names));
+            }
+            return Ok(out.join(" "));
+        }
+        let text = one(args)?;
+        let integer = || {
+            firn_prims::string2ll(text.as_bytes())
+                .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())
+        };
+        let signed = |v: i64, min: i64, max: i64| {
+            if v < min || v > max {
+                Err(format!(
+                    "argument must be between {min} and {max} inclusive"
+                ))
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let unsigned = |v: u64, min: u64, max: u64| {
+            if v < min || v > max {
+                Err(format!(
+                    "argument must be between {min} and {max} inclusive"
+                ))
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let memory =
+            || parse_memory(text).ok_or_else(|| "argument must be a memory value".to_string());
+        match *self {
+            Kind::Bool => yes_no(args).map(yn),
+            Kind::Int(min, max) => signed(integer()?, min, max),
+            Kind::UInt(min, max) => unsigned(integer()? as u64, min, max),
+            Kind::Memory(min, max) => signed(memory()? as i64, min, max),
+            Kind::UMemory(min, max) => unsigned(memory()?, min, max),
+            Kind::MemoryOrPercent => {
+                if let Some(v) = parse_memory(text) {
+                    return signed(v as i64, -100, i64::MAX);
+                }
+                match text
+                    .strip_suffix('%')
+                    .and_then(|n| firn_prims::string2ll(n.as_bytes()))
+                {
+                    Some(p) if p >= 0 && text.len() > 1 => {
+                        if p > 100 {
+                            Err("percentage argument must be less or equal to 100".into())
+                        } else {
+                            Ok(format!("{p}%"))
+                        }
+                    }
+                    _ => Err("argument must be a memory or percent value".into()),
+                }
+            }
+            Kind::Octal(max) => {
+                let v = i64::from_str_radix(text, 8)
+                    .map_err(|_| "argument couldn't be parsed as an octal number".to_string())?;
+                if v < 0 || v as u64 > max {
+                    return Err(format!("argument must be between 0 and {max:o} inclusive"));
+                }
+                Ok(format!("{v:o}"))
+            }
+            Kind::Enum(names) => {
+                let found = names.iter().find_map(|n| {
+                    let (given, shown) = n.split_once('=').unwrap_or((n, n));
+                    given.eq_ignore_ascii_case(text).then_some(shown)
+                });
+                found.map(str::to_string).ok_or_else(|| one_of(names))
+            }
+            Kind::Text => Ok(text.to_string()),
+            Kind::Flags(_) | Kind::Words(_) => unreachable!("handled above"),
+        }
+    }
+}
+
+/// Redis's enum error text.
+fn one_of(names: &[&str]) -> String {
+    let names: Vec<&str> = names
+        .iter()
+        .map(|n| n.split_once('=').map_or(*n, |(given, _)| given))
+        .collect();
+    format!(
+        "argument(s) must be one of the following: {}",
+        names.join(", ")
+    )
 }
 
 fn one(args: &[String]) -> Result<&str, String> {
@@ -314,7 +575,12 @@ pub fn parse_memory(text: &str) -> Option<u64> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(lower.len());
     let (digits, unit) = lower.split_at(split);
-    let n: u64 = digits.parse().ok()?;
+    // No digits at all reads as 0, as strtoull leaves it ("" and "kb" are 0).
+    let n: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
     let mult: u64 = match unit {
         "" | "b" => 1,
         "k" => 1000,
@@ -352,6 +618,7 @@ fn yn(b: bool) -> String {
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "port",
+        alias: None,
         mutable: false,
         doc: "TCP port to listen on.",
         get: |c| c.port.to_string(),
@@ -359,9 +626,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.port = int_in(a, 0, 65535)? as u16;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "bind",
+        alias: None,
         mutable: false,
         doc: "Addresses to listen on, space separated.",
         get: |c| c.bind.join(" "),
@@ -373,9 +642,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.bind = addrs;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "protected-mode",
+        alias: None,
         mutable: true,
         doc: "Refuse clients from non-loopback addresses when no password is set.",
         get: |c| yn(c.protected_mode),
@@ -383,9 +654,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.protected_mode = yes_no(a)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "dir",
+        alias: None,
         mutable: false,
         doc: "Data directory: the RocksDB files (`db/`) and checkpoints (`checkpoint/`).",
         get: |c| c.dir.display().to_string(),
@@ -393,9 +666,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.dir = PathBuf::from(one(a)?);
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "databases",
+        alias: None,
         mutable: false,
         doc: "Number of logical databases (SELECT 0..n-1); at most 256.",
         get: |c| c.databases.to_string(),
@@ -403,9 +678,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.databases = int_in(a, 1, 256)? as usize;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "requirepass",
+        alias: None,
         mutable: true,
         doc: "Password clients must give with AUTH or HELLO; empty disables it.",
         get: |c| c.requirepass.clone().unwrap_or_default(),
@@ -414,9 +691,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.requirepass = if v.is_empty() { None } else { Some(v.to_string()) };
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "maxclients",
+        alias: None,
         mutable: true,
         doc: "Maximum simultaneous clients; RLIMIT_NOFILE is raised to fit at start.",
         get: |c| c.maxclients.to_string(),
@@ -424,9 +703,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.maxclients = int_in(a, 1, u32::MAX as i64)? as usize;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "timeout",
+        alias: None,
         mutable: true,
         doc: "Close a client idle for this many seconds (0 = never).",
         get: |c| c.timeout_secs.to_string(),
@@ -434,9 +715,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.timeout_secs = int_in(a, 0, i32::MAX as i64)? as u64;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "tracking-table-max-keys",
+        alias: None,
         mutable: true,
         doc: "Keys the client-side caching table (CLIENT TRACKING) remembers, over all clients; past it the oldest are dropped and their clients sent an invalidation (0 = no bound).",
         get: |c| c.tracking_table_max_keys.to_string(),
@@ -444,9 +727,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.tracking_table_max_keys = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "tcp-backlog",
+        alias: None,
         mutable: false,
         doc: "Listen backlog.",
         get: |c| c.tcp_backlog.to_string(),
@@ -454,9 +739,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.tcp_backlog = int_in(a, 0, i32::MAX as i64)? as u32;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "tcp-keepalive",
+        alias: None,
         mutable: true,
         doc: "TCP keepalive interval in seconds for new connections (0 = off).",
         get: |c| c.tcp_keepalive_secs.to_string(),
@@ -464,9 +751,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.tcp_keepalive_secs = int_in(a, 0, i32::MAX as i64)? as u64;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "appendfsync",
+        alias: None,
         mutable: true,
         doc: "When the RocksDB WAL is fsynced: always (before each reply, group-committed), everysec (WAL written before the reply, fsync every second), no.",
         get: |c| {
@@ -486,9 +775,11 @@ pub static OPTIONS: &[OptionDef] = &[
             };
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "loglevel",
+        alias: None,
         mutable: true,
         doc: "debug, verbose, notice or warning.",
         get: |c| c.loglevel.clone(),
@@ -500,9 +791,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.loglevel = v;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "logfile",
+        alias: None,
         mutable: false,
         doc: "Log file; empty logs to standard output.",
         get: |c| c.logfile.clone(),
@@ -510,9 +803,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.logfile = one(a)?.to_string();
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "pidfile",
+        alias: None,
         mutable: false,
         doc: "Write the process id here at start, remove it at shutdown.",
         get: |c| c.pidfile.clone(),
@@ -520,9 +815,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.pidfile = one(a)?.to_string();
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "io-threads",
+        alias: None,
         mutable: false,
         doc: "Threads of the cold-read pool that run commands whose data is not in memory.",
         get: |c| c.io_threads.to_string(),
@@ -530,9 +827,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.io_threads = int_in(a, 1, 128)? as usize;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "writer-threads",
+        alias: None,
         mutable: false,
         doc: "Group-commit writer threads. Each owns the keys of a share of the lock stripes, and they write to RocksDB in parallel; a batch whose keys span writers (or that acts on whole databases) is ordered against all of them.",
         get: |c| c.writer_threads.to_string(),
@@ -540,9 +839,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.writer_threads = int_in(a, 1, 64)? as usize;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "debug-cold-reads",
+        alias: None,
         mutable: true,
         doc: "Testing aid: treat all committed data as cold, so every command that reads it runs on the cold-read pool and commits through the write-stamp check (the test suites' cold mode). Never for production.",
         get: |c| yn(c.debug_cold_reads),
@@ -550,9 +851,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.debug_cold_reads = yes_no(a)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "busy-reply-threshold",
+        alias: Some("lua-time-limit"),
         mutable: true,
         doc: "Milliseconds a script or function may run before other clients get a BUSY error (and SCRIPT KILL / FUNCTION KILL may stop it).",
         get: |c| c.busy_reply_threshold_ms.to_string(),
@@ -560,19 +863,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.busy_reply_threshold_ms = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
-    },
-    OptionDef {
-        name: "lua-time-limit",
-        mutable: true,
-        doc: "Alias of `busy-reply-threshold`.",
-        get: |c| c.busy_reply_threshold_ms.to_string(),
-        set: |c, a| {
-            c.busy_reply_threshold_ms = int_in(a, 0, i64::MAX)? as u64;
-            Ok(())
-        },
+        kept: None,
     },
     OptionDef {
         name: "io-queue-max",
+        alias: None,
         mutable: true,
         doc: "Cold reads allowed to wait for the pool; beyond it a command gets an error.",
         get: |c| c.io_queue_max.to_string(),
@@ -580,9 +875,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.io_queue_max = int_in(a, 1, i32::MAX as i64)? as usize;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "maxmemory",
+        alias: None,
         mutable: true,
         doc: "Memory budget of the whole process, shared out as described under [Memory budget](#memory-budget); 0 = 1 GiB, values below 32mb count as 32mb. Only cached copies are evicted, never data: it lives on disk.",
         get: |c| c.maxmemory.to_string(),
@@ -590,9 +887,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.maxmemory = memory(a)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "proto-max-bulk-len",
+        alias: None,
         mutable: true,
         doc: "Largest bulk string a client may send, and largest string value.",
         get: |c| c.proto_max_bulk_len.to_string(),
@@ -604,9 +903,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.proto_max_bulk_len = v;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "client-query-buffer-limit",
+        alias: None,
         mutable: true,
         doc: "Largest unparsed input buffered for one client before it is closed.",
         get: |c| c.client_query_buffer_limit.to_string(),
@@ -618,9 +919,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.client_query_buffer_limit = v;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "client-output-buffer-limit",
+        alias: None,
         mutable: true,
         doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). The pubsub class applies to clients with subscriptions (their queued messages count as unsent output); replica is accepted but unused. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
         get: |c| c.client_output_buffer_limit.render(),
@@ -628,9 +931,11 @@ pub static OPTIONS: &[OptionDef] = &[
             let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();
             c.client_output_buffer_limit.apply(&words)
         },
+        kept: None,
     },
     OptionDef {
         name: "slowlog-log-slower-than",
+        alias: None,
         mutable: true,
         doc: "Log commands slower than this many microseconds (negative disables).",
         get: |c| c.slowlog_log_slower_than.to_string(),
@@ -638,9 +943,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.slowlog_log_slower_than = int_in(a, -1, i64::MAX)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "slowlog-max-len",
+        alias: None,
         mutable: true,
         doc: "Entries kept by SLOWLOG.",
         get: |c| c.slowlog_max_len.to_string(),
@@ -648,9 +955,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.slowlog_max_len = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "maxmemory-policy",
+        alias: None,
         mutable: true,
         doc: "Accepted for compatibility and ignored: Firn never evicts data (it lives on disk); only caches are trimmed to `maxmemory`.",
         get: |c| c.maxmemory_policy.to_string(),
@@ -662,19 +971,11 @@ pub static OPTIONS: &[OptionDef] = &[
                 .ok_or_else(|| format!("argument(s) must be one of the following: {}", MAXMEMORY_POLICIES.join(", ")))?;
             Ok(())
         },
-    },
-    OptionDef {
-        name: "maxmemory-samples",
-        mutable: true,
-        doc: "Accepted for compatibility and ignored (no eviction sampling).",
-        get: |c| c.maxmemory_samples.to_string(),
-        set: |c, a| {
-            c.maxmemory_samples = int_in(a, 1, i32::MAX as i64)? as u32;
-            Ok(())
-        },
+        kept: None,
     },
     OptionDef {
         name: "notify-keyspace-events",
+        alias: None,
         mutable: true,
         doc: "Keyspace notifications published through Pub/Sub: any of the class letters `g$lshzxetdnm` with `K` (keyspace channel) and/or `E` (keyevent channel), `A` standing for `g$lshzxetd`; empty = off. As in Redis (see compatibility.md, Keyspace notifications).",
         get: |c| crate::notify::flags::render_flags(c.notify_keyspace_events),
@@ -682,9 +983,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.notify_keyspace_events = crate::notify::flags::parse_flags(one(a)?)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
         name: "hz",
+        alias: None,
         mutable: true,
         doc: "Accepted for compatibility (clamped to 1..500 as Redis does) and ignored: Firn has no periodic cron.",
         get: |c| c.hz.to_string(),
@@ -692,29 +995,11 @@ pub static OPTIONS: &[OptionDef] = &[
             c.hz = int_in(a, 0, i32::MAX as i64)?.clamp(1, 500) as u32;
             Ok(())
         },
-    },
-    OptionDef {
-        name: "replica-read-only",
-        mutable: true,
-        doc: "Accepted for compatibility and ignored: Firn has no replication yet.",
-        get: |c| yn(c.replica_read_only),
-        set: |c, a| {
-            c.replica_read_only = yes_no(a)?;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "stop-writes-on-bgsave-error",
-        mutable: true,
-        doc: "Accepted for compatibility and ignored: writes stop only when the RocksDB WAL cannot be written.",
-        get: |c| yn(c.stop_writes_on_bgsave_error),
-        set: |c, a| {
-            c.stop_writes_on_bgsave_error = yes_no(a)?;
-            Ok(())
-        },
+        kept: None,
     },
     OptionDef {
         name: "hll-sparse-max-bytes",
+        alias: None,
         mutable: true,
         doc: "Largest sparse HyperLogLog value (header included), as in Redis: a PFADD or PFMERGE that would grow it further converts it to the 12304-byte dense encoding.",
         get: |c| c.hll_sparse_max_bytes.to_string(),
@@ -722,48 +1007,387 @@ pub static OPTIONS: &[OptionDef] = &[
             c.hll_sparse_max_bytes = memory_in(a, i64::MAX as u64)?;
             Ok(())
         },
+        kept: None,
     },
     OptionDef {
-        name: "cluster-enabled",
-        mutable: false,
-        doc: "Always no: Firn runs standalone (read-only, for tools that ask).",
-        get: |_| "no".into(),
-        set: |_, a| match yes_no(a)? {
-            false => Ok(()),
-            true => Err("Firn has no cluster mode yet".into()),
+        name: "hash-max-listpack-entries",
+        alias: Some("hash-max-ziplist-entries"),
+        mutable: true,
+        doc: "A hash with more fields than this is reported (OBJECT ENCODING, DUMP) as `hashtable` instead of `listpack`, from the write that passes it on, as Redis converts it; it never goes back (RESTORE re-decides from the contents). The storage is the same either way. Redis's built-in default; its sample redis.conf says 128.",
+        get: |c| c.encoding.hash_max_listpack_entries.to_string(),
+        set: |c, a| {
+            c.encoding.hash_max_listpack_entries = uint_in(a, i64::MAX as u64)?;
+            Ok(())
         },
+        kept: None,
     },
+    OptionDef {
+        name: "hash-max-listpack-value",
+        alias: Some("hash-max-ziplist-value"),
+        mutable: true,
+        doc: "A hash given a field or value longer than this many bytes becomes a `hashtable`, as above.",
+        get: |c| c.encoding.hash_max_listpack_value.to_string(),
+        set: |c, a| {
+            c.encoding.hash_max_listpack_value = memory_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "zset-max-listpack-entries",
+        alias: Some("zset-max-ziplist-entries"),
+        mutable: true,
+        doc: "A sorted set with more members than this is reported as `skiplist` instead of `listpack`, from the write that passes it on (ZADD with 0 makes every new sorted set a skiplist); *STORE results are decided from their size. The storage is the same; a skiplist keeps `-0` scores, as Redis's does.",
+        get: |c| c.encoding.zset_max_listpack_entries.to_string(),
+        set: |c, a| {
+            c.encoding.zset_max_listpack_entries = uint_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "zset-max-listpack-value",
+        alias: Some("zset-max-ziplist-value"),
+        mutable: true,
+        doc: "A sorted set given a member longer than this many bytes becomes a `skiplist`, as above.",
+        get: |c| c.encoding.zset_max_listpack_value.to_string(),
+        set: |c, a| {
+            c.encoding.zset_max_listpack_value = memory_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "set-max-intset-entries",
+        alias: None,
+        mutable: true,
+        doc: "A set of integers with more members than this (at most 2^30, as Redis caps it) is reported as `hashtable` instead of `intset`; a non-integer member does the same whatever its size. Also the order SMEMBERS and the like reply in (numeric for an intset).",
+        get: |c| c.encoding.set_max_intset_entries.to_string(),
+        set: |c, a| {
+            c.encoding.set_max_intset_entries = uint_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    kept("list-max-listpack-size", Some("list-max-ziplist-size"), true, Kind::Int(i32::MIN as i64, i32::MAX as i64), "-2", Warn::Never,
+        "Checked and reported only: Redis 7.0 reports every list as `quicklist` whatever its nodes, and so does Firn, whose lists are stored element by element. DUMP writes quicklist nodes of 8 KB (the default -2)."),
+    kept("list-compress-depth", None, true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never,
+        "Checked and reported only: RocksDB compresses its blocks whatever the setting."),
+    kept("stream-node-max-bytes", None, true, Kind::UMemory(0, i64::MAX as u64), "4096", Warn::Never,
+        "Checked and reported only: Firn serves no streams yet."),
+    kept("stream-node-max-entries", None, true, Kind::Int(0, i64::MAX), "100", Warn::Never,
+        "Checked and reported only: Firn serves no streams yet."),
     OptionDef {
         name: "daemonize",
+        alias: None,
         mutable: false,
-        doc: "Always no: Firn runs in the foreground (use a service manager).",
-        get: |_| "no".into(),
-        set: |_, a| match yes_no(a)? {
-            false => Ok(()),
-            true => Err("Firn does not daemonize; run it under a service manager".into()),
+        doc: "Fork into the background at start, before any thread exists (as Redis: the parent exits, the child starts a new session, standard input and output go to /dev/null). Writes `pidfile` if set (`/var/run/redis.pid` when daemonized without one, as Redis); logs go to `logfile`, or nowhere when it is empty.",
+        get: |c| yn(c.daemonize),
+        set: |c, a| {
+            c.daemonize = yes_no(a)?;
+            Ok(())
         },
+        kept: None,
     },
-    OptionDef {
-        name: "appendonly",
-        mutable: false,
-        doc: "Always yes: every write goes to the RocksDB write-ahead log (read-only, for tools that ask).",
-        get: |_| "yes".into(),
-        set: |_, a| match yes_no(a)? {
-            true => Ok(()),
-            false => Err("Firn always logs writes; appendonly cannot be disabled".into()),
-        },
-    },
-    OptionDef {
-        name: "save",
-        mutable: false,
-        doc: "Always empty: Firn needs no snapshot schedule (read-only, for tools that ask); SAVE/BGSAVE write checkpoints on demand.",
-        get: |_| String::new(),
-        set: |_, a| match a {
-            [v] if v.is_empty() => Ok(()),
-            _ => Err("Firn has no snapshot schedule; only an empty save is accepted".into()),
-        },
-    },
+    kept("appendonly", None, true, Kind::Bool, "no", Warn::Unless("yes", "every write goes to RocksDB's write-ahead log, fsynced as appendfsync says"),
+        "Reported as set: every write goes to RocksDB's write-ahead log whatever it says (`appendfsync` decides the fsync), so `no` cannot turn durability off."),
+    kept("save", None, true, Kind::Words(save_schedule), "3600 1 300 100 60 10000", Warn::Always("data lives in RocksDB, durable by its write-ahead log; SAVE and BGSAVE write checkpoints on demand, never on a schedule"),
+        "Reported as set: Firn writes no snapshot on a schedule (nor stops writing with `\"\"`): data is durable in RocksDB as it is written; SAVE/BGSAVE write checkpoints on demand."),
+    kept("cluster-enabled", None, false, Kind::Words(cluster_enabled), "no", Warn::Never,
+        "Only `no`: Firn runs standalone."),
+    kept("replica-read-only", Some("slave-read-only"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("stop-writes-on-bgsave-error", None, true, Kind::Bool, "yes", Warn::Never,
+        "No effect: writes stop only when the RocksDB write-ahead log cannot be written."),
+    kept("maxmemory-samples", None, true, Kind::Int(1, i32::MAX as i64), "5", Warn::Never, NO_EVICTION),
+    kept("maxmemory-eviction-tenacity", None, true, Kind::Int(0, 100), "10", Warn::Never, NO_EVICTION),
+    kept("maxmemory-clients", None, true, Kind::MemoryOrPercent, "0", Warn::Unless("0", "clients are not evicted for their memory; client-output-buffer-limit and client-query-buffer-limit bound each client"),
+        "No effect: clients are never evicted for the memory they use together; `client-output-buffer-limit` and `client-query-buffer-limit` bound each one."),
+    kept("lfu-log-factor", None, true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, NO_EVICTION),
+    kept("lfu-decay-time", None, true, Kind::Int(0, i32::MAX as i64), "1", Warn::Never, NO_EVICTION),
+    kept("lazyfree-lazy-eviction", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
+    kept("lazyfree-lazy-expire", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
+    kept("lazyfree-lazy-server-del", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
+    kept("lazyfree-lazy-user-del", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
+    kept("lazyfree-lazy-user-flush", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
+    kept("replica-lazy-flush", Some("slave-lazy-flush"), true, Kind::Bool, "no", Warn::Never, NO_REPLICATION),
+    kept("rdbchecksum", None, false, Kind::Bool, "yes", Warn::Never, NO_RDB),
+    kept("rdbcompression", None, true, Kind::Bool, "yes", Warn::Never, NO_RDB),
+    kept("rdb-del-sync-files", None, true, Kind::Bool, "no", Warn::Never, NO_RDB),
+    kept("rdb-save-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_RDB),
+    kept("dbfilename", None, true, Kind::Words(db_filename), "dump.rdb", Warn::Never,
+        "No effect: Firn writes no RDB file; its data is RocksDB's files under `dir` (CONFIG SET refuses it as protected, as Redis does by default)."),
+    kept("rdb-key-save-delay", None, true, Kind::Int(i32::MIN as i64, i32::MAX as i64), "0", Warn::Never, "Redis's testing aid (hidden from CONFIG GET patterns). No effect: no RDB is saved."),
+    kept("key-load-delay", None, true, Kind::Int(i32::MIN as i64, i32::MAX as i64), "0", Warn::Never, "Redis's testing aid (hidden from CONFIG GET patterns). No effect: nothing is loaded at start."),
+    kept("loading-process-events-interval-bytes", None, true, Kind::Int(1024, i32::MAX as i64), "2097152", Warn::Never, "Hidden from CONFIG GET patterns, as in Redis. No effect: nothing is loaded at start."),
+    kept("appendfilename", None, false, Kind::Words(aof_filename), "appendonly.aof", Warn::Never, NO_AOF),
+    kept("appenddirname", None, false, Kind::Words(aof_dirname), "appendonlydir", Warn::Never, NO_AOF),
+    kept("no-appendfsync-on-rewrite", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
+    kept("auto-aof-rewrite-percentage", None, true, Kind::Int(0, i32::MAX as i64), "100", Warn::Never, NO_AOF),
+    kept("auto-aof-rewrite-min-size", None, true, Kind::Memory(0, i64::MAX), "67108864", Warn::Never, NO_AOF),
+    kept("aof-load-truncated", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
+    kept("aof-use-rdb-preamble", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
+    kept("aof-timestamp-enabled", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
+    kept("aof-rewrite-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
+    kept("aof-disable-auto-gc", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
+    kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Unless("", "Firn has no replication and runs as a master"), NO_REPLICATION),
+    kept("masterauth", None, true, Kind::Text, "", Warn::Never, NO_REPLICATION),
+    kept("masteruser", None, true, Kind::Text, "", Warn::Never, NO_REPLICATION),
+    kept("replica-serve-stale-data", Some("slave-serve-stale-data"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("replica-ignore-maxmemory", Some("slave-ignore-maxmemory"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("replica-priority", Some("slave-priority"), true, Kind::Int(0, i32::MAX as i64), "100", Warn::Never, NO_REPLICATION),
+    kept("replica-announced", None, true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("replica-announce-ip", Some("slave-announce-ip"), true, Kind::Text, "", Warn::Never, NO_REPLICATION),
+    kept("replica-announce-port", Some("slave-announce-port"), true, Kind::Int(0, 65535), "0", Warn::Never, NO_REPLICATION),
+    kept("replica-ignore-disk-write-errors", None, true, Kind::Bool, "no", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-sync", None, true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-sync-delay", None, true, Kind::Int(0, i32::MAX as i64), "5", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-sync-max-replicas", None, true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-load", None, true, Kind::Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", Warn::Never, NO_REPLICATION),
+    kept("repl-disable-tcp-nodelay", None, true, Kind::Bool, "no", Warn::Never, NO_REPLICATION),
+    kept("repl-ping-replica-period", Some("repl-ping-slave-period"), true, Kind::Int(1, i32::MAX as i64), "10", Warn::Never, NO_REPLICATION),
+    kept("repl-timeout", None, true, Kind::Int(1, i32::MAX as i64), "60", Warn::Never, NO_REPLICATION),
+    kept("repl-backlog-size", None, true, Kind::Memory(1, i64::MAX), "1048576", Warn::Never, NO_REPLICATION),
+    kept("repl-backlog-ttl", None, true, Kind::Int(0, i64::MAX), "3600", Warn::Never, NO_REPLICATION),
+    kept("min-replicas-to-write", Some("min-slaves-to-write"), true, Kind::Int(0, i32::MAX as i64), "0", Warn::Unless("0", "Firn has no replicas to count, and accepts writes"), NO_REPLICATION),
+    kept("min-replicas-max-lag", Some("min-slaves-max-lag"), true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, NO_REPLICATION),
+    kept("propagation-error-behavior", None, true, Kind::Enum(&["ignore", "panic", "panic-on-replicas"]), "ignore", Warn::Never, NO_REPLICATION),
+    kept("cluster-config-file", None, false, Kind::Text, "nodes.conf", Warn::Never, NO_CLUSTER),
+    kept("cluster-port", None, false, Kind::Int(0, 65535), "0", Warn::Never, NO_CLUSTER),
+    kept("cluster-node-timeout", None, true, Kind::Int(0, i64::MAX), "15000", Warn::Never, NO_CLUSTER),
+    kept("cluster-replica-validity-factor", Some("cluster-slave-validity-factor"), true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, NO_CLUSTER),
+    kept("cluster-migration-barrier", None, true, Kind::Int(0, i32::MAX as i64), "1", Warn::Never, NO_CLUSTER),
+    kept("cluster-allow-replica-migration", None, true, Kind::Bool, "yes", Warn::Never, NO_CLUSTER),
+    kept("cluster-require-full-coverage", None, true, Kind::Bool, "yes", Warn::Never, NO_CLUSTER),
+    kept("cluster-replica-no-failover", Some("cluster-slave-no-failover"), true, Kind::Bool, "no", Warn::Never, NO_CLUSTER),
+    kept("cluster-allow-reads-when-down", None, true, Kind::Bool, "no", Warn::Never, NO_CLUSTER),
+    kept("cluster-allow-pubsubshard-when-down", None, true, Kind::Bool, "yes", Warn::Never, NO_CLUSTER),
+    kept("cluster-announce-ip", None, true, Kind::Text, "", Warn::Never, NO_CLUSTER),
+    kept("cluster-announce-hostname", None, true, Kind::Text, "", Warn::Never, NO_CLUSTER),
+    kept("cluster-announce-port", None, true, Kind::Int(0, 65535), "0", Warn::Never, NO_CLUSTER),
+    kept("cluster-announce-bus-port", None, true, Kind::Int(0, 65535), "0", Warn::Never, NO_CLUSTER),
+    kept("cluster-announce-tls-port", None, true, Kind::Int(0, 65535), "0", Warn::Never, NO_CLUSTER),
+    kept("cluster-preferred-endpoint-type", None, true, Kind::Enum(&["ip", "hostname", "unknown-endpoint"]), "ip", Warn::Never, NO_CLUSTER),
+    kept("cluster-link-sendbuf-limit", None, true, Kind::UMemory(0, u64::MAX), "0", Warn::Never, NO_CLUSTER),
+    kept("unixsocket", None, false, Kind::Text, "", Warn::Unless("", "Firn listens on TCP only (bind, port)"),
+        "No effect: Firn listens on TCP only."),
+    kept("unixsocketperm", None, false, Kind::Octal(0o777), "0", Warn::Never, "No effect: Firn listens on TCP only."),
+    kept("socket-mark-id", None, false, Kind::UInt(0, u32::MAX as u64), "0", Warn::Never, "No effect: Firn sets no socket mark."),
+    kept("bind-source-addr", None, true, Kind::Text, "", Warn::Never, NO_REPLICATION),
+    kept("supervised", None, false, Kind::Enum(&["upstart", "systemd", "auto", "no"]), "no", Warn::Unless("no", "Firn sends no readiness notification; it is ready once it accepts connections"),
+        "No effect: Firn sends no upstart/systemd readiness notification (a `Type=simple` unit, or `daemonize yes` with `Type=forking` and `pidfile`, work)."),
+    kept("syslog-enabled", None, false, Kind::Bool, "no", Warn::Unless("no", "logs go to logfile (or standard output)"), "No effect: Firn logs to `logfile` or standard output, not to syslog."),
+    kept("syslog-ident", None, false, Kind::Text, "redis", Warn::Never, "No effect: no syslog."),
+    kept("syslog-facility", None, false, Kind::Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), "local0", Warn::Never, "No effect: no syslog."),
+    kept("always-show-logo", None, false, Kind::Bool, "no", Warn::Never, "No effect: Firn shows no logo."),
+    kept("set-proc-title", None, false, Kind::Bool, "yes", Warn::Never, NO_PROC_TITLE),
+    kept("proc-title-template", None, true, Kind::Text, "{title} {listen-addr} {server-mode}", Warn::Never, NO_PROC_TITLE),
+    kept("crash-log-enabled", None, true, Kind::Bool, "yes", Warn::Never, "No effect: a Rust panic prints its own report."),
+    kept("crash-memcheck-enabled", None, true, Kind::Bool, "yes", Warn::Never, "No effect: no memory test after a crash."),
+    kept("use-exit-on-panic", None, true, Kind::Bool, "no", Warn::Never, "Redis's testing aid, hidden from CONFIG GET patterns. No effect."),
+    kept("watchdog-period", None, true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never, "Redis's debugging aid, hidden from CONFIG GET patterns. No effect."),
+    kept("shutdown-timeout", None, true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, "No effect: shutdown waits for no replicas (Firn has none)."),
+    kept("shutdown-on-sigint", None, true, Kind::Flags(SHUTDOWN_FLAGS), "default", Warn::Never, SHUTDOWN_SIGNAL),
+    kept("shutdown-on-sigterm", None, true, Kind::Flags(SHUTDOWN_FLAGS), "default", Warn::Never, SHUTDOWN_SIGNAL),
+    kept("io-threads-do-reads", None, false, Kind::Bool, "no", Warn::Never, "No effect: Firn's network threads always read and parse requests (io-threads sizes its cold-read pool)."),
+    kept("activerehashing", None, true, Kind::Bool, "yes", Warn::Never, "No effect: Firn has no incrementally rehashed main dictionary."),
+    kept("activedefrag", None, true, Kind::Bool, "no", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-ignore-bytes", None, true, Kind::UMemory(1, i64::MAX as u64), "104857600", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-threshold-lower", None, true, Kind::Int(0, 1000), "10", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-threshold-upper", None, true, Kind::Int(0, 1000), "100", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-cycle-min", None, true, Kind::Int(1, 99), "1", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-cycle-max", None, true, Kind::Int(1, 99), "25", Warn::Never, NO_DEFRAG),
+    kept("active-defrag-max-scan-fields", None, true, Kind::Int(1, i64::MAX), "1000", Warn::Never, NO_DEFRAG),
+    kept("jemalloc-bg-thread", None, true, Kind::Bool, "yes", Warn::Never, "No effect: freed pages are returned by Firn's own trimmer thread."),
+    kept("disable-thp", None, false, Kind::Bool, "yes", Warn::Never, "No effect: Firn leaves transparent huge pages as the system sets them."),
+    kept("dynamic-hz", None, true, Kind::Bool, "yes", Warn::Never, "No effect: Firn has no periodic cron (see hz)."),
+    kept("active-expire-effort", None, true, Kind::Int(1, 10), "1", Warn::Never, "No effect: Firn's active expiry visits due keys in expiry order, with no sampling effort to tune."),
+    kept("latency-monitor-threshold", None, true, Kind::Int(0, i64::MAX), "0", Warn::Never, "No effect: Firn has no LATENCY monitor yet."),
+    kept("latency-tracking", None, true, Kind::Bool, "yes", Warn::Never, "No effect: INFO latencystats is not served yet."),
+    kept("latency-tracking-info-percentiles", None, true, Kind::Words(percentiles), "50 99 99.9", Warn::Never, "No effect: INFO latencystats is not served yet."),
+    kept("oom-score-adj", None, true, Kind::Enum(&["no", "yes", "relative=yes", "absolute"]), "no", Warn::Unless("no", "Firn leaves its OOM score as the system set it"), "No effect: Firn does not change its OOM score."),
+    kept("oom-score-adj-values", None, true, Kind::Words(oom_score_values), "0 200 800", Warn::Never, "No effect: Firn does not change its OOM score."),
+    kept("server_cpulist", None, false, Kind::Text, "", Warn::Unless("", "threads are not pinned to CPUs"), NO_CPULIST),
+    kept("bio_cpulist", None, false, Kind::Text, "", Warn::Unless("", "threads are not pinned to CPUs"), NO_CPULIST),
+    kept("aof_rewrite_cpulist", None, false, Kind::Text, "", Warn::Never, NO_CPULIST),
+    kept("bgsave_cpulist", None, false, Kind::Text, "", Warn::Never, NO_CPULIST),
+    kept("ignore-warnings", None, true, Kind::Text, "", Warn::Never, "No effect: Firn makes none of the start-up checks Redis's warnings are about."),
+    kept("aclfile", None, false, Kind::Text, "", Warn::Unless("", "Firn has no ACL users: clients authenticate with requirepass"), NO_ACL),
+    kept("acllog-max-len", None, true, Kind::Int(0, i64::MAX), "128", Warn::Never, NO_ACL),
+    kept("acl-pubsub-default", None, true, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels", Warn::Never, NO_ACL),
+    kept("enable-protected-configs", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Unless("no", "CONFIG SET still refuses dir and dbfilename"), "No effect: CONFIG SET refuses `dir` and `dbfilename` whatever it says."),
+    kept("enable-debug-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, "No effect: the DEBUG subcommands Firn serves are always allowed."),
+    kept("enable-module-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, NO_MODULES),
+    kept("sanitize-dump-payload", None, true, Kind::Enum(&["no", "yes", "clients"]), "no", Warn::Never, "No effect: RESTORE always checks a payload in full (as `yes`)."),
+    kept("tls-port", None, true, Kind::Int(0, 65535), "0", Warn::Unless("0", "Firn serves no TLS"), NO_TLS),
+    kept("tls-session-cache-size", None, true, Kind::Int(0, i32::MAX as i64), "20480", Warn::Never, NO_TLS),
+    kept("tls-session-cache-timeout", None, true, Kind::Int(0, i32::MAX as i64), "300", Warn::Never, NO_TLS),
+    kept("tls-cluster", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
+    kept("tls-replication", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
+    kept("tls-auth-clients", None, true, Kind::Enum(&["no", "yes", "optional"]), "yes", Warn::Never, NO_TLS),
+    kept("tls-prefer-server-ciphers", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
+    kept("tls-session-caching", None, true, Kind::Bool, "yes", Warn::Never, NO_TLS),
+    kept("tls-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-key-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-key-file-pass", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-client-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-client-key-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-client-key-file-pass", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-dh-params-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-ca-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-ca-cert-dir", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-protocols", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-ciphers", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    kept("tls-ciphersuites", None, true, Kind::Text, "", Warn::Never, NO_TLS),
 ];
+
+/// The reasons kept options share (docs/configuration.md shows them).
+const NO_REPLICATION: &str = "No effect: Firn has no replication yet.";
+const NO_CLUSTER: &str = "No effect: Firn has no cluster mode.";
+const NO_EVICTION: &str =
+    "No effect: Firn evicts no data (it lives on disk); only caches are trimmed to `maxmemory`.";
+const LAZYFREE: &str = "No effect: deleting a big value never blocks in Firn (its members go to RocksDB range deletes and compaction), so there is nothing to free lazily.";
+const NO_RDB: &str = "No effect: Firn writes no RDB file; its data is RocksDB's files under `dir`.";
+const NO_AOF: &str = "No effect: Firn keeps no append-only file; RocksDB's write-ahead log (under `dir`) has its role, and is never rewritten.";
+const NO_DEFRAG: &str = "No effect: Firn runs no active defragmentation.";
+const NO_PROC_TITLE: &str = "No effect: Firn keeps its process title.";
+const NO_CPULIST: &str = "No effect: Firn does not pin its threads to CPUs.";
+const NO_ACL: &str =
+    "No effect: Firn has no ACL users yet (`requirepass` is the default user's password).";
+const NO_MODULES: &str = "No effect: Firn loads no modules.";
+const NO_TLS: &str = "No effect: Firn serves no TLS (use a TLS-terminating proxy).";
+const SHUTDOWN_SIGNAL: &str = "No effect: on SIGINT and SIGTERM Firn shuts down cleanly (its data is already durable), as `default` does when no save schedule is set.";
+const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
+const PROTECTED_ACTIONS: &[&str] = &["no", "yes", "local"];
+
+/// Options CONFIG GET lists only when named exactly (Redis's HIDDEN_CONFIG).
+pub const HIDDEN_OPTIONS: &[&str] = &[
+    "use-exit-on-panic",
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "watchdog-period",
+    "loading-process-events-interval-bytes",
+];
+
+/// An unsigned integer option (Redis's size_t configs): a negative number
+/// is out of range, not malformed.
+fn uint_in(args: &[String], max: u64) -> Result<u64, String> {
+    let v = firn_prims::string2ll(one(args)?.as_bytes())
+        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    if v < 0 || v as u64 > max {
+        return Err(format!("argument must be between 0 and {max} inclusive"));
+    }
+    Ok(v as u64)
+}
+
+/// `save <seconds> <changes> ...`, or `""` for none.
+fn save_schedule(words: &[String]) -> Result<String, String> {
+    let words: Vec<&String> = words.iter().filter(|w| !w.is_empty()).collect();
+    let bad = || "Invalid save parameters".to_string();
+    if !words.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let numbers = words
+        .iter()
+        .map(|w| w.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(bad))
+        .collect::<Result<Vec<i64>, String>>()?;
+    Ok(numbers
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+fn cluster_enabled(words: &[String]) -> Result<String, String> {
+    match yes_no(words)? {
+        false => Ok("no".into()),
+        true => Err("Firn has no cluster mode yet".into()),
+    }
+}
+
+fn db_filename(words: &[String]) -> Result<String, String> {
+    let name = one(words)?;
+    if name.contains('/') {
+        return Err("dbfilename can't be a path, just a filename".into());
+    }
+    Ok(name.to_string())
+}
+
+fn aof_filename(words: &[String]) -> Result<String, String> {
+    let name = one(words)?;
+    if name.contains('/') {
+        return Err("appendfilename can't be a path, just a filename".into());
+    }
+    Ok(name.to_string())
+}
+
+fn aof_dirname(words: &[String]) -> Result<String, String> {
+    let name = one(words)?;
+    if name.contains('/') {
+        return Err("appenddirname can't be a path, just a dirname".into());
+    }
+    Ok(name.to_string())
+}
+
+/// `replicaof <host> <port>` or `replicaof no one`.
+fn replica_of(words: &[String]) -> Result<String, String> {
+    match words {
+        [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+            Ok(String::new())
+        }
+        [host, port] => {
+            let port: i64 = port
+                .parse()
+                .map_err(|_| "Invalid master port".to_string())?;
+            if !(0..=65535).contains(&port) {
+                return Err("Invalid master port".into());
+            }
+            Ok(format!("{host} {port}"))
+        }
+        [] => Ok(String::new()),
+        _ => Err("wrong number of arguments".into()),
+    }
+}
+
+/// Three OOM score adjustments in -2000..=2000.
+fn oom_score_values(words: &[String]) -> Result<String, String> {
+    if words.len() != 3 {
+        return Err("wrong number of arguments".into());
+    }
+    let values = words
+        .iter()
+        .map(|w| {
+            firn_prims::string2ll(w.as_bytes())
+                .filter(|v| (-2000..=2000).contains(v))
+                .ok_or_else(|| {
+                    "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+                        .to_string()
+                })
+        })
+        .collect::<Result<Vec<i64>, String>>()?;
+    Ok(values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// Percentiles in 0..=100, printed as Redis's `%f` less its trailing zeros.
+fn percentiles(words: &[String]) -> Result<String, String> {
+    let words: Vec<&String> = words.iter().filter(|w| !w.is_empty()).collect();
+    let mut out = Vec::new();
+    for w in words {
+        let v: f64 = w
+            .parse()
+            .ok()
+            .filter(|v: &f64| (0.0..=100.0).contains(v))
+            .ok_or_else(|| {
+                "latency-tracking-info-percentiles should be between 0 and 100".to_string()
+            })?;
+        let text = format!("{v:.6}");
+        out.push(text.trim_end_matches('0').trim_end_matches('.').to_string());
+    }
+    Ok(out.join(" "))
+}
 
 /// Redis's maxmemory-policy names, in its error message's order.
 const MAXMEMORY_POLICIES: &[&str] = &[
@@ -777,8 +1401,37 @@ const MAXMEMORY_POLICIES: &[&str] = &[
     "noeviction",
 ];
 
+/// The option `name` (or an alias) names, any case.
 pub fn find_option(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
+    OPTIONS.iter().find(|o| o.is_named(name))
+}
+
+/// Directives of redis.conf that are not options (config.c's
+/// loadServerConfigFromString), and how many arguments each takes.
+fn other_directive(name: &str, argc: usize) -> Option<Directive> {
+    let lower = name.to_ascii_lowercase();
+    Some(match (lower.as_str(), argc) {
+        ("include", 1) => Directive::Include,
+        ("rename-command", 2) => {
+            Directive::Ignored("rename-command: commands keep their names in Firn")
+        }
+        ("user", n) if n >= 1 => {
+            Directive::Ignored("user: Firn has no ACL users; clients authenticate with requirepass")
+        }
+        ("loadmodule", n) if n >= 1 => Directive::Ignored("loadmodule: Firn loads no modules"),
+        // Redis 7.0 skips these deprecated options silently.
+        ("list-max-ziplist-entries" | "list-max-ziplist-value" | "lua-replicate-commands", 1) => {
+            Directive::Skipped
+        }
+        _ => return None,
+    })
+}
+
+enum Directive {
+    Include,
+    Skipped,
+    /// Accepted and not applied: named at start-up with this reason.
+    Ignored(&'static str),
 }
 
 /// Splits one config-file line into arguments (redis.conf quoting).
@@ -831,24 +1484,90 @@ fn split_line(line: &str) -> Result<Vec<String>, String> {
 impl Config {
     /// Applies redis.conf-syntax text.
     pub fn apply_text(&mut self, text: &str) -> Result<(), String> {
+        self.apply_source(text, "", 0)
+    }
+
+    /// Applies the text of `source` (a file name for errors, "" for the
+    /// flags); `depth` counts nested includes.
+    fn apply_source(&mut self, text: &str, source: &str, depth: usize) -> Result<(), String> {
+        let at = |lineno: usize| match source {
+            "" => format!("line {lineno}"),
+            file => format!("{file}, line {lineno}"),
+        };
         for (lineno, line) in text.lines().enumerate() {
+            let lineno = lineno + 1;
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            let args = split_line(trimmed).map_err(|e| format!("line {}: {e}", lineno + 1))?;
+            let args = split_line(trimmed).map_err(|e| format!("{}: {e}", at(lineno)))?;
             let Some((name, values)) = args.split_first() else {
                 continue;
             };
-            let def = find_option(name).ok_or_else(|| {
-                format!(
-                    "line {}: Bad directive or wrong number of arguments: '{name}'",
-                    lineno + 1
-                )
-            })?;
-            (def.set)(self, values).map_err(|e| format!("line {}: '{name}': {e}", lineno + 1))?;
+            let Some(def) = find_option(name) else {
+                match other_directive(name, values.len()) {
+                    Some(Directive::Include) => {
+                        if depth >= 16 {
+                            return Err(format!("{}: includes nested too deep", at(lineno)));
+                        }
+                        let included = std::fs::read_to_string(&values[0]).map_err(|e| {
+                            format!(
+                                "{}: cannot read included file {}: {e}",
+                                at(lineno),
+                                values[0]
+                            )
+                        })?;
+                        self.apply_source(&included, &values[0], depth + 1)?;
+                    }
+                    Some(Directive::Skipped) => {}
+                    Some(Directive::Ignored(why)) => self
+                        .ignored_directives
+                        .push(format!("'{}' ignored ({why})", args.join(" "))),
+                    None => {
+                        return Err(format!(
+                            "{}: Bad directive or wrong number of arguments: '{name}'",
+                            at(lineno)
+                        ))
+                    }
+                }
+                continue;
+            };
+            let mut values = values.to_vec();
+            // Several `save` lines in the file make one schedule, replacing
+            // the default (as Redis reads them).
+            if def.name == "save" {
+                if self.save_from_file && !values.iter().all(|v| v.is_empty()) {
+                    let before = def.value(self);
+                    if !before.is_empty() {
+                        values.insert(0, before);
+                    }
+                    values = values
+                        .join(" ")
+                        .split_whitespace()
+                        .map(String::from)
+                        .collect();
+                }
+                self.save_from_file = true;
+            }
+            def.apply(self, &values)
+                .map_err(|e| format!("{}: '{name}': {e}", at(lineno)))?;
+            if !self.given.contains(&def.name) {
+                self.given.push(def.name);
+            }
         }
         Ok(())
+    }
+
+    /// One line per option or directive given whose meaning Firn cannot
+    /// keep, with what it does instead (logged at start-up).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .given
+            .iter()
+            .filter_map(|name| find_option(name)?.warning(self))
+            .collect();
+        out.extend(self.ignored_directives.iter().cloned());
+        out
     }
 
     /// `firn [config-file] [--name value...]`, as redis-server parses it:
@@ -894,7 +1613,11 @@ impl Config {
     pub fn render(&self) -> String {
         let mut out = String::from("# Written by Firn's CONFIG REWRITE.\n");
         for def in OPTIONS {
-            let value = (def.get)(self);
+            let value = def.value(self);
+            // A kept option is written only when set to something else.
+            if def.kept.as_ref().is_some_and(|k| k.default == value) {
+                continue;
+            }
             let quoted = format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
             out.push_str(&format!("{} {}\n", def.name, quoted));
         }
@@ -913,19 +1636,33 @@ pub fn render_markdown() -> String {
          `--name value` flags (`firn --port 6380 --dir /var/lib/firn`); flags win over the file.\n\
          `CONFIG GET` reads every option, `CONFIG SET` changes the ones marked mutable, and\n\
          `CONFIG REWRITE` writes the current values back to the config file.\n\n\
+         A `redis.conf` of Redis 7.0 starts Firn unchanged: every Redis 7.0 option is accepted,\n\
+         under its alias too (`hash-max-ziplist-entries`, `slave-read-only`...), checked with\n\
+         Redis's ranges and error texts, and reported by `CONFIG GET` as set. The options\n\
+         whose meaning is \"No effect\" below are kept only for that: when the file or a flag\n\
+         gives one a value Firn cannot honour (`appendonly no`, a `save` schedule, `unixsocket`,\n\
+         `supervised systemd`...), the log names it at start-up, one warning line each, with\n\
+         what Firn does instead. `include <file>` reads another file at that point;\n\
+         `rename-command`, `user` and `loadmodule` are accepted and named in the log as not\n\
+         applied; an unknown directive is refused as Redis refuses it (`Bad directive or wrong\n\
+         number of arguments`). `daemonize yes` forks into the background as Redis does.\n\n\
          This page is generated from the option table in `crates/firn-server/src/config.rs`.\n\n\
          | option | default | CONFIG SET | meaning |\n|---|---|---|---|\n",
     );
     for def in OPTIONS {
-        let default = (def.get)(&defaults);
+        let default = def.value(&defaults);
         let default = if default.is_empty() {
             "\"\"".to_string()
         } else {
             format!("`{default}`")
         };
+        let name = match def.alias {
+            Some(alias) => format!("`{}` (alias `{alias}`)", def.name),
+            None => format!("`{}`", def.name),
+        };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            def.name,
+            "| {} | {} | {} | {} |\n",
+            name,
             default,
             if def.mutable { "yes" } else { "no" },
             def.doc
@@ -1069,6 +1806,51 @@ mod tests {
         }
         let on_disk = std::fs::read_to_string(path).unwrap_or_default();
         assert!(on_disk == rendered, "docs/configuration.md is stale: run FIRN_WRITE_DOCS=1 cargo test -p firn-server config");
+    }
+
+    #[test]
+    fn kept_options_check_and_print_as_redis() {
+        let mut c = Config::default();
+        let get = |c: &Config, name: &str| find_option(name).unwrap().value(c);
+        c.apply_text(
+            "slave-read-only no\noom-score-adj relative\nmaxmemory-clients 10%\n\
+             unixsocketperm 700\nshutdown-on-sigint NOSAVE now\nrepl-backlog-size 2mb\n\
+             save 900 1\nsave 60 100\nlatency-tracking-info-percentiles \"50 99.90\"\n",
+        )
+        .unwrap();
+        assert_eq!(get(&c, "replica-read-only"), "no");
+        assert_eq!(get(&c, "oom-score-adj"), "yes");
+        assert_eq!(get(&c, "maxmemory-clients"), "10%");
+        assert_eq!(get(&c, "unixsocketperm"), "700");
+        assert_eq!(get(&c, "shutdown-on-sigint"), "nosave now");
+        assert_eq!(get(&c, "repl-backlog-size"), "2097152");
+        assert_eq!(get(&c, "save"), "900 1 60 100");
+        assert_eq!(get(&c, "latency-tracking-info-percentiles"), "50 99.9");
+        let err = |text: &str| Config::default().apply_text(text).unwrap_err();
+        assert!(err("hash-max-ziplist-entries -1")
+            .ends_with("argument must be between 0 and 9223372036854775807 inclusive"));
+        assert!(
+            err("list-max-ziplist-size x").ends_with("argument couldn't be parsed into an integer")
+        );
+        assert!(err("zset-max-listpack-value -1").ends_with("argument must be a memory value"));
+        assert!(err("oom-score-adj maybe")
+            .ends_with("argument(s) must be one of the following: no, yes, relative, absolute"));
+        assert!(err("save 1").ends_with("Invalid save parameters"));
+        assert!(err("sentinel monitor x").contains("Bad directive"));
+    }
+
+    #[test]
+    fn warnings_name_what_firn_cannot_keep() {
+        let mut c = Config::default();
+        c.apply_text(
+            "appendonly no\nappendonly yes\nsupervised systemd\nrename-command FLUSHALL \"\"\n\
+             list-max-ziplist-entries 512\nloglevel notice\n",
+        )
+        .unwrap();
+        let warnings = c.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("'supervised systemd' has no effect in Firn"));
+        assert!(warnings[1].starts_with("'rename-command FLUSHALL ' ignored"));
     }
 
     #[test]

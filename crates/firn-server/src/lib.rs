@@ -32,4 +32,4 @@ mod startup;
 pub mod stream_reply;
 pub mod tracking;
 
-pub use startup::run;
+pub use startup::{daemonize, run};

@@ -113,9 +113,38 @@ fn raise_fd_limit(maxclients: usize) -> usize {
     clients.max(1)
 }
 
+/// Redis's daemonize(): the parent exits, the child leaves the terminal's
+/// session and points standard input, output and error at /dev/null. Only
+/// safe while the process has one thread: call it before `run`.
+pub fn daemonize() -> Result<(), String> {
+    // SAFETY: fork in a single-threaded process (main calls this before any
+    // thread starts); the child only continues with ordinary Rust code.
+    unsafe {
+        match libc::fork() {
+            -1 => return Err(std::io::Error::last_os_error().to_string()),
+            0 => {}
+            _ => libc::_exit(0),
+        }
+        libc::setsid();
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0);
+        if fd != -1 {
+            libc::dup2(fd, libc::STDIN_FILENO);
+            libc::dup2(fd, libc::STDOUT_FILENO);
+            libc::dup2(fd, libc::STDERR_FILENO);
+            if fd > libc::STDERR_FILENO {
+                libc::close(fd);
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn run(mut config: Config) -> Result<(), String> {
     crate::allocator::configure();
     init_logging(&config);
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
     config.maxclients = raise_fd_limit(config.maxclients);
     std::fs::create_dir_all(&config.dir)
         .map_err(|e| format!("cannot create dir {}: {e}", config.dir.display()))?;
@@ -137,6 +166,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
     engine.set_force_cold_reads(config.debug_cold_reads);
+    engine.set_encoding_limits(config.encoding);
     crate::commands::install(Registry::build(crate::groups::all())?);
     crate::after_call::install(crate::groups::observers());
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
@@ -247,29 +277,29 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
         (c.port, c.bind.clone(), c.tcp_backlog)
     };
     let mut listeners = Vec::new();
-    for addr in &binds {
-        let addr = addr.trim_start_matches('-');
+    for given in &binds {
+        // As in Redis: `-addr` may be unavailable (skipped with a warning),
+        // `*` and `::*` are every IPv4 and IPv6 address.
+        let optional = given.starts_with('-');
+        let addr = match given.trim_start_matches('-') {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            addr => addr,
+        };
         let ip: std::net::IpAddr = addr
             .parse()
             .map_err(|_| format!("invalid bind address '{addr}'"))?;
         let sock_addr = SocketAddr::new(ip, port);
-        let socket = socket2::Socket::new(
-            socket2::Domain::for_address(sock_addr),
-            socket2::Type::STREAM,
-            None,
-        )
-        .map_err(|e| e.to_string())?;
-        socket.set_reuse_address(true).map_err(|e| e.to_string())?;
-        if sock_addr.is_ipv6() {
-            let _ = socket.set_only_v6(true);
+        match listen_on(sock_addr, backlog) {
+            Ok(listener) => listeners.push(listener),
+            Err(e) if optional => {
+                tracing::warn!("could not bind {sock_addr} (optional, skipped): {e}");
+            }
+            Err(e) => return Err(e),
         }
-        socket
-            .bind(&sock_addr.into())
-            .map_err(|e| format!("could not bind {sock_addr}: {e}"))?;
-        socket.listen(backlog as i32).map_err(|e| e.to_string())?;
-        socket.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let std_listener: std::net::TcpListener = socket.into();
-        listeners.push(TcpListener::from_std(std_listener).map_err(|e| e.to_string())?);
+    }
+    if listeners.is_empty() {
+        return Err("no address to listen on (every optional bind address failed)".into());
     }
     tracing::info!(port, "Ready to accept connections");
     for listener in listeners {
@@ -281,6 +311,27 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
         _ = signal_shutdown() => { tracing::info!("Received a shutdown signal, scheduling shutdown..."); }
     }
     Ok(())
+}
+
+/// A listening socket on `sock_addr`.
+fn listen_on(sock_addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(sock_addr),
+        socket2::Type::STREAM,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    socket.set_reuse_address(true).map_err(|e| e.to_string())?;
+    if sock_addr.is_ipv6() {
+        let _ = socket.set_only_v6(true);
+    }
+    socket
+        .bind(&sock_addr.into())
+        .map_err(|e| format!("could not bind {sock_addr}: {e}"))?;
+    socket.listen(backlog as i32).map_err(|e| e.to_string())?;
+    socket.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let std_listener: std::net::TcpListener = socket.into();
+    TcpListener::from_std(std_listener).map_err(|e| e.to_string())
 }
 
 async fn signal_shutdown() {

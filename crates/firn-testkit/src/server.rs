@@ -31,6 +31,8 @@ pub enum Kind {
 /// its data directory (`data/`) and its log (`server.log`).
 pub struct Server {
     kind: Kind,
+    /// A config file given before the flags (which override it).
+    config_file: Option<PathBuf>,
     extra_args: Vec<String>,
     root: tempfile::TempDir,
     port: u16,
@@ -119,7 +121,18 @@ impl Server {
         Server::start(Kind::Firn, &args)
     }
 
+    /// `kind` reading `file` first, then its usual flags (port, bind, dir
+    /// and, for redis-server, no persistence, no daemonizing) and `args`,
+    /// which override the file as redis-server lets flags do.
+    pub fn with_config_file(kind: Kind, file: &Path, args: &[&str]) -> Server {
+        Server::start_with(kind, Some(file.to_path_buf()), args)
+    }
+
     fn start(kind: Kind, args: &[&str]) -> Server {
+        Server::start_with(kind, None, args)
+    }
+
+    fn start_with(kind: Kind, config_file: Option<PathBuf>, args: &[&str]) -> Server {
         let root = tempfile::Builder::new()
             .prefix("firn-diff-")
             .tempdir()
@@ -127,6 +140,7 @@ impl Server {
         std::fs::create_dir_all(root.path().join("data")).expect("create data dir");
         let mut server = Server {
             kind,
+            config_file,
             extra_args: args.iter().map(|s| s.to_string()).collect(),
             root,
             port: 0,
@@ -174,6 +188,7 @@ impl Server {
         let mut cmd = match self.kind {
             Kind::Redis => {
                 let mut c = Command::new(REDIS_SERVER);
+                c.args(&self.config_file);
                 c.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
                 c.args(["--save", "", "--appendonly", "no", "--daemonize", "no"]);
                 c.arg("--dir").arg(&dir);
@@ -181,6 +196,7 @@ impl Server {
             }
             Kind::Firn => {
                 let mut c = Command::new(firn_binary());
+                c.args(&self.config_file);
                 c.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
                 c.arg("--dir").arg(&dir);
                 c

@@ -18,7 +18,7 @@ use crate::args::{is, parse_i64};
 use crate::command_table::Flags;
 use crate::command_table::{CommandSpec, MetaValue};
 use crate::commands::replies::help_reply;
-use crate::config::{find_option, OptionDef, OPTIONS};
+use crate::config::{find_option, OptionDef, HIDDEN_OPTIONS, OPTIONS};
 use crate::errors::{
     storage_error_text, subcommand_syntax, CmdError, CmdResult, DB_OUT_OF_RANGE, SYNTAX,
 };
@@ -137,26 +137,34 @@ fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ))
 }
 
-/// The options CONFIG GET lists for its patterns, each once, with the name
-/// to print: a plain name is echoed as given (any case), a glob (matched
-/// without case) lists the options' own names.
+/// The options CONFIG GET lists for its patterns, each name once, with the
+/// name to print: a plain name (or alias) is echoed as given (any case), a
+/// glob (matched without case) lists the options' own names and aliases
+/// that match, as Redis 7.0 does (`hash-max-*` lists both spellings),
+/// except the hidden ones.
 fn config_get_matches(patterns: &[Bytes]) -> Vec<(Bytes, &'static OptionDef)> {
     let mut out: Vec<(Bytes, &'static OptionDef)> = Vec::new();
+    let seen = |out: &Vec<(Bytes, &'static OptionDef)>, name: &[u8]| {
+        out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
     for pattern in patterns {
         let is_glob = pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+        if !is_glob {
+            if let Some(def) = find_option(&String::from_utf8_lossy(pattern)) {
+                if !seen(&out, pattern) {
+                    out.push((pattern.clone(), def));
+                }
+            }
+            continue;
+        }
         for def in OPTIONS {
-            let matched = if is_glob {
-                glob_match(pattern, def.name.as_bytes(), true)
-            } else {
-                pattern.eq_ignore_ascii_case(def.name.as_bytes())
-            };
-            if matched && !out.iter().any(|(_, seen)| seen.name == def.name) {
-                let name = if is_glob {
-                    Bytes::from_static(def.name.as_bytes())
-                } else {
-                    pattern.clone()
-                };
-                out.push((name, def));
+            if HIDDEN_OPTIONS.contains(&def.name) {
+                continue;
+            }
+            for name in std::iter::once(def.name).chain(def.alias) {
+                if glob_match(pattern, name.as_bytes(), true) && !seen(&out, name.as_bytes()) {
+                    out.push((Bytes::from_static(name.as_bytes()), def));
+                }
             }
         }
     }
@@ -171,7 +179,7 @@ fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .map(|(name, def)| {
                 (
                     Reply::Bulk(name),
-                    Reply::Bulk(Bytes::from((def.get)(&config))),
+                    Reply::Bulk(Bytes::from(def.value(&config))),
                 )
             })
             .collect(),
@@ -180,7 +188,7 @@ fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// Options Redis guards with `enable-protected-configs` (off by default), so
 /// CONFIG SET refuses them with "protected" rather than "immutable".
-const PROTECTED_OPTIONS: &[&str] = &["dir"];
+const PROTECTED_OPTIONS: &[&str] = &["dir", "dbfilename"];
 
 fn config_set_failed(name: &str, why: &str) -> CmdError {
     CmdError::Owned(format!(
@@ -191,8 +199,8 @@ fn config_set_failed(name: &str, why: &str) -> CmdError {
 /// The options a CONFIG SET names, with their new values. As in Redis, every
 /// name is checked (unknown, immutable, protected, duplicate) before any
 /// value, the first failure wins and is reported with the name as given.
-fn config_set_targets(pairs: &[Bytes]) -> CmdResult<Vec<(&'static OptionDef, String)>> {
-    let mut targets: Vec<(&'static OptionDef, String)> = Vec::new();
+fn config_set_targets(pairs: &[Bytes]) -> CmdResult<Vec<(&'static OptionDef, String, String)>> {
+    let mut targets: Vec<(&'static OptionDef, String, String)> = Vec::new();
     for pair in pairs.chunks(2) {
         let given = String::from_utf8_lossy(&pair[0]);
         let Some(def) = find_option(&given) else {
@@ -204,7 +212,10 @@ fn config_set_targets(pairs: &[Bytes]) -> CmdResult<Vec<(&'static OptionDef, Str
             Some("can't set protected config")
         } else if !def.mutable {
             Some("can't set immutable config")
-        } else if targets.iter().any(|(seen, _)| seen.name == def.name) {
+        } else if targets
+            .iter()
+            .any(|(_, seen, _)| seen.eq_ignore_ascii_case(&given))
+        {
             Some("duplicate parameter")
         } else {
             None
@@ -213,7 +224,13 @@ fn config_set_targets(pairs: &[Bytes]) -> CmdResult<Vec<(&'static OptionDef, Str
             return Err(config_set_failed(&given, why));
         }
         let value = pair.get(1).ok_or(CmdError::Static(SYNTAX))?;
-        targets.push((def, String::from_utf8_lossy(value).into_owned()));
+        // A bad value is reported with the name given, in lowercase (an
+        // alias stays the alias, as in Redis).
+        targets.push((
+            def,
+            given.to_ascii_lowercase(),
+            String::from_utf8_lossy(value).into_owned(),
+        ));
     }
     Ok(targets)
 }
@@ -225,10 +242,11 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let targets = config_set_targets(&args[2..])?;
     // All values are applied to a copy first: all or none take effect.
     let mut updated = ctx.server.config().clone();
-    for (def, value) in targets {
-        // A bad value is reported with the option's own (lowercase) name.
-        (def.set)(&mut updated, &[value]).map_err(|why| config_set_failed(def.name, &why))?;
+    for (def, name, value) in targets {
+        def.apply(&mut updated, &[value])
+            .map_err(|why| config_set_failed(&name, &why))?;
     }
+    ctx.server.engine.set_encoding_limits(updated.encoding);
     ctx.server.cold_pool.set_max_queued(updated.io_queue_max);
     ctx.server
         .engine
@@ -814,6 +832,7 @@ fn slowlog_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 const SENSITIVE_OPTIONS: &[&str] = &[
     "requirepass",
     "masterauth",
+    "masteruser",
     "tls-key-file-pass",
     "tls-client-key-file-pass",
 ];
@@ -861,9 +880,15 @@ mod tests {
     #[test]
     fn config_get_lists_each_option_once() {
         assert_eq!(names(&["timeout", "timeout", "time*"]), ["timeout"]);
-        let all = names(&["*"]);
-        assert_eq!(all.len(), OPTIONS.len());
-        assert_eq!(names(&["*", "port"]).len(), OPTIONS.len());
+        let listed = OPTIONS
+            .iter()
+            .filter(|o| !HIDDEN_OPTIONS.contains(&o.name))
+            .map(|o| 1 + o.alias.is_some() as usize)
+            .sum::<usize>();
+        assert_eq!(names(&["*"]).len(), listed);
+        assert_eq!(names(&["*", "port"]).len(), listed);
+        assert_eq!(names(&["watchdog-period"]), ["watchdog-period"]);
+        assert!(!names(&["watchdog*"]).contains(&"watchdog-period".to_string()));
     }
 
     fn set_error(args: &[&str]) -> String {
