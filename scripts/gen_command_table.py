@@ -51,7 +51,7 @@ OUTPUT = os.path.join(REPO_ROOT, "crates", "firn-server", "src", "command_table.
 # is taken with all of its Redis 7.0 subcommands (plus EXTRA_SUBCOMMANDS).
 COMMAND_GROUPS = [
     ("connection", "ping echo hello auth select quit reset client"),
-    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog"),
+    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory"),
     (
         "strings",
         "set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby "
@@ -247,6 +247,13 @@ SUMMARIES = {
     "object|help": "Lists the OBJECT subcommands and what they do.",
     "object|idletime": "Returns the seconds since a key was last read or written.",
     "object|refcount": "Returns the reference count of the value stored at a key.",
+    "memory": "Groups the commands that report on the server's memory.",
+    "memory|doctor": "Reports memory problems the server can see.",
+    "memory|help": "Lists the MEMORY subcommands and what they do.",
+    "memory|malloc-stats": "Returns the memory allocator's own statistics.",
+    "memory|purge": "Asks the memory allocator to give freed pages back to the system.",
+    "memory|stats": "Returns how the server's memory is used, component by component.",
+    "memory|usage": "Estimates the bytes a key and its value take in memory.",
     "dump": "Serializes the value stored at a key in the DUMP payload format.",
     "restore": "Creates a key from a value serialized by DUMP.",
     # hashes

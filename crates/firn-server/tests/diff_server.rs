@@ -519,3 +519,43 @@ fn restart_and_kill9_restart_keep_the_data_directory() {
     };
     assert_eq!(conn.cmd(&["GET", "after-crash"]), expected);
 }
+
+// ------------------------------------------------------------------ MEMORY
+
+#[test]
+fn memory_usage_checks_arguments_like_redis() {
+    let mut d = Diff::new();
+    d.cmd(&["MEMORY", "USAGE", "nokey"]);
+    d.cmd(&["HSET", "h", "a", "1", "b", "2"]);
+    d.cmd(&["SET", "s", "value"]);
+    for key in ["h", "s"] {
+        d.cmd_type_only(&["MEMORY", "USAGE", key]);
+        d.cmd_type_only(&["MEMORY", "USAGE", key, "SAMPLES", "0"]);
+        d.cmd_type_only(&["MEMORY", "USAGE", key, "samples", "1", "SAMPLES", "2"]);
+    }
+    d.cmd(&["MEMORY", "USAGE", "h", "SAMPLES", "-1"]);
+    d.cmd(&["MEMORY", "USAGE", "h", "SAMPLES", "x"]);
+    d.cmd(&["MEMORY", "USAGE", "h", "SAMPLES"]);
+    d.cmd(&["MEMORY", "USAGE", "h", "foo", "1"]);
+    d.cmd(&["MEMORY", "USAGE", "nokey", "foo"]);
+    d.cmd(&["MEMORY", "USAGE"]);
+    d.cmd(&["MEMORY", "HELP"]);
+    d.cmd(&["MEMORY", "PURGE"]);
+    d.cmd(&["MEMORY", "NOSUCH"]);
+    d.cmd(&["MEMORY", "STATS", "extra"]);
+    d.cmd_type_only(&["MEMORY", "DOCTOR"]);
+    // The same fields in the same order (values are each server's own).
+    let names = |r: &R| match r {
+        R::Array(Some(items)) => items
+            .chunks(2)
+            .map(|pair| pair[0].as_str().unwrap_or_default())
+            .collect::<Vec<_>>(),
+        other => panic!("MEMORY STATS: {other:?}"),
+    };
+    let pair = d.client();
+    let (r, f) = (
+        pair.redis.cmd(&["MEMORY", "STATS"]),
+        pair.firn.cmd(&["MEMORY", "STATS"]),
+    );
+    assert_eq!(names(&f), names(&r));
+}

@@ -76,6 +76,7 @@ pub const COMMANDS: &[Def] = &[
     def("object|idletime", object_idletime).no_touch(),
     def("object|refcount", object_refcount).no_touch(),
     def("object|help", object_help).no_touch(),
+    def("memory|usage", memory_usage).no_touch(),
     def("dump", dump),
     def("restore", restore),
 ];
@@ -605,6 +606,62 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Reply::Bulk(Bytes::from_static(name.as_bytes()))
         }
     })
+}
+
+/// MEMORY USAGE key [SAMPLES count]: an estimate of the bytes the key
+/// and its value would take in memory (Firn keeps them on disk and caches
+/// what is read): the key, a fixed per-key overhead, and for a collection
+/// its size times the average of its first `count` members (5 by default,
+/// 0 = all), as Redis samples. The arguments are checked as Redis does.
+fn memory_usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut samples: u64 = 5;
+    let mut opts = ArgCursor::new(args, 3);
+    while let Some(opt) = opts.next_arg() {
+        if is(opt, "samples") && opts.peek().is_some() {
+            let n = opts.int_value()?;
+            if n < 0 {
+                return Err(CmdError::Static(SYNTAX));
+            }
+            samples = if n == 0 { u64::MAX } else { n as u64 };
+        } else {
+            return Err(CmdError::Static(SYNTAX));
+        }
+    }
+    let db = ctx.db();
+    let key = &args[2];
+    ctx.txn.set_read_lookups(false);
+    let Some(meta) = ctx.txn.meta(db, key)? else {
+        return Ok(Reply::Null);
+    };
+    // Redis's dictEntry, object header and key header, roughly.
+    const KEY_OVERHEAD: u64 = 56;
+    // Per member: its headers in a hash table or skiplist node.
+    const MEMBER_OVERHEAD: u64 = 16;
+    let base = KEY_OVERHEAD + key.len() as u64;
+    let bytes = match Collection::of_meta(&meta) {
+        None => base + Txn::string_len_of(&meta),
+        Some(coll) => {
+            super::offload::off_thread_if(ctx, samples.min(coll.size))?;
+            let (mut seen, mut member_bytes) = (0u64, 0u64);
+            ctx.txn.scan_members(
+                firn_storage::Cf::Data,
+                db,
+                key,
+                &coll,
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Unbounded,
+                false,
+                |member, value| {
+                    seen += 1;
+                    member_bytes += (member.len() + value.len()) as u64 + MEMBER_OVERHEAD;
+                    seen < samples
+                },
+            )?;
+            let average = member_bytes.checked_div(seen).unwrap_or(0);
+            base + average.saturating_mul(coll.size)
+        }
+    };
+    Ok(Reply::Integer(bytes.min(i64::MAX as u64) as i64))
 }
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -28,6 +28,11 @@ use crate::server::Server;
 pub const COMMANDS: &[Def] = &[
     def("info", info),
     def("dbsize", dbsize),
+    def("memory|stats", memory_stats),
+    def("memory|doctor", memory_doctor),
+    def("memory|malloc-stats", memory_malloc_stats),
+    def("memory|purge", memory_purge),
+    def("memory|help", memory_help),
     def_all("flushdb", flushdb),
     def_all("flushall", flushall),
     def_all("swapdb", swapdb),
@@ -70,6 +75,77 @@ fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// The keys of every submitted batch (a write counts before it is
 /// durable, as it is visible), and inside EXEC or a script the unit's own
 /// changes so far, flushes included.
+fn memory_stats(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    use crate::info::memory::MemoryStat;
+    let bytes = |n: u64| Reply::Integer(n.min(i64::MAX as u64) as i64);
+    let mut pairs = Vec::new();
+    for (name, stat) in crate::info::memory::memory_stats(ctx.server) {
+        match stat {
+            MemoryStat::Bytes(n) => pairs.push((Reply::bulk(name), bytes(n))),
+            MemoryStat::Ratio(r) => pairs.push((Reply::bulk(name), Reply::Double(r))),
+            MemoryStat::Dbs(dbs) => {
+                for db in dbs {
+                    let overheads = [
+                        "overhead.hashtable.main",
+                        "overhead.hashtable.expires",
+                        "overhead.hashtable.slot-to-keys",
+                    ]
+                    .into_iter()
+                    .map(|n| (Reply::bulk(n), bytes(0)))
+                    .collect();
+                    pairs.push((
+                        Reply::Bulk(Bytes::from(format!("db.{db}"))),
+                        Reply::Map(overheads),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Reply::Map(pairs))
+}
+
+/// Redis's report when it finds nothing to say.
+fn memory_doctor(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::verbatim_text(Bytes::from_static(
+        b"Hi Sam, I can't find any memory issue in your instance. \
+          I can only account for what occurs on this base.\n",
+    )))
+}
+
+/// What Redis answers when built without jemalloc (Firn uses the system's
+/// allocator).
+fn memory_malloc_stats(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::bulk("Stats not supported for the current allocator"))
+}
+
+/// Gives freed heap pages back to the kernel (allocator.rs), as the
+/// trimmer thread does every few seconds.
+fn memory_purge(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    crate::allocator::release_free_pages();
+    Ok(Reply::ok())
+}
+
+const MEMORY_HELP: &[&str] = &[
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn memory_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(help_reply(MEMORY_HELP))
+}
+
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(ctx.txn.key_count(ctx.db()).0 as i64))
 }
