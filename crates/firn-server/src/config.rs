@@ -171,6 +171,10 @@ pub struct Config {
     /// Directives of a redis.conf Firn accepts and cannot apply
     /// (`rename-command`, `user`, `loadmodule`): one warning each at start.
     pub ignored_directives: Vec<String>,
+    /// The directives of the top-level file or flags that are not options
+    /// (`include`, `rename-command`, `user`, `loadmodule`), as given: CONFIG
+    /// REWRITE writes them back, before the options.
+    directives: Vec<Vec<String>>,
     /// A `save` line of the file being read replaces the default schedule,
     /// later ones add to it (as Redis reads them).
     save_from_file: bool,
@@ -216,6 +220,7 @@ impl Default for Config {
             kept: BTreeMap::new(),
             given: Vec::new(),
             ignored_directives: Vec::new(),
+            directives: Vec::new(),
             save_from_file: false,
             config_file: None,
         }
@@ -1505,7 +1510,13 @@ impl Config {
                 continue;
             };
             let Some(def) = find_option(name) else {
-                match other_directive(name, values.len()) {
+                let directive = other_directive(name, values.len());
+                if depth == 0
+                    && matches!(directive, Some(Directive::Include | Directive::Ignored(_)))
+                {
+                    self.directives.push(args.clone());
+                }
+                match directive {
                     Some(Directive::Include) => {
                         if depth >= 16 {
                             return Err(format!("{}: includes nested too deep", at(lineno)));
@@ -1611,15 +1622,25 @@ impl Config {
 
     /// The redis.conf text CONFIG REWRITE writes: every option, current value.
     pub fn render(&self) -> String {
+        let quote =
+            |value: &str| format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
         let mut out = String::from("# Written by Firn's CONFIG REWRITE.\n");
+        for args in &self.directives {
+            let (name, values) = args.split_first().expect("a directive has a name");
+            out.push_str(name);
+            for value in values {
+                out.push(' ');
+                out.push_str(&quote(value));
+            }
+            out.push('\n');
+        }
         for def in OPTIONS {
             let value = def.value(self);
             // A kept option is written only when set to something else.
             if def.kept.as_ref().is_some_and(|k| k.default == value) {
                 continue;
             }
-            let quoted = format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
-            out.push_str(&format!("{} {}\n", def.name, quoted));
+            out.push_str(&format!("{} {}\n", def.name, quote(&value)));
         }
         out
     }
@@ -1770,10 +1791,23 @@ mod tests {
         assert_eq!(c.port, 7001);
         assert_eq!(c.requirepass.as_deref(), Some("a b"));
         assert_eq!(c.maxmemory, 2 << 30);
+        c.apply_text("rename-command KEYS \"\"\nsave 60 1\nslave-read-only no\n")
+            .unwrap();
+        let rendered = c.render();
+        assert!(
+            rendered.contains("\nrename-command \"KEYS\" \"\"\n"),
+            "{rendered}"
+        );
         let mut again = Config::default();
-        again.apply_text(&c.render()).unwrap();
+        again.apply_text(&rendered).unwrap();
         assert_eq!(again.port, 7001);
         assert_eq!(again.requirepass.as_deref(), Some("a b"));
+        assert_eq!(find_option("save").unwrap().value(&again), "60 1");
+        assert_eq!(
+            find_option("replica-read-only").unwrap().value(&again),
+            "no"
+        );
+        assert_eq!(again.render(), rendered);
     }
 
     #[test]
