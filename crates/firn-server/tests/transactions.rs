@@ -346,17 +346,26 @@ fn pause_holds_scripts_by_their_declared_flags(server: &Server) {
     };
     admin.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]);
     let no_writes = "#!lua flags=no-writes\nreturn 'unique script'";
-    assert_eq!(client.cmd(&["EVAL", no_writes, "0"]), R::Bulk(Some(b"unique script".to_vec())));
+    assert_eq!(
+        client.cmd(&["EVAL", no_writes, "0"]),
+        R::Bulk(Some(b"unique script".to_vec()))
+    );
     assert_eq!(
         client.cmd(&["EVAL_RO", "return redis.call('GeT', 'x')", "1", "x"]),
         R::Bulk(Some(b"y".to_vec()))
     );
     assert_eq!(client.cmd(&["EVALSHA", &sha, "0"]), R::Int(2));
-    assert_eq!(client.cmd(&["FCALL", "ro", "0"]), R::Bulk(Some(b"hello".to_vec())));
+    assert_eq!(
+        client.cmd(&["FCALL", "ro", "0"]),
+        R::Bulk(Some(b"hello".to_vec()))
+    );
     client.cmd(&["MULTI"]);
     client.cmd(&["EVAL", "#!lua flags=no-writes\nreturn 12", "0"]);
     assert_eq!(client.cmd(&["EXEC"]), R::Array(Some(vec![R::Int(12)])));
-    assert_eq!(firn_testkit::info::field(&mut admin, "clients", "blocked_clients"), 0);
+    assert_eq!(
+        firn_testkit::info::field(&mut admin, "clients", "blocked_clients"),
+        0
+    );
 
     // Held: a shebang without flags, a script without a shebang.
     let mut held = [server.conn(), server.conn()];
@@ -370,7 +379,10 @@ fn pause_holds_scripts_by_their_declared_flags(server: &Server) {
     for conn in &mut held {
         assert_eq!(conn.read_reply().1, R::Int(1));
     }
-    assert_eq!(firn_testkit::info::field(&mut admin, "clients", "blocked_clients"), 0);
+    assert_eq!(
+        firn_testkit::info::field(&mut admin, "clients", "blocked_clients"),
+        0
+    );
 }
 
 #[test]

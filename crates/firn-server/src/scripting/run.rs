@@ -337,6 +337,8 @@ fn run_function(
     };
     let mut txn = engine.txn_locked(read_mode);
     txn.set_db(db);
+    // The caller's writes: tracking's NOLOOP skips its own invalidations.
+    txn.set_client(client.id);
     let mut script_session = session.clone();
     script_session.protocol = Protocol::Resp2;
     let state = RefCell::new(RunState {
