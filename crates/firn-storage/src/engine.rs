@@ -7,7 +7,7 @@
 //!   writers after everything submitted before them; each batch's ticket
 //!   resolves after it is written;
 //! - per-database key counts live in the `System` CF as merge operands
-//!   (summed there, see `system_merge`) written in the same batch as the
+//!   (summed there, see system.rs) written in the same batch as the
 //!   keys they count, so DBSIZE is exact after a crash;
 //! - collection versions come from a persisted monotonic counter and are
 //!   never reused, so a member whose version differs from its key's stored
@@ -41,45 +41,23 @@ pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
 use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
-use crate::keys;
+use crate::keys::{self, MAX_DATABASES};
 use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
 use crate::member_filter::OrphanMemberFilterFactory;
 use crate::overlay::Overlay;
+use crate::system::{
+    count_key, decode_counts, server_record_key, system_merge, DB_MAP_KEY, SERVER_RECORD_PREFIX,
+    VERSION_KEY,
+};
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
 use crate::writer::{self, CommitBatch, Job, Rendezvous};
 use crate::Cf;
 
-pub(crate) const VERSION_KEY: &[u8] = b"version";
-pub(crate) const DB_MAP_KEY: &[u8] = b"dbmap";
-/// Prefix of the server's own records in the System CF (function
-/// libraries: see `Txn::put_server_record`).
-const SERVER_RECORD_PREFIX: &[u8] = b"srv:";
-
-pub(crate) fn server_record_key(key: &[u8]) -> Vec<u8> {
-    let mut out = SERVER_RECORD_PREFIX.to_vec();
-    out.extend_from_slice(key);
-    out
-}
-pub const MAX_DATABASES: usize = 256;
-
 /// The hot tier's share for meta records; the rest (a quarter) holds
 /// small collections decoded (`collcache.rs`).
 fn hot_meta_share(hot_cache_bytes: u64) -> u64 {
     hot_cache_bytes - hot_cache_bytes / 4
-}
-
-pub(crate) fn count_key(db: u8) -> Vec<u8> {
-    let mut k = b"count:".to_vec();
-    k.push(db);
-    k
-}
-
-pub(crate) fn encode_counts(keys: i64, expires: i64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&keys.to_be_bytes());
-    out[8..].copy_from_slice(&expires.to_be_bytes());
-    out
 }
 
 /// When the write-ahead log is fsynced (Redis's `appendfsync`).
@@ -1123,38 +1101,6 @@ fn cf_options(
         ));
     }
     opts
-}
-
-/// The System CF's merge operator: key-count records add up (16 bytes:
-/// keys and keys with an expiry, big-endian i64s) and the version
-/// high-water mark keeps the largest value, so parallel writers can each
-/// write their own part. A record of another length counts as absent.
-fn system_merge(
-    key: &[u8],
-    existing: Option<&[u8]>,
-    operands: &rocksdb::MergeOperands,
-) -> Option<Vec<u8>> {
-    let values = existing.into_iter().chain(operands.iter());
-    if key == VERSION_KEY {
-        let max = values
-            .filter_map(|v| v.try_into().ok().map(u64::from_be_bytes))
-            .max()
-            .unwrap_or(0);
-        return Some(max.to_be_bytes().to_vec());
-    }
-    let (keys, expires) = values
-        .filter_map(decode_counts)
-        .fold((0i64, 0i64), |(k, e), (dk, de)| {
-            (k.wrapping_add(dk), e.wrapping_add(de))
-        });
-    Some(encode_counts(keys, expires).to_vec())
-}
-
-/// A System-CF key-count record: `(keys, keys with an expiry)`.
-fn decode_counts(raw: &[u8]) -> Option<(i64, i64)> {
-    let keys = raw.get(..8)?.try_into().ok().map(i64::from_be_bytes)?;
-    let expires = raw.get(8..16)?.try_into().ok().map(i64::from_be_bytes)?;
-    (raw.len() == 16).then_some((keys, expires))
 }
 
 /// A subscription to [`Engine::subscribe_submits`]; submits stop building

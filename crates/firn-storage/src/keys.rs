@@ -14,6 +14,9 @@ use crc::{Crc, CRC_16_XMODEM};
 
 const CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_XMODEM);
 
+/// The `db` byte: at most this many physical databases.
+pub(crate) const MAX_DATABASES: usize = 256;
+
 /// Redis Cluster's hash slot of a key, honouring `{hash tags}`.
 pub fn key_slot(key: &[u8]) -> u16 {
     let hashed = match key.iter().position(|&b| b == b'{') {

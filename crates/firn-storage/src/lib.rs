@@ -25,6 +25,7 @@ pub mod meta;
 mod overlay;
 mod set;
 mod string;
+mod system;
 mod ticket;
 mod txn;
 mod watch;

@@ -1104,7 +1104,7 @@ fn swaps_given_up_in_any_order_leave_the_committed_map() {
         swaps,
         ..Default::default()
     };
-    let identity: Vec<u8> = (0..crate::engine::MAX_DATABASES).map(|d| d as u8).collect();
+    let identity: Vec<u8> = (0..crate::keys::MAX_DATABASES).map(|d| d as u8).collect();
     // Two groups swap overlapping databases; both fail, the first first.
     let (first, second) = (batch(1, vec![swap(0, 1)]), batch(2, vec![swap(0, 2)]));
     inner.submit_swaps_for_test(&first);

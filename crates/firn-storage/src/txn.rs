@@ -23,9 +23,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use crate::changes::{notify_class, Event};
-use crate::engine::{Inner, MAX_DATABASES};
+use crate::engine::Inner;
 use crate::error::{Result, StorageError};
-use crate::keys::{self, expire_key, meta_key};
+use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::meta::Meta;
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
 use crate::ticket::Ticket;
@@ -235,7 +235,7 @@ impl<'e> Txn<'e> {
     /// Writes one of the server's own records (function libraries) to the
     /// System column family, under a prefix no engine record uses.
     pub fn put_server_record(&mut self, key: &[u8], value: Bytes) {
-        self.put(Cf::System, &crate::engine::server_record_key(key), value);
+        self.put(Cf::System, &crate::system::server_record_key(key), value);
     }
 
     #[cfg(test)]
@@ -250,7 +250,7 @@ impl<'e> Txn<'e> {
 
     /// Deletes one of the server's own records.
     pub fn delete_server_record(&mut self, key: &[u8]) {
-        self.delete(Cf::System, &crate::engine::server_record_key(key));
+        self.delete(Cf::System, &crate::system::server_record_key(key));
     }
 
     /// Records keyspace event `name` of `class` (a `notify_class` bit) for

@@ -313,25 +313,25 @@ fn commit_group(
             for &db in &resets {
                 wb.put_cf(
                     system,
-                    crate::engine::count_key(db),
-                    crate::engine::encode_counts(0, 0),
+                    crate::system::count_key(db),
+                    crate::system::encode_counts(0, 0),
                 );
             }
             for (&db, &(keys, expires)) in &deltas {
                 wb.merge_cf(
                     system,
-                    crate::engine::count_key(db),
-                    crate::engine::encode_counts(keys, expires),
+                    crate::system::count_key(db),
+                    crate::system::encode_counts(keys, expires),
                 );
             }
             if let Some(map) = &map_after {
-                wb.put_cf(system, crate::engine::DB_MAP_KEY, map);
+                wb.put_cf(system, crate::system::DB_MAP_KEY, map);
             }
             if max_version > *persisted_version {
                 // Merged as a maximum: writers may land in any order.
                 wb.merge_cf(
                     system,
-                    crate::engine::VERSION_KEY,
+                    crate::system::VERSION_KEY,
                     max_version.to_be_bytes(),
                 );
             }
