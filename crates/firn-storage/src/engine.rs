@@ -38,6 +38,7 @@ use crate::changes::{Change, ChangeReceiver, ChangeSender, Event};
 /// Receives the keyspace events of each committed batch (see
 /// [`Engine::set_event_sink`]).
 pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
+use crate::batch::{CommitBatch, Swap};
 use crate::collcache::CollCache;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
@@ -51,7 +52,7 @@ use crate::system::{
 };
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
-use crate::writer::{self, CommitBatch, Job, Rendezvous};
+use crate::writer::{self, Job, Rendezvous};
 use crate::Cf;
 
 /// The hot tier's share for meta records; the rest (a quarter) holds
@@ -199,15 +200,6 @@ struct DbMap {
     committed: Vec<u8>,
     /// `(seq, a, b)` of submitted swaps not yet written, in submit order.
     pending: Vec<(u64, u8, u8)>,
-}
-
-/// SWAPDB of logical databases `a` and `b`, with what the watched keys of
-/// both were at that point of its transaction (watch.rs).
-#[derive(Clone, Debug)]
-pub(crate) struct Swap {
-    pub a: u8,
-    pub b: u8,
-    pub checks: Vec<crate::watch::SwapCheck>,
 }
 
 pub(crate) fn swap_entries(map: &mut [u8], a: u8, b: u8) {
@@ -428,7 +420,7 @@ impl Inner {
             }
             let _ = self.submits.send(Arc::new(Change {
                 db: batch.db,
-                keys: crate::txn::changed_keys(&batch.writes),
+                keys: batch.changed_keys(),
                 whole_dbs,
                 command_names: crate::changes::command_names(&batch.commands),
                 client: batch.client,

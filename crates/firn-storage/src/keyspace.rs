@@ -9,12 +9,12 @@
 use bytes::Bytes;
 use rocksdb::{ReadOptions, Snapshot};
 
+use crate::batch::CommitBatch;
 use crate::engine::{Engine, Inner};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
 use crate::meta::{Body, Meta};
 use crate::txn::{ReadMode, ScanStep, Txn};
-use crate::writer::CommitBatch;
 use crate::Cf;
 
 /// Members per staged batch of a big copy (RENAME, COPY, MOVE of a big

@@ -7,6 +7,7 @@
 //! The layer above decides where to re-run an incomplete command. This crate
 //! knows nothing about RESP.
 
+mod batch;
 mod changes;
 mod collcache;
 mod collection;

@@ -1094,12 +1094,12 @@ fn swaps_given_up_in_any_order_leave_the_committed_map() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     let inner = engine.inner();
-    let swap = |a, b| crate::engine::Swap {
+    let swap = |a, b| crate::batch::Swap {
         a,
         b,
         checks: Vec::new(),
     };
-    let batch = |seq, swaps| crate::writer::CommitBatch {
+    let batch = |seq, swaps| crate::batch::CommitBatch {
         seq,
         swaps,
         ..Default::default()

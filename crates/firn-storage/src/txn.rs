@@ -22,6 +22,7 @@ use rocksdb::{ReadOptions, ReadTier};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
+use crate::batch::{CommitBatch, Swap};
 use crate::changes::{notify_class, Event};
 use crate::engine::Inner;
 use crate::error::{Result, StorageError};
@@ -29,7 +30,6 @@ use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::meta::Meta;
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
 use crate::ticket::Ticket;
-use crate::writer::CommitBatch;
 use crate::Cf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub(crate) struct Effects {
     /// propagates FLUSHALL of an empty database too).
     pub empty_flush: bool,
     /// SWAPDBs of this batch, in order.
-    pub swaps: Vec<crate::engine::Swap>,
+    pub swaps: Vec<Swap>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
     /// Keyspace events, in emission order (see [`Txn::notify`]).
@@ -963,10 +963,7 @@ impl<'e> Txn<'e> {
         };
         crate::engine::swap_entries(&mut map, a, b);
         self.st.db_map = Some(map);
-        self.st
-            .effects
-            .swaps
-            .push(crate::engine::Swap { a, b, checks });
+        self.st.effects.swaps.push(Swap { a, b, checks });
         Ok(())
     }
 
@@ -1069,28 +1066,6 @@ impl<'e> Txn<'e> {
         tickets.append(&mut effects.depends);
         Ok(tickets)
     }
-}
-
-/// `(physical db, user key)` of every key a batch writes, from the raw keys
-/// of its meta and member writes.
-pub(crate) fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
-    let mut keys: Vec<(u8, Bytes)> = Vec::new();
-    let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
-    for raw in writes.keys() {
-        let found = match raw.first().and_then(|&b| Cf::from_u8(b)) {
-            Some(Cf::Meta) => keys::parse_meta_key(&raw[1..]),
-            Some(Cf::Data | Cf::ZScore | Cf::Stream) => {
-                keys::parse_member_key(&raw[1..]).map(|(db, key, _)| (db, key))
-            }
-            _ => None,
-        };
-        if let Some((pdb, key)) = found {
-            if seen.insert((pdb, key)) {
-                keys.push((pdb, Bytes::copy_from_slice(key)));
-            }
-        }
-    }
-    keys
 }
 
 /// Copies of the values a scan hands out, carved from shared buffers: a

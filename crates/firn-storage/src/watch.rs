@@ -21,12 +21,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::batch::{CommitBatch, Presence, SwapCheck};
 use crate::engine::{Engine, Inner};
 use crate::error::Result;
 use crate::keys;
 use crate::ticket::Ticket;
 use crate::txn::Txn;
-use crate::writer::CommitBatch;
 use crate::Cf;
 
 /// A batch's ticket, set once the batch is queued (its watchers are
@@ -116,25 +116,6 @@ impl Watcher {
         }
         self.dirty.store(true, Ordering::Release);
     }
-}
-
-/// Whether a key is in a database, as a swap sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Presence {
-    Absent,
-    Live,
-    /// Present but past its deadline (not yet deleted).
-    Expired,
-}
-
-/// A watched key of a swapped database, looked up in both databases
-/// before the swap: `here` in its own, `there` in the other.
-#[derive(Clone, Debug)]
-pub(crate) struct SwapCheck {
-    db: u8,
-    key: Bytes,
-    here: Presence,
-    there: Presence,
 }
 
 /// What WATCH saw of a key.

@@ -35,47 +35,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use crate::batch::CommitBatch;
 use crate::changes::{encode_log_record, Change};
 use crate::engine::Inner;
 use crate::ticket::Ticket;
 use crate::{Cf, SyncPolicy};
-
-/// One command's writes and effects, in commit order.
-#[derive(Default)]
-pub(crate) struct CommitBatch {
-    pub seq: u64,
-    pub writes: BTreeMap<Vec<u8>, Option<Bytes>>,
-    pub range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
-    pub count_deltas: Vec<(u8, i64, i64)>,
-    pub count_resets: Vec<u8>,
-    pub max_version: u64,
-    /// Lock stripes of the keys written.
-    pub stripes: Vec<usize>,
-    /// Physical databases flushed (fenced in the overlay until committed).
-    pub flushes: Vec<u8>,
-    /// Logical databases swapped, in order (applied to the live map at
-    /// submit, to the committed map and RocksDB when written).
-    pub swaps: Vec<crate::engine::Swap>,
-    /// Logical database of the replay commands.
-    pub db: u8,
-    /// The client whose command made the batch (0: the server).
-    pub client: u64,
-    /// The replay form of the batch's commands.
-    pub commands: Vec<Vec<Bytes>>,
-    /// Keyspace events to publish once committed.
-    pub events: Vec<crate::changes::Event>,
-    /// Set by submit.
-    pub ticket: Option<Ticket>,
-}
-
-impl CommitBatch {
-    fn bytes(&self) -> usize {
-        self.writes
-            .iter()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
-            .sum()
-    }
-}
 
 /// What a writer thread is handed.
 pub(crate) enum Job {
@@ -564,7 +528,7 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
         db: batch.db,
         client: batch.client,
         // Derived here, only when someone listens.
-        keys: crate::txn::changed_keys(&batch.writes),
+        keys: batch.changed_keys(),
         whole_dbs,
         command_names: crate::changes::command_names(&batch.commands),
         events: batch.events.clone(),
@@ -615,7 +579,7 @@ fn probe_after_error(inner: &Inner, opts: &WriteOptions) {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use super::CommitBatch;
+    use crate::batch::CommitBatch;
     use crate::Cf;
 
     /// A batch that writes this System-CF key makes the writer panic (to
