@@ -38,8 +38,9 @@ use crate::changes::{Change, ChangeReceiver, ChangeSender, Event};
 /// Receives the keyspace events of each committed batch (see
 /// [`Engine::set_event_sink`]).
 pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
-use crate::batch::{CommitBatch, Swap};
+use crate::batch::CommitBatch;
 use crate::collcache::CollCache;
+use crate::dbmap::DbMap;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys::{self, MAX_DATABASES};
@@ -191,28 +192,6 @@ struct CommitQueue {
     single_since_spanning: bool,
 }
 
-/// The logical→physical database map that SWAPDB changes. Readers see
-/// `live`: the committed map with every submitted swap applied, in submit
-/// order. The writer persists the committed map as swaps commit; a swap
-/// given up on leaves `pending`, and `live` is rebuilt from what remains.
-struct DbMap {
-    live: Vec<u8>,
-    committed: Vec<u8>,
-    /// `(seq, a, b)` of submitted swaps not yet written, in submit order.
-    pending: Vec<(u64, u8, u8)>,
-}
-
-pub(crate) fn swap_entries(map: &mut [u8], a: u8, b: u8) {
-    if (a as usize) < map.len() && (b as usize) < map.len() {
-        map.swap(a as usize, b as usize);
-    }
-}
-
-/// The logical database `map` sends to physical database `pdb`.
-pub(crate) fn logical_in(map: &[u8], pdb: u8) -> u8 {
-    map.iter().position(|&p| p == pdb).map_or(pdb, |l| l as u8)
-}
-
 pub(crate) struct Inner {
     pub(crate) db: DB,
     pub(crate) overlay: Overlay,
@@ -227,7 +206,8 @@ pub(crate) struct Inner {
     write_buffers: Mutex<WriteBufferManager>,
     pub(crate) stats: EngineStats,
     pub(crate) databases: usize,
-    db_map: RwLock<DbMap>,
+    /// The logical→physical database map (dbmap.rs).
+    pub(crate) db_map: DbMap,
     queue: Mutex<CommitQueue>,
     /// Committed batches, in order, for WATCH, notifications, replication.
     pub(crate) changes: ChangeSender,
@@ -257,10 +237,6 @@ pub(crate) struct Inner {
     /// Open [`crate::KeyspaceView`]s: while any is open the compaction
     /// filter drops no member (member_filter.rs).
     pub(crate) members_pinned: Arc<AtomicUsize>,
-    /// Tickets of submitted swaps not yet written, and their number (one
-    /// load on every read while it is 0).
-    swap_tickets: Mutex<Vec<Ticket>>,
-    swaps_in_flight: AtomicUsize,
 }
 
 impl Inner {
@@ -274,113 +250,6 @@ impl Inner {
 
     pub(crate) fn cf(&self, cf: Cf) -> Option<&ColumnFamily> {
         self.db.cf_handle(cf.name())
-    }
-
-    pub(crate) fn physical(&self, db: u8) -> u8 {
-        self.db_map
-            .read()
-            .live
-            .get(db as usize)
-            .copied()
-            .unwrap_or(db)
-    }
-
-    /// The logical database currently mapped to physical database `pdb`.
-    pub(crate) fn logical(&self, pdb: u8) -> u8 {
-        logical_in(&self.db_map.read().live, pdb)
-    }
-
-    /// The logical→physical map every reader sees now.
-    pub(crate) fn live_map(&self) -> Vec<u8> {
-        self.db_map.read().live.clone()
-    }
-
-    /// A submitted batch's swaps: visible to every reader from now on.
-    fn submit_swaps(&self, seq: u64, swaps: &[Swap], ticket: Option<&Ticket>) {
-        if swaps.is_empty() {
-            return;
-        }
-        let mut map = self.db_map.write();
-        for swap in swaps {
-            swap_entries(&mut map.live, swap.a, swap.b);
-            map.pending.push((seq, swap.a, swap.b));
-        }
-        if let Some(ticket) = ticket {
-            self.swap_tickets.lock().push(ticket.clone());
-            self.swaps_in_flight.fetch_add(1, Ordering::AcqRel);
-        }
-    }
-
-    /// The tickets of swaps submitted and not yet written: every read
-    /// depends on them while there are any, since the map it read through
-    /// shows them (a reply must not show a swap that a crash then undoes).
-    pub(crate) fn pending_swap_tickets(&self) -> Option<Vec<Ticket>> {
-        if self.swaps_in_flight.load(Ordering::Acquire) == 0 {
-            return None;
-        }
-        Some(self.swap_tickets.lock().clone())
-    }
-
-    /// `group` is done with (written or given up on): its swaps' tickets
-    /// leave the list reads depend on.
-    fn swaps_done(&self, group: &[CommitBatch]) {
-        if group.iter().all(|b| b.swaps.is_empty()) {
-            return;
-        }
-        let mut tickets = self.swap_tickets.lock();
-        let before = tickets.len();
-        tickets.retain(|t| !group.iter().any(|b| b.seq == t.seq()));
-        self.swaps_in_flight
-            .fetch_sub(before - tickets.len(), Ordering::AcqRel);
-    }
-
-    #[cfg(test)]
-    pub(crate) fn submit_swaps_for_test(&self, batch: &CommitBatch) {
-        self.submit_swaps(batch.seq, &batch.swaps, None);
-    }
-
-    /// The map RocksDB holds once `group`'s swaps are written (`None`
-    /// when it has none).
-    pub(crate) fn map_after(&self, group: &[CommitBatch]) -> Option<Vec<u8>> {
-        if group.iter().all(|b| b.swaps.is_empty()) {
-            return None;
-        }
-        let mut map = self.db_map.read().committed.clone();
-        for swap in group.iter().flat_map(|b| &b.swaps) {
-            swap_entries(&mut map, swap.a, swap.b);
-        }
-        Some(map)
-    }
-
-    /// `group` is written: `map` (from [`Inner::map_after`]) is committed.
-    pub(crate) fn swaps_committed(&self, group: &[CommitBatch], map: Vec<u8>) {
-        self.swaps_done(group);
-        let mut db_map = self.db_map.write();
-        db_map.committed = map;
-        db_map
-            .pending
-            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
-    }
-
-    /// `group` was given up on: its swaps leave the pending list and the
-    /// live map is rebuilt from the committed one and the swaps still
-    /// pending, in order. (Undoing each swap in place was wrong once two
-    /// failed groups had swapped overlapping databases.)
-    pub(crate) fn swaps_abandoned(&self, group: &[CommitBatch]) {
-        self.swaps_done(group);
-        let mut db_map = self.db_map.write();
-        let before = db_map.pending.len();
-        db_map
-            .pending
-            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
-        if db_map.pending.len() == before {
-            return;
-        }
-        let mut live = db_map.committed.clone();
-        for &(_, a, b) in &db_map.pending {
-            swap_entries(&mut live, a, b);
-        }
-        db_map.live = live;
     }
 
     pub(crate) fn set_write_error(&self, error: Option<String>) {
@@ -445,7 +314,8 @@ impl Inner {
         }
         // The map RocksDB gets is computed by the writer when the swap
         // commits (writer.rs), from the committed map.
-        self.submit_swaps(batch.seq, &batch.swaps, Some(&ticket));
+        self.db_map
+            .submit_swaps(batch.seq, &batch.swaps, Some(&ticket));
         // After the overlay has the writes: a pool run that read the old
         // value must see its stamp change.
         self.locks.bump(&batch.stripes);
@@ -567,11 +437,7 @@ impl Engine {
             write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
-            db_map: RwLock::new(DbMap {
-                live: db_map.clone(),
-                committed: db_map,
-                pending: Vec::new(),
-            }),
+            db_map: DbMap::new(db_map),
             queue: Mutex::new(CommitQueue {
                 next_seq: 0,
                 writers: Some(senders),
@@ -590,8 +456,6 @@ impl Engine {
             notify_flags: AtomicU32::new(0),
             event_sink: RwLock::new(None),
             members_pinned,
-            swap_tickets: Mutex::new(Vec::new()),
-            swaps_in_flight: AtomicUsize::new(0),
         });
         let _ = weak.set(Arc::downgrade(&inner));
         // Range deletions (FLUSHDB/FLUSHALL) in a memtable are re-sorted by
@@ -739,7 +603,7 @@ impl Engine {
     pub fn is_hot(&self, db: u8, key: &[u8]) -> bool {
         self.inner
             .hot
-            .contains(&keys::meta_key(self.inner.physical(db), key))
+            .contains(&keys::meta_key(self.inner.db_map.physical(db), key))
     }
 
     pub fn databases(&self) -> usize {
@@ -751,7 +615,7 @@ impl Engine {
     pub fn stripes_of(&self, keys: &[(u8, &[u8])]) -> Vec<usize> {
         normalise(
             keys.iter()
-                .map(|&(db, k)| keys::stripe_of_key(self.inner.physical(db), k))
+                .map(|&(db, k)| keys::stripe_of_key(self.inner.db_map.physical(db), k))
                 .collect(),
         )
     }
@@ -869,7 +733,7 @@ impl Engine {
             match txn.raw_meta(*pdb, key) {
                 Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
                     txn.remove_meta_physical(*pdb, key, Some(&meta));
-                    let db = self.inner.logical(*pdb);
+                    let db = self.inner.db_map.logical(*pdb);
                     txn.set_db(db);
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
                     txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
@@ -969,7 +833,7 @@ impl Engine {
 
     /// `(keys, keys with an expiry)` of logical database `db`.
     pub fn key_count(&self, db: u8) -> (u64, u64) {
-        let (keys, expires) = self.inner.counts.visible(self.inner.physical(db));
+        let (keys, expires) = self.inner.counts.visible(self.inner.db_map.physical(db));
         (keys.max(0) as u64, expires.max(0) as u64)
     }
 

@@ -7,7 +7,7 @@
 //! | `expire` | `at_ms:u64 · db · slot · user_key`                         |
 //!
 //! `db` is the *physical* database id (SWAPDB swaps a logical→physical map,
-//! see `engine.rs`). `slot` is CRC16(key or its `{hash tag}`) mod 16384,
+//! see `dbmap.rs`). `slot` is CRC16(key or its `{hash tag}`) mod 16384,
 //! exactly as Redis Cluster computes it.
 
 use crc::{Crc, CRC_16_XMODEM};

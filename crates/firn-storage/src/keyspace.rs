@@ -345,7 +345,7 @@ impl Engine {
             inner,
             snapshot: inner.db.snapshot(),
             _pin: pin,
-            pdb: inner.physical(db),
+            pdb: inner.db_map.physical(db),
             now_ms: crate::now_ms(),
         })
     }

@@ -11,6 +11,7 @@ mod batch;
 mod changes;
 mod collcache;
 mod collection;
+mod dbmap;
 mod engine;
 mod error;
 mod expire;

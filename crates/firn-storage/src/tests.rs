@@ -1107,28 +1107,39 @@ fn swaps_given_up_in_any_order_leave_the_committed_map() {
     let identity: Vec<u8> = (0..crate::keys::MAX_DATABASES).map(|d| d as u8).collect();
     // Two groups swap overlapping databases; both fail, the first first.
     let (first, second) = (batch(1, vec![swap(0, 1)]), batch(2, vec![swap(0, 2)]));
-    inner.submit_swaps_for_test(&first);
-    inner.submit_swaps_for_test(&second);
-    assert_eq!(inner.physical(0), 2);
-    inner.swaps_abandoned(std::slice::from_ref(&first));
+    inner.db_map.submit_swaps_for_test(&first);
+    inner.db_map.submit_swaps_for_test(&second);
+    assert_eq!(inner.db_map.physical(0), 2);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&first));
     // Only the second swap is left.
     assert_eq!(
-        (inner.physical(0), inner.physical(1), inner.physical(2)),
+        (
+            inner.db_map.physical(0),
+            inner.db_map.physical(1),
+            inner.db_map.physical(2)
+        ),
         (2, 1, 0)
     );
-    inner.swaps_abandoned(std::slice::from_ref(&second));
-    assert_eq!(inner.live_map(), identity);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&second));
+    assert_eq!(inner.db_map.live_map(), identity);
     // The second fails while the first commits.
     let (first, second) = (batch(3, vec![swap(0, 1)]), batch(4, vec![swap(0, 2)]));
-    inner.submit_swaps_for_test(&first);
-    inner.submit_swaps_for_test(&second);
+    inner.db_map.submit_swaps_for_test(&first);
+    inner.db_map.submit_swaps_for_test(&second);
     let map = inner
+        .db_map
         .map_after(std::slice::from_ref(&first))
         .expect("a swap");
-    inner.swaps_committed(std::slice::from_ref(&first), map);
-    inner.swaps_abandoned(std::slice::from_ref(&second));
+    inner
+        .db_map
+        .swaps_committed(std::slice::from_ref(&first), map);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&second));
     assert_eq!(
-        (inner.physical(0), inner.physical(1), inner.physical(2)),
+        (
+            inner.db_map.physical(0),
+            inner.db_map.physical(1),
+            inner.db_map.physical(2)
+        ),
         (1, 0, 2)
     );
     engine.shutdown();

@@ -311,7 +311,7 @@ impl<'e> Txn<'e> {
     /// through shows it: the reply waits for it, like one that read a
     /// pending write (else a kill -9 could undo a swap a client was shown).
     fn depend_on_pending_swaps(&mut self) {
-        if let Some(tickets) = self.inner.pending_swap_tickets() {
+        if let Some(tickets) = self.inner.db_map.pending_swap_tickets() {
             for ticket in &tickets {
                 self.depend_on(ticket);
             }
@@ -386,15 +386,15 @@ impl<'e> Txn<'e> {
     pub(crate) fn physical(&self, db: u8) -> u8 {
         match &self.st.db_map {
             Some(map) => map.get(db as usize).copied().unwrap_or(db),
-            None => self.inner.physical(db),
+            None => self.inner.db_map.physical(db),
         }
     }
 
     /// The logical database behind physical `pdb` at this point.
     pub(crate) fn logical(&self, pdb: u8) -> u8 {
         match &self.st.db_map {
-            Some(map) => crate::engine::logical_in(map, pdb),
-            None => self.inner.logical(pdb),
+            Some(map) => crate::dbmap::logical_in(map, pdb),
+            None => self.inner.db_map.logical(pdb),
         }
     }
 
@@ -959,9 +959,9 @@ impl<'e> Txn<'e> {
         let checks = self.check_swap_watches(a, b)?;
         let mut map = match self.st.db_map.take() {
             Some(map) => map,
-            None => self.inner.live_map(),
+            None => self.inner.db_map.live_map(),
         };
-        crate::engine::swap_entries(&mut map, a, b);
+        crate::dbmap::swap_entries(&mut map, a, b);
         self.st.db_map = Some(map);
         self.st.effects.swaps.push(Swap { a, b, checks });
         Ok(())

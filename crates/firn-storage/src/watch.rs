@@ -308,19 +308,19 @@ impl WatchRegistry {
     /// both maps. At worst a transaction watching the other one aborts,
     /// never one that should.
     pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch, by: &BatchTicket) {
-        let before = inner.live_map();
+        let before = inner.db_map.live_map();
         let after = (!batch.swaps.is_empty()).then(|| {
             let mut map = before.clone();
             for swap in &batch.swaps {
-                crate::engine::swap_entries(&mut map, swap.a, swap.b);
+                crate::dbmap::swap_entries(&mut map, swap.a, swap.b);
             }
             map
         });
         let logical = |pdb: u8| -> (u8, Option<u8>) {
-            let now = crate::engine::logical_in(&before, pdb);
+            let now = crate::dbmap::logical_in(&before, pdb);
             let swapped = after
                 .as_ref()
-                .map(|map| crate::engine::logical_in(map, pdb))
+                .map(|map| crate::dbmap::logical_in(map, pdb))
                 .filter(|&db| db != now);
             (now, swapped)
         };

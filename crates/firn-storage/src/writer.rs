@@ -239,7 +239,7 @@ fn commit_group(
     let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
     // A group with swaps has every writer stopped (they span them all), so
     // swaps are written in submit order, each onto the map before it.
-    let map_after = inner.map_after(group);
+    let map_after = inner.db_map.map_after(group);
     // Once writes are already failing, a group gets one attempt: retrying
     // each queued group for a second would stall shutdown and everyone.
     let retries = if inner.write_error_text().is_some() {
@@ -316,7 +316,7 @@ fn commit_group(
     }
     inner.set_write_error(None);
     if let Some(map) = map_after {
-        inner.swaps_committed(group, map);
+        inner.db_map.swaps_committed(group, map);
     }
     if max_version > *persisted_version {
         *persisted_version = max_version;
@@ -520,8 +520,8 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
     }
     for swap in &batch.swaps {
         // After the swap: the physical databases now behind a and b.
-        whole_dbs.push(inner.physical(swap.a));
-        whole_dbs.push(inner.physical(swap.b));
+        whole_dbs.push(inner.db_map.physical(swap.a));
+        whole_dbs.push(inner.db_map.physical(swap.b));
     }
     Arc::new(Change {
         seq: batch.seq,
@@ -548,7 +548,7 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
             inner.overlay.remove_fence(pdb, batch.seq);
         }
     }
-    inner.swaps_abandoned(group);
+    inner.db_map.swaps_abandoned(group);
     for batch in group {
         inner.counts.given_up(batch);
     }
