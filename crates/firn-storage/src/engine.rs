@@ -18,8 +18,7 @@
 //!   charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
 
 use bytes::Bytes;
-use crossbeam_channel::Sender;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
     BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
@@ -33,13 +32,10 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::changes::{Change, ChangeReceiver, ChangeSender, Event};
-
-/// Receives the keyspace events of each committed batch (see
-/// [`Engine::set_event_sink`]).
-pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
 use crate::batch::CommitBatch;
+use crate::changes::{Change, ChangeReceiver, ChangeSender};
 use crate::collcache::CollCache;
+use crate::commit_queue::{CommitQueue, Completions, EventSink};
 use crate::dbmap::DbMap;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
@@ -53,7 +49,7 @@ use crate::system::{
 };
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
-use crate::writer::{self, Job, Rendezvous};
+use crate::writer;
 use crate::Cf;
 
 /// The hot tier's share for meta records; the rest (a quarter) holds
@@ -184,14 +180,6 @@ impl Counts {
     }
 }
 
-struct CommitQueue {
-    next_seq: u64,
-    /// One queue per writer thread; `None` once shutting down.
-    writers: Option<Vec<Sender<Job>>>,
-    /// A batch went to a single writer since the last spanning batch.
-    single_since_spanning: bool,
-}
-
 pub(crate) struct Inner {
     pub(crate) db: DB,
     pub(crate) overlay: Overlay,
@@ -209,10 +197,9 @@ pub(crate) struct Inner {
     /// The logical→physical database map (dbmap.rs).
     pub(crate) db_map: DbMap,
     queue: Mutex<CommitQueue>,
-    /// Committed batches, in order, for WATCH, notifications, replication.
-    pub(crate) changes: ChangeSender,
-    /// Completes committed batches in `seq` order across writers.
-    pub(crate) completions: writer::Completions,
+    /// Completes committed batches in `seq` order across writers: the
+    /// change stream, the event sink, the tickets (commit_queue.rs).
+    pub(crate) completions: Completions,
     /// Batches as they are submitted (visible, not yet durable), for
     /// consumers that act before the commit: blocked clients' wake-ups.
     pub(crate) submits: ChangeSender,
@@ -231,9 +218,6 @@ pub(crate) struct Inner {
     /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
     /// and then recording an event costs this one load.
     pub(crate) notify_flags: AtomicU32,
-    /// Where the writer hands each committed batch's keyspace events,
-    /// before it resolves the batch's ticket (the server's publisher).
-    pub(crate) event_sink: RwLock<Option<EventSink>>,
     /// Open [`crate::KeyspaceView`]s: while any is open the compaction
     /// filter drops no member (member_filter.rs).
     pub(crate) members_pinned: Arc<AtomicUsize>,
@@ -297,13 +281,7 @@ impl Inner {
             }));
         }
         let mut queue = self.queue.lock();
-        let queue = &mut *queue;
-        let writers = queue
-            .writers
-            .as_ref()
-            .ok_or_else(|| StorageError::WriteFailed("server is shutting down".into()))?;
-        queue.next_seq += 1;
-        batch.seq = queue.next_seq;
+        batch.seq = queue.next_seq()?;
         let ticket = Ticket::new(batch.seq);
         let _ = watched_by.0.set(Some(ticket.clone()));
         batch.ticket = Some(ticket.clone());
@@ -322,28 +300,10 @@ impl Inner {
         if !batch.flushes.is_empty() || !batch.swaps.is_empty() {
             self.locks.bump_epoch();
         }
-        let sent = match writer::writer_of(&batch, writers.len()) {
-            Some(w) => {
-                queue.single_since_spanning = true;
-                writers[w].send(Job::Batch(batch)).is_ok()
-            }
-            None => {
-                // Every queue gets its place in the same order: this runs
-                // under the queue lock.
-                let rendezvous = Arc::new(Rendezvous::new(
-                    writers.len(),
-                    !std::mem::replace(&mut queue.single_since_spanning, false),
-                ));
-                writers[1..]
-                    .iter()
-                    .all(|f| f.send(Job::Follow(rendezvous.clone())).is_ok())
-                    && writers[0].send(Job::Lead(batch, rendezvous)).is_ok()
-            }
-        };
-        if !sent {
+        if !queue.send(batch) {
             // A writer thread is gone: complete the batch as failed, so that
             // later batches are not held behind its sequence number.
-            self.completions.fail(self, ticket.clone());
+            self.completions.fail(ticket.clone());
             return Err(StorageError::WriteFailed("writer thread stopped".into()));
         }
         Ok(ticket)
@@ -438,12 +398,7 @@ impl Engine {
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
             db_map: DbMap::new(db_map),
-            queue: Mutex::new(CommitQueue {
-                next_seq: 0,
-                writers: Some(senders),
-                single_since_spanning: true,
-            }),
-            changes: crate::changes::channel(),
+            queue: Mutex::new(CommitQueue::new(senders)),
             completions: Default::default(),
             submits: crate::changes::channel(),
             submit_subscribers: AtomicUsize::new(0),
@@ -454,7 +409,6 @@ impl Engine {
             force_cold_reads: AtomicBool::new(false),
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
-            event_sink: RwLock::new(None),
             members_pinned,
         });
         let _ = weak.set(Arc::downgrade(&inner));
@@ -532,7 +486,7 @@ impl Engine {
     /// hear it is done. It must only do CPU work (no blocking, no waiting
     /// on a ticket).
     pub fn set_event_sink(&self, sink: Option<EventSink>) {
-        *self.inner.event_sink.write() = sink;
+        *self.inner.completions.event_sink.write() = sink;
     }
 
     pub fn notify_flags(&self) -> u32 {
@@ -754,7 +708,7 @@ impl Engine {
 
     /// Subscribes to the change stream (committed batches, in order).
     pub fn subscribe_changes(&self) -> ChangeReceiver {
-        self.inner.changes.subscribe()
+        self.inner.completions.changes.subscribe()
     }
 
     /// Every batch at submit: its writes are visible to every reader (the
@@ -827,7 +781,7 @@ impl Engine {
 
     /// Batches submitted and not yet completed (written or given up on).
     pub fn batches_in_flight(&self) -> u64 {
-        let submitted = self.inner.queue.lock().next_seq;
+        let submitted = self.inner.queue.lock().submitted();
         submitted.saturating_sub(self.inner.completions.completed())
     }
 
@@ -891,7 +845,7 @@ impl Engine {
     /// the WAL. Idempotent.
     pub fn shutdown(&self) {
         self.inner.shutting_down.store(true, Ordering::Release);
-        self.inner.queue.lock().writers = None;
+        self.inner.queue.lock().close();
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();

@@ -11,6 +11,7 @@ mod batch;
 mod changes;
 mod collcache;
 mod collection;
+mod commit_queue;
 mod dbmap;
 mod engine;
 mod error;
@@ -41,7 +42,8 @@ pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
 pub use collection::Collection;
-pub use engine::{Engine, EngineConfig, EngineStats, EventSink, SyncPolicy};
+pub use commit_queue::EventSink;
+pub use engine::{Engine, EngineConfig, EngineStats, SyncPolicy};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};

@@ -15,9 +15,10 @@
 //! Each batch also writes its replay record into the WAL
 //! (`put_log_data`). Network threads never wait on the WAL or on a write
 //! stall; a connection awaits the tickets of its batches. Written batches
-//! are completed in submit order across writers (`Completions`): each is
-//! published on the change stream, its keyspace events handed on and its
-//! ticket resolved, in `seq` order.
+//! are completed in submit order across writers (`Completions`, in
+//! commit_queue.rs, with the writers' queues): each is published on the
+//! change stream, its keyspace events handed on and its ticket resolved,
+//! in `seq` order.
 //!
 //! A failed write is retried for about a second. If it still fails (a full
 //! disk; RocksDB's WAL error is sticky until the database is reopened) the
@@ -31,69 +32,15 @@ use bytes::Bytes;
 use crossbeam_channel::Receiver;
 use rocksdb::{WriteBatch, WriteOptions};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::batch::CommitBatch;
 use crate::changes::{encode_log_record, Change};
+use crate::commit_queue::{Completion, Job};
 use crate::engine::Inner;
-use crate::ticket::Ticket;
 use crate::{Cf, SyncPolicy};
-
-/// What a writer thread is handed.
-pub(crate) enum Job {
-    /// A batch whose keys all belong to this writer.
-    Batch(CommitBatch),
-    /// A batch ordered against every writer: this one commits it once all
-    /// the others have stopped at it.
-    Lead(CommitBatch, Arc<Rendezvous>),
-    /// Another writer's `Lead`: commit what came before, then wait for it.
-    Follow(Arc<Rendezvous>),
-}
-
-/// Where every writer meets for a batch that spans them.
-pub(crate) struct Rendezvous {
-    arrived: Barrier,
-    done: Barrier,
-    /// No batch went to any single writer between the previous spanning
-    /// batch and this one: the lead may commit both in one group.
-    follows_directly: bool,
-    /// Set by the lead when it committed this batch with the previous one;
-    /// followers then skip it.
-    merged: AtomicBool,
-}
-
-impl Rendezvous {
-    pub(crate) fn new(writers: usize, follows_directly: bool) -> Rendezvous {
-        Rendezvous {
-            arrived: Barrier::new(writers),
-            done: Barrier::new(writers),
-            follows_directly,
-            merged: AtomicBool::new(false),
-        }
-    }
-}
-
-/// The writer of `batch` out of `writers`, or `None` when it must be
-/// ordered against all of them: its keys' stripes map to several writers,
-/// it has no key (a barrier, a server record), or it acts on whole
-/// databases (flush, swap, counter reset).
-pub(crate) fn writer_of(batch: &CommitBatch, writers: usize) -> Option<usize> {
-    if writers == 1 {
-        return Some(0);
-    }
-    let whole = !batch.flushes.is_empty()
-        || !batch.swaps.is_empty()
-        || !batch.range_deletes.is_empty()
-        || !batch.count_resets.is_empty()
-        || batch
-            .writes
-            .keys()
-            .any(|k| k.first() == Some(&(Cf::System as u8)));
-    let first = *batch.stripes.first()? % writers;
-    (!whole && batch.stripes.iter().all(|s| s % writers == first)).then_some(first)
-}
 
 const MAX_GROUP_BYTES: usize = 8 << 20;
 
@@ -348,9 +295,7 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    inner
-        .completions
-        .finish(inner, completions(inner, group, true));
+    inner.completions.finish(completions(inner, group, true));
     inner.drained.notify_waiters();
 }
 
@@ -389,15 +334,6 @@ fn forget_committed(inner: &Inner, group: &[CommitBatch]) {
     }
 }
 
-/// What is left to do for a batch once it is written (or given up on).
-pub(crate) struct Completion {
-    seq: u64,
-    ok: bool,
-    change: Option<Arc<Change>>,
-    events: Vec<crate::changes::Event>,
-    ticket: Option<Ticket>,
-}
-
 /// The completions of a group written (`ok`) or given up on. Whether the
 /// change stream has a listener is asked once per group: the count takes
 /// the channel's lock.
@@ -406,7 +342,7 @@ fn completions<'a>(
     group: &'a [CommitBatch],
     ok: bool,
 ) -> impl Iterator<Item = Completion> + 'a {
-    let listened = ok && inner.changes.receiver_count() > 0;
+    let listened = ok && inner.completions.changes.receiver_count() > 0;
     group.iter().map(move |batch| Completion {
         seq: batch.seq,
         ok,
@@ -414,79 +350,6 @@ fn completions<'a>(
         events: if ok { batch.events.clone() } else { Vec::new() },
         ticket: batch.ticket.clone(),
     })
-}
-
-/// Completes batches in submit (`seq`) order, whichever writer wrote them:
-/// the change stream, the keyspace events and the tickets see one order,
-/// the order commands ran in, as with a single writer. A batch written
-/// while an earlier one is still being written elsewhere waits here (its
-/// data is already in RocksDB); the writer that completes the earlier one
-/// completes both.
-pub(crate) struct Completions {
-    queue: parking_lot::Mutex<CompletionQueue>,
-}
-
-struct CompletionQueue {
-    next: u64,
-    ready: BTreeMap<u64, Completion>,
-}
-
-impl Default for Completions {
-    fn default() -> Completions {
-        Completions {
-            queue: parking_lot::Mutex::new(CompletionQueue {
-                next: 1,
-                ready: BTreeMap::new(),
-            }),
-        }
-    }
-}
-
-impl Completions {
-    /// How many batches (the first `seq`s) have completed.
-    pub(crate) fn completed(&self) -> u64 {
-        self.queue.lock().next - 1
-    }
-
-    /// Completes a batch that never reached a writer.
-    pub(crate) fn fail(&self, inner: &Inner, ticket: Ticket) {
-        let done = Completion {
-            seq: ticket.seq(),
-            ok: false,
-            change: None,
-            events: Vec::new(),
-            ticket: Some(ticket),
-        };
-        self.finish(inner, std::iter::once(done));
-    }
-
-    fn finish(&self, inner: &Inner, done: impl Iterator<Item = Completion>) {
-        let mut queue = self.queue.lock();
-        let queue = &mut *queue;
-        queue.ready.extend(done.map(|c| (c.seq, c)));
-        // Completed under the lock, so that two writers never interleave.
-        while let Some(entry) = queue.ready.first_entry() {
-            if *entry.key() != queue.next {
-                break;
-            }
-            let c = entry.remove();
-            queue.next += 1;
-            // The stream has a change, and subscribers the keyspace
-            // events, before its client hears it is done.
-            if let Some(change) = c.change {
-                let _ = inner.changes.send(change);
-            }
-            if !c.events.is_empty() {
-                let sink = inner.event_sink.read().clone();
-                if let Some(sink) = sink {
-                    sink(&c.events);
-                }
-            }
-            if let Some(ticket) = &c.ticket {
-                ticket.resolve(c.ok);
-            }
-        }
-    }
 }
 
 /// Adds `writes` to `wb` in key order (each key's writes in their original
@@ -554,9 +417,7 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
     }
     inner.hot.clear();
     inner.coll.clear();
-    inner
-        .completions
-        .finish(inner, completions(inner, group, false));
+    inner.completions.finish(completions(inner, group, false));
     inner.drained.notify_waiters();
 }
 
