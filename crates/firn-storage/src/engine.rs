@@ -49,6 +49,7 @@ use crate::system::{
 };
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
+use crate::watch::{WatchedState, Watcher};
 use crate::writer;
 use crate::Cf;
 
@@ -264,7 +265,8 @@ impl Inner {
         // nobody watches).
         let watched_by = crate::watch::TicketOnDrop(Default::default());
         if self.watches.is_active() {
-            self.watches.touch_batch(self, &batch, &watched_by.0);
+            self.watches
+                .touch_batch(&self.db_map.live_map(), &batch, &watched_by.0);
         }
         if self.submit_subscribers.load(Ordering::Acquire) > 0 {
             let mut whole_dbs = batch.flushes.clone();
@@ -704,6 +706,28 @@ impl Engine {
     /// Rebuilds a pool run's transaction to commit it under the locks.
     pub fn txn_from_parts(&self, parts: TxnParts) -> Txn<'_> {
         Txn::from_parts(&self.inner, ReadMode::MemoryOnly, parts)
+    }
+
+    /// WATCH: registers `watcher` on `key` of logical db `db` with what the
+    /// caller read of it, under the key's lock, by the run of WATCH that
+    /// commits (a discarded cold run registers nothing). Watching a key
+    /// twice keeps the first registration, as in Redis.
+    pub fn watch_key(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
+        self.inner.watches.watch(watcher, db, key, state);
+    }
+
+    /// UNWATCH (and EXEC, DISCARD, disconnect): forgets every watched key.
+    pub fn unwatch_all(&self, watcher: &Arc<Watcher>) {
+        if watcher.watched() > 0 {
+            self.inner.watches.unwatch_all(watcher);
+        }
+    }
+
+    /// Whether an EXEC must fail: a watched key changed, or a key that was
+    /// live when watched has expired since (Redis 7.0's isWatchedKeyExpired).
+    /// Without a change the deadline seen at WATCH is still the key's.
+    pub fn watch_failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
+        self.inner.watches.failed(watcher, now_ms)
     }
 
     /// Subscribes to the change stream (committed batches, in order).

@@ -15,6 +15,7 @@ use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
 use crate::meta::{Body, Meta};
 use crate::txn::{ReadMode, ScanStep, Txn};
+use crate::watch::WatchedState;
 use crate::Cf;
 
 /// Members per staged batch of a big copy (RENAME, COPY, MOVE of a big
@@ -65,6 +66,26 @@ impl Txn<'_> {
                 Ok(true)
             }
         }
+    }
+
+    /// What WATCH records of `key`: read without deleting an expired key
+    /// (Redis's WATCH only asks whether the key is expired).
+    pub fn watch_probe(&mut self, db: u8, key: &[u8]) -> Result<WatchedState> {
+        let pdb = self.physical(db);
+        let now = self.now_ms();
+        Ok(match self.raw_meta(pdb, key)? {
+            None => WatchedState::default(),
+            Some(meta) if meta.is_expired(now) => WatchedState {
+                exists: false,
+                expired: true,
+                expire_at_ms: meta.expire_at_ms,
+            },
+            Some(meta) => WatchedState {
+                exists: true,
+                expired: false,
+                expire_at_ms: meta.expire_at_ms,
+            },
+        })
     }
 
     /// Copies `src` (db `src_db`) to `dst` (db `dst_db`) with its expiry,

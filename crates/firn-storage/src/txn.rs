@@ -22,7 +22,7 @@ use rocksdb::{ReadOptions, ReadTier};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-use crate::batch::{CommitBatch, Swap};
+use crate::batch::{CommitBatch, Presence, Swap, SwapCheck};
 use crate::changes::{notify_class, Event};
 use crate::engine::Inner;
 use crate::error::{Result, StorageError};
@@ -965,6 +965,34 @@ impl<'e> Txn<'e> {
         self.st.db_map = Some(map);
         self.st.effects.swaps.push(Swap { a, b, checks });
         Ok(())
+    }
+
+    /// For SWAPDB of logical dbs `a` and `b`: every watched key of either,
+    /// looked up in both (none when nobody watches).
+    fn check_swap_watches(&mut self, a: u8, b: u8) -> Result<Vec<SwapCheck>> {
+        if !self.inner.watches.is_active() {
+            return Ok(Vec::new());
+        }
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let now = self.now_ms();
+        let presence = |meta: Option<Meta>| match meta {
+            None => Presence::Absent,
+            Some(m) if m.is_expired(now) => Presence::Expired,
+            Some(_) => Presence::Live,
+        };
+        let mut checks = Vec::new();
+        for (db, key) in self.inner.watches.keys_in(&[a, b]) {
+            let (own, other) = if db == a { (pa, pb) } else { (pb, pa) };
+            let here = presence(self.raw_meta(own, &key)?);
+            let there = presence(self.raw_meta(other, &key)?);
+            checks.push(SwapCheck {
+                db,
+                key,
+                here,
+                there,
+            });
+        }
+        Ok(checks)
     }
 
     /// Writes `entries` of `cf` in a batch of their own, now, and waits
