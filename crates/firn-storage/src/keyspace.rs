@@ -10,10 +10,11 @@ use bytes::Bytes;
 use rocksdb::{ReadOptions, Snapshot};
 
 use crate::batch::CommitBatch;
-use crate::engine::{Engine, Inner};
+use crate::engine::Engine;
 use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
 use crate::meta::{Body, Meta};
+use crate::state::Inner;
 use crate::txn::{ReadMode, ScanStep, Txn};
 use crate::watch::WatchedState;
 use crate::Cf;

@@ -22,9 +22,9 @@ use std::ffi::CStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use crate::engine::Inner;
 use crate::keys;
 use crate::meta::Meta;
+use crate::state::Inner;
 use crate::Cf;
 
 const NAME: &CStr = c"firn-orphan-members";

@@ -24,11 +24,11 @@ use std::sync::atomic::Ordering;
 
 use crate::batch::{CommitBatch, Presence, Swap, SwapCheck};
 use crate::changes::{notify_class, Event};
-use crate::engine::Inner;
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::meta::Meta;
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
+use crate::state::Inner;
 use crate::ticket::Ticket;
 use crate::Cf;
 

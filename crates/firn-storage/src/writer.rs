@@ -39,8 +39,8 @@ use std::time::Duration;
 use crate::batch::CommitBatch;
 use crate::changes::{encode_log_record, Change};
 use crate::commit_queue::{Completion, Job};
-use crate::engine::Inner;
-use crate::{Cf, SyncPolicy};
+use crate::state::{Inner, SyncPolicy};
+use crate::Cf;
 
 const MAX_GROUP_BYTES: usize = 8 << 20;
 
