@@ -31,6 +31,7 @@ use crate::hotcache::HotCache;
 use crate::keys::{self, MAX_DATABASES};
 use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
 use crate::member_filter::OrphanMemberFilterFactory;
+use crate::memory::MemoryUsage;
 use crate::overlay::Overlay;
 use crate::state::{Counts, EngineStats, Inner, SyncPolicy};
 use crate::system::{
@@ -596,11 +597,12 @@ impl Engine {
 
     /// A RocksDB integer property summed over the column families.
     pub fn property_sum(&self, name: &str) -> u64 {
-        Cf::ALL
-            .iter()
-            .filter_map(|&cf| self.inner.cf(cf))
-            .filter_map(|h| self.inner.db.property_int_value_cf(h, name).ok().flatten())
-            .sum()
+        self.inner.property_sum(name)
+    }
+
+    /// What the engine's memory holds, each part counted once (memory.rs).
+    pub fn memory_usage(&self) -> MemoryUsage {
+        MemoryUsage::of(&self.inner)
     }
 
     /// Writes a RocksDB checkpoint (hard-linked SSTs + manifest) to `dest`,

@@ -210,6 +210,18 @@ impl Inner {
         self.db.cf_handle(cf.name())
     }
 
+    /// A RocksDB integer property that each column family has for itself
+    /// (memtables, table readers, SST files, pending compaction), summed.
+    /// Not for the shared block cache, which every column family would
+    /// report whole.
+    pub(crate) fn property_sum(&self, name: &str) -> u64 {
+        Cf::ALL
+            .iter()
+            .filter_map(|&cf| self.cf(cf))
+            .filter_map(|h| self.db.property_int_value_cf(h, name).ok().flatten())
+            .sum()
+    }
+
     pub(crate) fn set_write_error(&self, error: Option<String>) {
         if error.is_some() {
             self.stats.write_errors.fetch_add(1, Ordering::Relaxed);
