@@ -13,6 +13,7 @@ use crate::batch::CommitBatch;
 use crate::engine::Engine;
 use crate::error::{Result, StorageError};
 use crate::keys::{self, member_prefix};
+use crate::member_filter::PinMembers;
 use crate::meta::{Body, Meta};
 use crate::state::Inner;
 use crate::txn::{ReadMode, ScanStep, Txn};
@@ -319,27 +320,6 @@ pub struct KeyspaceView<'e> {
     _pin: PinMembers,
     pub(crate) pdb: u8,
     pub(crate) now_ms: u64,
-}
-
-/// While one lives, the compaction filter drops no member
-/// (member_filter.rs): held by open views, whose snapshots the filter does
-/// not respect, and by copies staged in several batches (`copy_members`),
-/// whose members no meta names until the copy commits.
-pub(crate) struct PinMembers(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-
-impl PinMembers {
-    pub(crate) fn new(inner: &Inner) -> Self {
-        inner
-            .members_pinned
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        PinMembers(inner.members_pinned.clone())
-    }
-}
-
-impl Drop for PinMembers {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 impl Engine {

@@ -188,8 +188,9 @@ pub(crate) struct Inner {
     /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
     /// and then recording an event costs this one load.
     pub(crate) notify_flags: AtomicU32,
-    /// Open [`crate::KeyspaceView`]s: while any is open the compaction
-    /// filter drops no member (member_filter.rs).
+    /// Live `PinMembers` (open [`crate::KeyspaceView`]s, staged copies):
+    /// while there is any, the compaction filter drops no member
+    /// (member_filter.rs).
     pub(crate) members_pinned: Arc<AtomicUsize>,
 }
 

@@ -26,6 +26,7 @@ use crate::batch::{CommitBatch, Presence, Swap, SwapCheck};
 use crate::changes::{notify_class, Event};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
+use crate::member_filter::PinMembers;
 use crate::meta::Meta;
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
 use crate::state::Inner;
@@ -109,7 +110,7 @@ pub struct TxnParts {
     flushed: Vec<u8>,
     /// Held while members written by [`Txn::stage`] wait for this
     /// transaction's commit (or drop).
-    pin: Option<crate::keyspace::PinMembers>,
+    pin: Option<PinMembers>,
     effects: Effects,
 }
 
@@ -1005,7 +1006,7 @@ impl<'e> Txn<'e> {
     /// script threads only.
     pub(crate) fn stage(&mut self, cf: Cf, entries: Vec<(Vec<u8>, Bytes)>) -> Result<()> {
         if self.st.pin.is_none() {
-            self.st.pin = Some(crate::keyspace::PinMembers::new(self.inner));
+            self.st.pin = Some(PinMembers::new(self.inner));
         }
         let writes: BTreeMap<Vec<u8>, Option<Bytes>> = entries
             .into_iter()
