@@ -42,19 +42,17 @@ mod tests;
 pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
-pub use collection::Collection;
 pub use commit_queue::EventSink;
 pub use engine::{Engine, EngineConfig};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
-pub use list::List;
 pub use locks::{GrowingGuard, KeyGuard};
 pub use memory::MemoryUsage;
-pub use meta::{Body, EncodingHint, Meta, ValueType};
+pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
 pub use set::{intset_value, SET_MAX_INTSET_ENTRIES};
 pub use state::{EngineStats, SyncPolicy};
-pub use string::{ExpireAction, CHUNK_SIZE};
+pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
 pub use watch::{WatchedState, Watcher};

@@ -37,10 +37,9 @@
 use bytes::Bytes;
 use std::ops::Bound;
 
-use crate::collection::Collection;
 use crate::error::{Result, StorageError};
 use crate::keyspace::KeyspaceView;
-use crate::meta::ValueType;
+use crate::meta::{Collection, ValueType};
 use crate::txn::Txn;
 use crate::Cf;
 
