@@ -35,6 +35,7 @@ mod txn;
 mod watch;
 mod writer;
 mod zset;
+mod zset_args;
 
 #[cfg(test)]
 mod tests;
@@ -56,10 +57,8 @@ pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
 pub use watch::{WatchedState, Watcher};
-pub use zset::{
-    score_order_bytes, LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome,
-    ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE,
-};
+pub use zset::{score_order_bytes, ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE};
+pub use zset_args::{LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome};
 
 /// RocksDB column families. `System` is RocksDB's `default` CF and holds
 /// Firn's own records (version counter, key counts, the database map).
