@@ -17,9 +17,9 @@ use std::sync::atomic::Ordering;
 use crate::collcache::Members;
 use crate::error::{Result, StorageError};
 use crate::keys::{member_key, member_prefix, meta_key, prefix_end};
-use crate::keyspace::KeyspaceView;
 use crate::meta::{Collection, Meta, ValueType};
 use crate::txn::{ScanStep, Txn};
+use crate::view::KeyspaceView;
 use crate::Cf;
 
 /// Collections up to this many members are sampled exactly (read whole);

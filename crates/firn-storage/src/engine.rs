@@ -40,6 +40,7 @@ use crate::system::{
 };
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
+use crate::view::KeyspaceView;
 use crate::watch::{WatchedState, Watcher};
 use crate::writer;
 use crate::Cf;
@@ -484,6 +485,13 @@ impl Engine {
     /// Without a change the deadline seen at WATCH is still the key's.
     pub fn watch_failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
         self.inner.watches.failed(watcher, now_ms)
+    }
+
+    /// Opens a [`KeyspaceView`] of logical database `db` that contains
+    /// every write submitted before the call. Blocks until those writes are
+    /// committed: never call it on a network thread (see view.rs).
+    pub fn keyspace_view(&self, db: u8) -> Result<KeyspaceView<'_>> {
+        KeyspaceView::open(&self.inner, db)
     }
 
     /// Subscribes to the change stream (committed batches, in order).

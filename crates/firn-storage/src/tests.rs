@@ -20,6 +20,14 @@ pub(crate) fn open(dir: &std::path::Path) -> Engine {
     .expect("open engine")
 }
 
+/// Queues one SET in database 0 without waiting for it to be committed.
+pub(crate) fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.set_string(0, key, Bytes::from_static(b"v"), expire)
+        .expect("set");
+    txn.commit().expect("commit");
+}
+
 /// Runs `f` in a blocking transaction, commits, and waits for durability.
 fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
     let mut txn = engine.txn(ReadMode::Blocking);

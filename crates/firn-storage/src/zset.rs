@@ -38,9 +38,9 @@ use bytes::Bytes;
 use std::ops::Bound;
 
 use crate::error::{Result, StorageError};
-use crate::keyspace::KeyspaceView;
 use crate::meta::{Collection, ValueType};
 use crate::txn::Txn;
+use crate::view::KeyspaceView;
 use crate::zset_args::{LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome};
 use crate::Cf;
 
