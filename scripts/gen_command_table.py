@@ -1009,6 +1009,11 @@ impl Flags {
         Flags(self.0 | other.0)
     }
 
+    /// `self` without `other`'s flags.
+    pub const fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
+    }
+
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0

@@ -10,9 +10,8 @@ source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
-# No module may join an import cycle (cargo-modules' graph; the modules
-# still in one are listed in scripts/module_cycles.allowed, which only
-# shrinks).
+# No module may join an import cycle (cargo-modules' graph;
+# scripts/module_cycles.allowed lists none, and may only shrink).
 python3 scripts/module_cycles.py
 cargo test --locked --workspace -- --test-threads=2
 # The differential suites again with every firn read forced cold

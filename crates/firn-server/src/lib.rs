@@ -22,6 +22,7 @@ pub mod keyspecs;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
+pub mod pause;
 pub mod pipeline;
 pub mod pubsub;
 pub mod reply_mode;

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::mpsc;
 
 use crate::after_call::{self, Call};
@@ -87,8 +87,11 @@ pub(crate) async fn run_one(
                 )
             }
             Ok(()) => {
-                wait_for_pause(server, transaction::pauses_as_write(session, cmd)).await;
-                if let Some(reply) = transaction::queue(session, client, cmd, args) {
+                server
+                    .pause
+                    .hold(|| transaction::pauses_as_write(server, session, cmd, args))
+                    .await;
+                if let Some(reply) = transaction::queue(server, session, client, cmd, args) {
                     *client.last_cmd.lock() = cmd.name();
                     if let Reply::Error(text) = &reply {
                         server.stats.commands.record_rejected(cmd.name());
@@ -274,20 +277,4 @@ fn check_allowed(
         ));
     }
     Ok(())
-}
-
-/// CLIENT PAUSE: writes (or everything) wait until the pause ends.
-pub(crate) async fn wait_for_pause(server: &Server, write: bool) {
-    loop {
-        let pause = *server.pause.lock();
-        let now = firn_storage::now_ms();
-        if pause.until_ms <= now || !(pause.all || write) {
-            return;
-        }
-        let left = Duration::from_millis(pause.until_ms - now);
-        tokio::select! {
-            _ = tokio::time::sleep(left) => {}
-            _ = server.pause_changed.notified() => {}
-        }
-    }
 }

@@ -372,13 +372,6 @@ pub struct SlowLog {
     pub entries: VecDeque<SlowLogEntry>,
 }
 
-/// CLIENT PAUSE state.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Pause {
-    pub until_ms: u64,
-    pub all: bool,
-}
-
 pub struct Server {
     pub config: RwLock<Config>,
     pub engine: Engine,
@@ -395,8 +388,7 @@ pub struct Server {
     pub bgsave_in_progress: AtomicBool,
     pub last_bgsave_ok: AtomicBool,
     pub monitor_feed: broadcast::Sender<Bytes>,
-    pub pause: Mutex<Pause>,
-    pub pause_changed: Notify,
+    pub pause: crate::pause::ClientPause,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
     /// Clients blocked on keys and their wake-ups (blocking/state.rs).

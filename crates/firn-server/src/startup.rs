@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, watch, Notify};
+use tokio::sync::{broadcast, watch};
 
 use crate::coldpool::ColdReadPool;
 use crate::commands::Registry;
 use crate::config::Config;
-use crate::server::{ClientInfo, Pause, Server, ServerStats, SlowLog};
+use crate::server::{ClientInfo, Server, ServerStats, SlowLog};
 
 /// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
 const RESERVED_FDS: u64 = 32;
@@ -189,8 +189,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         bgsave_in_progress: AtomicBool::new(false),
         last_bgsave_ok: AtomicBool::new(true),
         monitor_feed: monitor_tx,
-        pause: Mutex::new(Pause::default()),
-        pause_changed: Notify::new(),
+        pause: Default::default(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: crate::server::AccessTimes::new(budget.access_times_bytes()),
         blocking: Default::default(),

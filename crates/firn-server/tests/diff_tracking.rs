@@ -245,6 +245,47 @@ fn noloop_skips_the_clients_own_writes() {
     d.read_both();
 }
 
+/// Redis's unit/tracking "Invalid keys should not be tracked for scripts
+/// in NOLOOP mode": a script's write is its caller's, which NOLOOP skips.
+#[test]
+fn noloop_skips_the_clients_own_script_writes() {
+    let mut d = Diff::new();
+    d.cmd_type_only(&["HELLO", "3"]);
+    d.cmd(&["CLIENT", "TRACKING", "on", "NOLOOP"]);
+    d.cmd(&["SET", "key1", "1"]);
+    d.cmd(&["GET", "key1"]);
+    d.cmd(&["EVAL", "return redis.call('set', 'key1', '2')", "1", "key1"]);
+    quiet(&mut d);
+    d.cmd(&["GET", "key1"]);
+}
+
+/// Redis's unit/tracking "Tracking gets notification on tracking table key
+/// eviction": lowering `tracking-table-max-keys` evicts the keys past it,
+/// and their clients are told (it hung the suite when only a new key did).
+#[test]
+fn lowering_the_table_limit_evicts_and_invalidates() {
+    let mut d = Diff::new();
+    let target = ids(&mut d);
+    d.cmd(&["SUBSCRIBE", "__redis__:invalidate"]);
+    let tracker = d.open_client();
+    d.use_client(tracker);
+    track_redirected(&mut d, target, &["NOLOOP"]);
+    d.cmd(&["MSET", "key1{t}", "1", "key2{t}", "2"]);
+    d.cmd(&["MGET", "key1{t}", "key2{t}"]);
+    d.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "1"]);
+    d.use_client(0);
+    // Which of the two goes is each server's choice (Redis: random).
+    let pair = d.client();
+    for conn in [&mut pair.redis, &mut pair.firn] {
+        let raw = String::from_utf8_lossy(&conn.read_reply().0).into_owned();
+        assert!(raw.contains("__redis__:invalidate"), "{raw}");
+        assert!(raw.contains("key1{t}") != raw.contains("key2{t}"), "{raw}");
+    }
+    quiet(&mut d);
+    d.use_client(tracker);
+    d.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "1000000"]);
+}
+
 #[test]
 fn optin_and_optout() {
     let mut d = Diff::new();

@@ -324,3 +324,69 @@ fn client_pause_write_holds_scripts_and_publish_as_redis() {
         );
     }
 }
+
+/// Redis's "pause RO" scenarios (unit/pause): a script that declares
+/// `no-writes` (EVAL's shebang, a cached EVALSHA, a function's flags, and
+/// inside MULTI) runs during CLIENT PAUSE WRITE; a script with a shebang and
+/// no flags is held like a write; each held client counts in INFO
+/// `blocked_clients` until UNPAUSE. Run on redis-server and Firn alike.
+fn pause_holds_scripts_by_their_declared_flags(server: &Server) {
+    let mut admin = server.conn();
+    let mut client = server.conn();
+    admin.cmd(&["SET", "x", "y"]);
+    admin.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "REPLACE",
+        "#!lua name=pauselib\nredis.register_function{function_name='ro', callback=function() return 'hello' end, flags={'no-writes'}}",
+    ]);
+    let sha = match client.cmd(&["SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 2"]) {
+        R::Bulk(Some(sha)) => String::from_utf8(sha).expect("hex"),
+        other => panic!("SCRIPT LOAD: {other:?}"),
+    };
+    admin.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]);
+    let no_writes = "#!lua flags=no-writes\nreturn 'unique script'";
+    assert_eq!(
+        client.cmd(&["EVAL", no_writes, "0"]),
+        R::Bulk(Some(b"unique script".to_vec()))
+    );
+    assert_eq!(
+        client.cmd(&["EVAL_RO", "return redis.call('GeT', 'x')", "1", "x"]),
+        R::Bulk(Some(b"y".to_vec()))
+    );
+    assert_eq!(client.cmd(&["EVALSHA", &sha, "0"]), R::Int(2));
+    assert_eq!(
+        client.cmd(&["FCALL", "ro", "0"]),
+        R::Bulk(Some(b"hello".to_vec()))
+    );
+    client.cmd(&["MULTI"]);
+    client.cmd(&["EVAL", "#!lua flags=no-writes\nreturn 12", "0"]);
+    assert_eq!(client.cmd(&["EXEC"]), R::Array(Some(vec![R::Int(12)])));
+    assert_eq!(
+        firn_testkit::info::field(&mut admin, "clients", "blocked_clients"),
+        0
+    );
+
+    // Held: a shebang without flags, a script without a shebang.
+    let mut held = [server.conn(), server.conn()];
+    held[0].send(&[b"EVAL", b"#!lua\nreturn 1", b"0"]);
+    held[1].send(&[b"EVAL", b"return 1", b"0"]);
+    assert!(
+        wait_for(|| firn_testkit::info::field(&mut admin, "clients", "blocked_clients") == 2),
+        "two held scripts are blocked clients"
+    );
+    admin.cmd(&["CLIENT", "UNPAUSE"]);
+    for conn in &mut held {
+        assert_eq!(conn.read_reply().1, R::Int(1));
+    }
+    assert_eq!(
+        firn_testkit::info::field(&mut admin, "clients", "blocked_clients"),
+        0
+    );
+}
+
+#[test]
+fn pause_holds_scripts_by_their_declared_flags_as_redis() {
+    pause_holds_scripts_by_their_declared_flags(&Server::redis());
+    pause_holds_scripts_by_their_declared_flags(&Server::firn());
+}

@@ -1,6 +1,6 @@
 //! What every collection type shares: its meta record (type, version,
-//! size, expiry, type fields) and member access by `(cf, member)` under
-//! the key's current version.
+//! size, expiry, type fields; [`Collection`], in meta.rs) and member
+//! access by `(cf, member)` under the key's current version.
 //!
 //! A command reads a [`Collection`] once, changes members through the
 //! `*_member` methods, keeps `size` in step, and stores the record back
@@ -17,78 +17,14 @@ use std::sync::atomic::Ordering;
 use crate::collcache::Members;
 use crate::error::{Result, StorageError};
 use crate::keys::{member_key, member_prefix, meta_key, prefix_end};
-use crate::keyspace::KeyspaceView;
-use crate::meta::{Body, EncodingHint, Meta, ValueType};
+use crate::meta::{Collection, Meta, ValueType};
 use crate::txn::{ScanStep, Txn};
+use crate::view::KeyspaceView;
 use crate::Cf;
 
 /// Collections up to this many members are sampled exactly (read whole);
 /// larger ones by random seeks.
 const EXACT_SAMPLE_LIMIT: u64 = 1024;
-
-/// A collection's meta record, decoded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Collection {
-    pub value_type: ValueType,
-    pub version: u64,
-    /// Number of members (list elements, hash fields...).
-    pub size: u64,
-    /// Absolute expiry in Unix ms; 0 = none.
-    pub expire_at_ms: u64,
-    /// Sticky: Redis would hold this value in its big encoding (hashtable,
-    /// skiplist) because it once outgrew the compact one. Redis never
-    /// converts back, so neither does this flag.
-    pub big: bool,
-    /// Type-specific fields (a list's head and tail positions...).
-    pub extra: Bytes,
-    /// Whether the record is stored (false: created by this command).
-    pub stored: bool,
-}
-
-impl Collection {
-    fn from_meta(meta: Meta) -> Result<Collection> {
-        match meta.body {
-            Body::Collection {
-                version,
-                size,
-                extra,
-            } => Ok(Collection {
-                value_type: meta.value_type,
-                version,
-                size,
-                expire_at_ms: meta.expire_at_ms,
-                big: meta.encoding == EncodingHint::Raw,
-                extra,
-                stored: true,
-            }),
-            _ => Err(StorageError::Corrupt("collection meta")),
-        }
-    }
-
-    /// The collection as a meta record.
-    pub fn to_meta(&self) -> Meta {
-        Meta {
-            value_type: self.value_type,
-            expire_at_ms: self.expire_at_ms,
-            encoding: if self.big {
-                EncodingHint::Raw
-            } else {
-                EncodingHint::Auto
-            },
-            body: Body::Collection {
-                version: self.version,
-                size: self.size,
-                extra: self.extra.clone(),
-            },
-        }
-    }
-
-    /// A collection's view of a meta record already read (TYPE-dispatching
-    /// commands such as DUMP and OBJECT); `None` for a string.
-    pub fn of_meta(meta: &Meta) -> Option<Collection> {
-        Collection::from_meta(meta.clone()).ok()
-    }
-}
 
 impl Txn<'_> {
     /// The live collection at `key` if it is of type `value_type`;

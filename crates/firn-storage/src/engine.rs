@@ -1,97 +1,54 @@
-//! Opening RocksDB, the shared engine state, and the operations that act on
-//! the whole database (flush, swap, checkpoint, counters).
+//! The engine's public face: [`Engine`] opens RocksDB (options, the
+//! records loaded from the System CF, the writer and WAL-sync threads) and
+//! offers what the server does with the whole engine: transactions, key
+//! locks, subscriptions, checkpoints, counters, caches and settings. It
+//! sits on top of the crate: the shared state is `Inner` (state.rs), which
+//! every other module uses without going through here.
 //!
-//! Invariants kept here:
-//! - every write reaches RocksDB through a group-commit writer (writer.rs):
-//!   one key's batches through one writer in `seq` order, batches that span
-//!   writers after everything submitted before them; each batch's ticket
-//!   resolves after it is written;
-//! - per-database key counts live in the `System` CF as merge operands
-//!   (summed there, see `system_merge`) written in the same batch as the
-//!   keys they count, so DBSIZE is exact after a crash;
-//! - collection versions come from a persisted monotonic counter and are
-//!   never reused, so a member whose version differs from its key's stored
-//!   metadata is garbage that the compaction filter may drop
-//!   (member_filter.rs);
-//! - RocksDB's memory is one block cache: data blocks, index and filter
-//!   blocks and (through the write-buffer manager) the memtables are all
-//!   charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
+//! RocksDB's memory is one block cache: data blocks, index and filter
+//! blocks and (through the write-buffer manager) the memtables are all
+//! charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
 
 use bytes::Bytes;
-use crossbeam_channel::Sender;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
-    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
-    DBCompressionType, Options, WriteBufferManager, DB,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType,
+    Options, WriteBufferManager, DB,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{
-    AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
-};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::changes::{Change, ChangeReceiver, ChangeSender, Event};
-
-/// Receives the keyspace events of each committed batch (see
-/// [`Engine::set_event_sink`]).
-pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
+use crate::changes::ChangeReceiver;
 use crate::collcache::CollCache;
+use crate::commit_queue::{CommitQueue, EventSink};
+use crate::dbmap::DbMap;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
-use crate::keys;
+use crate::keys::{self, MAX_DATABASES};
 use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
 use crate::member_filter::OrphanMemberFilterFactory;
+use crate::memory::MemoryUsage;
 use crate::overlay::Overlay;
+use crate::state::{Counts, EngineStats, Inner, SyncPolicy};
+use crate::system::{
+    count_key, decode_counts, server_record_key, system_merge, DB_MAP_KEY, SERVER_RECORD_PREFIX,
+    VERSION_KEY,
+};
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
-use crate::writer::{self, CommitBatch, Job, Rendezvous};
+use crate::view::KeyspaceView;
+use crate::watch::{WatchedState, Watcher};
+use crate::writer;
 use crate::Cf;
-
-pub(crate) const VERSION_KEY: &[u8] = b"version";
-pub(crate) const DB_MAP_KEY: &[u8] = b"dbmap";
-/// Prefix of the server's own records in the System CF (function
-/// libraries: see `Txn::put_server_record`).
-const SERVER_RECORD_PREFIX: &[u8] = b"srv:";
-
-pub(crate) fn server_record_key(key: &[u8]) -> Vec<u8> {
-    let mut out = SERVER_RECORD_PREFIX.to_vec();
-    out.extend_from_slice(key);
-    out
-}
-pub const MAX_DATABASES: usize = 256;
 
 /// The hot tier's share for meta records; the rest (a quarter) holds
 /// small collections decoded (`collcache.rs`).
 fn hot_meta_share(hot_cache_bytes: u64) -> u64 {
     hot_cache_bytes - hot_cache_bytes / 4
-}
-
-pub(crate) fn count_key(db: u8) -> Vec<u8> {
-    let mut k = b"count:".to_vec();
-    k.push(db);
-    k
-}
-
-pub(crate) fn encode_counts(keys: i64, expires: i64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&keys.to_be_bytes());
-    out[8..].copy_from_slice(&expires.to_be_bytes());
-    out
-}
-
-/// When the write-ahead log is fsynced (Redis's `appendfsync`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum SyncPolicy {
-    /// fsync before every reply (group commit shares one fsync per batch).
-    Always,
-    /// WAL written before the reply, fsynced once a second.
-    EverySec,
-    /// WAL written before the reply; the OS decides when to flush.
-    No,
 }
 
 #[derive(Clone, Debug)]
@@ -110,406 +67,6 @@ pub struct EngineConfig {
     pub sync: SyncPolicy,
     /// Group-commit writer threads (at least 1).
     pub writers: usize,
-}
-
-#[derive(Default)]
-pub struct EngineStats {
-    pub commits: AtomicU64,
-    pub commit_groups: AtomicU64,
-    pub memory_reads: AtomicU64,
-    /// Entries that range scans handed to their visitors.
-    pub scanned_entries: AtomicU64,
-    pub incomplete_reads: AtomicU64,
-    pub expired_keys: AtomicU64,
-    pub write_errors: AtomicU64,
-}
-
-/// Per physical database, `(keys, keys with an expiry)` twice: as RocksDB
-/// has them (`committed`, applied by the writer), and as every submitted
-/// batch leaves them (`visible`, what DBSIZE and INFO keyspace answer: a
-/// write is visible before it is durable, its count too).
-pub(crate) struct Counts {
-    keys: Box<[AtomicI64]>,
-    expires: Box<[AtomicI64]>,
-    visible_keys: Box<[AtomicI64]>,
-    visible_expires: Box<[AtomicI64]>,
-}
-
-fn atomics() -> Box<[AtomicI64]> {
-    (0..MAX_DATABASES).map(|_| AtomicI64::new(0)).collect()
-}
-
-impl Counts {
-    fn new() -> Self {
-        Counts {
-            keys: atomics(),
-            expires: atomics(),
-            visible_keys: atomics(),
-            visible_expires: atomics(),
-        }
-    }
-    /// What RocksDB has.
-    pub(crate) fn get(&self, db: u8) -> (i64, i64) {
-        (
-            self.keys[db as usize].load(Ordering::Acquire),
-            self.expires[db as usize].load(Ordering::Acquire),
-        )
-    }
-    /// What every submitted batch leaves.
-    pub(crate) fn visible(&self, db: u8) -> (i64, i64) {
-        (
-            self.visible_keys[db as usize].load(Ordering::Acquire),
-            self.visible_expires[db as usize].load(Ordering::Acquire),
-        )
-    }
-    /// Loaded at open: both views agree.
-    fn load(&self, db: u8, keys: i64, expires: i64) {
-        self.set(db, keys, expires);
-        self.visible_keys[db as usize].store(keys, Ordering::Release);
-        self.visible_expires[db as usize].store(expires, Ordering::Release);
-    }
-    pub(crate) fn set(&self, db: u8, keys: i64, expires: i64) {
-        self.keys[db as usize].store(keys, Ordering::Release);
-        self.expires[db as usize].store(expires, Ordering::Release);
-    }
-    pub(crate) fn add(&self, db: u8, keys: i64, expires: i64) {
-        self.keys[db as usize].fetch_add(keys, Ordering::AcqRel);
-        self.expires[db as usize].fetch_add(expires, Ordering::AcqRel);
-    }
-    /// A batch was submitted (under the submit lock, in `seq` order): its
-    /// resets, then its deltas, as the writer will apply them.
-    fn submitted(&self, batch: &CommitBatch) {
-        for &db in &batch.count_resets {
-            self.visible_keys[db as usize].store(0, Ordering::Release);
-            self.visible_expires[db as usize].store(0, Ordering::Release);
-        }
-        for &(db, keys, expires) in &batch.count_deltas {
-            self.visible_keys[db as usize].fetch_add(keys, Ordering::AcqRel);
-            self.visible_expires[db as usize].fetch_add(expires, Ordering::AcqRel);
-        }
-    }
-    /// A batch was given up on: its deltas are taken back. A reset cannot
-    /// be taken back exactly; the committed count stands in for it (the
-    /// WAL error that failed it fails every batch after it too).
-    pub(crate) fn given_up(&self, batch: &CommitBatch) {
-        for &(db, keys, expires) in &batch.count_deltas {
-            self.visible_keys[db as usize].fetch_sub(keys, Ordering::AcqRel);
-            self.visible_expires[db as usize].fetch_sub(expires, Ordering::AcqRel);
-        }
-        for &db in &batch.count_resets {
-            let (keys, expires) = self.get(db);
-            self.visible_keys[db as usize].store(keys, Ordering::Release);
-            self.visible_expires[db as usize].store(expires, Ordering::Release);
-        }
-    }
-}
-
-struct CommitQueue {
-    next_seq: u64,
-    /// One queue per writer thread; `None` once shutting down.
-    writers: Option<Vec<Sender<Job>>>,
-    /// A batch went to a single writer since the last spanning batch.
-    single_since_spanning: bool,
-}
-
-/// The logical→physical database map that SWAPDB changes. Readers see
-/// `live`: the committed map with every submitted swap applied, in submit
-/// order. The writer persists the committed map as swaps commit; a swap
-/// given up on leaves `pending`, and `live` is rebuilt from what remains.
-struct DbMap {
-    live: Vec<u8>,
-    committed: Vec<u8>,
-    /// `(seq, a, b)` of submitted swaps not yet written, in submit order.
-    pending: Vec<(u64, u8, u8)>,
-}
-
-/// SWAPDB of logical databases `a` and `b`, with what the watched keys of
-/// both were at that point of its transaction (watch.rs).
-#[derive(Clone, Debug)]
-pub(crate) struct Swap {
-    pub a: u8,
-    pub b: u8,
-    pub checks: Vec<crate::watch::SwapCheck>,
-}
-
-pub(crate) fn swap_entries(map: &mut [u8], a: u8, b: u8) {
-    if (a as usize) < map.len() && (b as usize) < map.len() {
-        map.swap(a as usize, b as usize);
-    }
-}
-
-/// The logical database `map` sends to physical database `pdb`.
-pub(crate) fn logical_in(map: &[u8], pdb: u8) -> u8 {
-    map.iter().position(|&p| p == pdb).map_or(pdb, |l| l as u8)
-}
-
-pub(crate) struct Inner {
-    pub(crate) db: DB,
-    pub(crate) overlay: Overlay,
-    pub(crate) hot: HotCache,
-    /// The hot tier's share for small collections, decoded.
-    pub(crate) coll: CollCache,
-    pub(crate) locks: KeyLocks,
-    pub(crate) next_version: AtomicU64,
-    pub(crate) counts: Counts,
-    sync: AtomicU8,
-    pub(crate) block_cache: Mutex<Cache>,
-    write_buffers: Mutex<WriteBufferManager>,
-    pub(crate) stats: EngineStats,
-    pub(crate) databases: usize,
-    db_map: RwLock<DbMap>,
-    queue: Mutex<CommitQueue>,
-    /// Committed batches, in order, for WATCH, notifications, replication.
-    pub(crate) changes: ChangeSender,
-    /// Completes committed batches in `seq` order across writers.
-    pub(crate) completions: writer::Completions,
-    /// Batches as they are submitted (visible, not yet durable), for
-    /// consumers that act before the commit: blocked clients' wake-ups.
-    pub(crate) submits: ChangeSender,
-    /// Live [`SubmitReceiver`]s: submit builds no record while it is 0 (an
-    /// atomic load, where `receiver_count` would take the channel's lock).
-    pub(crate) submit_subscribers: AtomicUsize,
-    /// Notified after every commit group (the overlay shrank).
-    pub(crate) drained: tokio::sync::Notify,
-    write_error: Mutex<Option<String>>,
-    has_write_error: AtomicBool,
-    shutting_down: AtomicBool,
-    /// Testing aid: memory-only reads of committed data are `Incomplete`.
-    pub(crate) force_cold_reads: AtomicBool,
-    /// The compact encodings' thresholds (limits.rs).
-    pub(crate) encoding_limits: crate::limits::LimitCell,
-    /// WATCHed keys and their clients (watch.rs).
-    pub(crate) watches: crate::watch::WatchRegistry,
-    /// The `notify-keyspace-events` mask (`notify_class` bits); 0 = off,
-    /// and then recording an event costs this one load.
-    pub(crate) notify_flags: AtomicU32,
-    /// Where the writer hands each committed batch's keyspace events,
-    /// before it resolves the batch's ticket (the server's publisher).
-    pub(crate) event_sink: RwLock<Option<EventSink>>,
-    /// Open [`crate::KeyspaceView`]s: while any is open the compaction
-    /// filter drops no member (member_filter.rs).
-    pub(crate) members_pinned: Arc<AtomicUsize>,
-    /// Tickets of submitted swaps not yet written, and their number (one
-    /// load on every read while it is 0).
-    swap_tickets: Mutex<Vec<Ticket>>,
-    swaps_in_flight: AtomicUsize,
-}
-
-impl Inner {
-    pub(crate) fn sync_policy(&self) -> SyncPolicy {
-        match self.sync.load(Ordering::Relaxed) {
-            0 => SyncPolicy::Always,
-            1 => SyncPolicy::EverySec,
-            _ => SyncPolicy::No,
-        }
-    }
-
-    pub(crate) fn cf(&self, cf: Cf) -> Option<&ColumnFamily> {
-        self.db.cf_handle(cf.name())
-    }
-
-    pub(crate) fn physical(&self, db: u8) -> u8 {
-        self.db_map
-            .read()
-            .live
-            .get(db as usize)
-            .copied()
-            .unwrap_or(db)
-    }
-
-    /// The logical database currently mapped to physical database `pdb`.
-    pub(crate) fn logical(&self, pdb: u8) -> u8 {
-        logical_in(&self.db_map.read().live, pdb)
-    }
-
-    /// The logical→physical map every reader sees now.
-    pub(crate) fn live_map(&self) -> Vec<u8> {
-        self.db_map.read().live.clone()
-    }
-
-    /// A submitted batch's swaps: visible to every reader from now on.
-    fn submit_swaps(&self, seq: u64, swaps: &[Swap], ticket: Option<&Ticket>) {
-        if swaps.is_empty() {
-            return;
-        }
-        let mut map = self.db_map.write();
-        for swap in swaps {
-            swap_entries(&mut map.live, swap.a, swap.b);
-            map.pending.push((seq, swap.a, swap.b));
-        }
-        if let Some(ticket) = ticket {
-            self.swap_tickets.lock().push(ticket.clone());
-            self.swaps_in_flight.fetch_add(1, Ordering::AcqRel);
-        }
-    }
-
-    /// The tickets of swaps submitted and not yet written: every read
-    /// depends on them while there are any, since the map it read through
-    /// shows them (a reply must not show a swap that a crash then undoes).
-    pub(crate) fn pending_swap_tickets(&self) -> Option<Vec<Ticket>> {
-        if self.swaps_in_flight.load(Ordering::Acquire) == 0 {
-            return None;
-        }
-        Some(self.swap_tickets.lock().clone())
-    }
-
-    /// `group` is done with (written or given up on): its swaps' tickets
-    /// leave the list reads depend on.
-    fn swaps_done(&self, group: &[CommitBatch]) {
-        if group.iter().all(|b| b.swaps.is_empty()) {
-            return;
-        }
-        let mut tickets = self.swap_tickets.lock();
-        let before = tickets.len();
-        tickets.retain(|t| !group.iter().any(|b| b.seq == t.seq()));
-        self.swaps_in_flight
-            .fetch_sub(before - tickets.len(), Ordering::AcqRel);
-    }
-
-    #[cfg(test)]
-    pub(crate) fn submit_swaps_for_test(&self, batch: &CommitBatch) {
-        self.submit_swaps(batch.seq, &batch.swaps, None);
-    }
-
-    /// The map RocksDB holds once `group`'s swaps are written (`None`
-    /// when it has none).
-    pub(crate) fn map_after(&self, group: &[CommitBatch]) -> Option<Vec<u8>> {
-        if group.iter().all(|b| b.swaps.is_empty()) {
-            return None;
-        }
-        let mut map = self.db_map.read().committed.clone();
-        for swap in group.iter().flat_map(|b| &b.swaps) {
-            swap_entries(&mut map, swap.a, swap.b);
-        }
-        Some(map)
-    }
-
-    /// `group` is written: `map` (from [`Inner::map_after`]) is committed.
-    pub(crate) fn swaps_committed(&self, group: &[CommitBatch], map: Vec<u8>) {
-        self.swaps_done(group);
-        let mut db_map = self.db_map.write();
-        db_map.committed = map;
-        db_map
-            .pending
-            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
-    }
-
-    /// `group` was given up on: its swaps leave the pending list and the
-    /// live map is rebuilt from the committed one and the swaps still
-    /// pending, in order. (Undoing each swap in place was wrong once two
-    /// failed groups had swapped overlapping databases.)
-    pub(crate) fn swaps_abandoned(&self, group: &[CommitBatch]) {
-        self.swaps_done(group);
-        let mut db_map = self.db_map.write();
-        let before = db_map.pending.len();
-        db_map
-            .pending
-            .retain(|(seq, _, _)| !group.iter().any(|b| b.seq == *seq));
-        if db_map.pending.len() == before {
-            return;
-        }
-        let mut live = db_map.committed.clone();
-        for &(_, a, b) in &db_map.pending {
-            swap_entries(&mut live, a, b);
-        }
-        db_map.live = live;
-    }
-
-    pub(crate) fn set_write_error(&self, error: Option<String>) {
-        if error.is_some() {
-            self.stats.write_errors.fetch_add(1, Ordering::Relaxed);
-        }
-        if self.has_write_error.load(Ordering::Acquire) || error.is_some() {
-            self.has_write_error
-                .store(error.is_some(), Ordering::Release);
-            *self.write_error.lock() = error;
-        }
-    }
-
-    pub(crate) fn write_error_text(&self) -> Option<String> {
-        if self.has_write_error.load(Ordering::Acquire) {
-            self.write_error.lock().clone()
-        } else {
-            None
-        }
-    }
-
-    /// Queues a batch: from here on its writes are visible to every
-    /// reader (overlay, fences, the swapped map), and the stripes' write
-    /// counters move so that optimistic pool runs notice. Returns the
-    /// batch's ticket.
-    pub(crate) fn submit(&self, mut batch: CommitBatch) -> Result<Ticket> {
-        // WATCH: the writer still holds the keys' locks (one load when
-        // nobody watches).
-        let watched_by = crate::watch::TicketOnDrop(Default::default());
-        if self.watches.is_active() {
-            self.watches.touch_batch(self, &batch, &watched_by.0);
-        }
-        if self.submit_subscribers.load(Ordering::Acquire) > 0 {
-            let mut whole_dbs = batch.flushes.clone();
-            for swap in &batch.swaps {
-                whole_dbs.extend([swap.a, swap.b]);
-            }
-            let _ = self.submits.send(Arc::new(Change {
-                db: batch.db,
-                keys: crate::txn::changed_keys(&batch.writes),
-                whole_dbs,
-                command_names: crate::changes::command_names(&batch.commands),
-                client: batch.client,
-                ..Change::default()
-            }));
-        }
-        let mut queue = self.queue.lock();
-        let queue = &mut *queue;
-        let writers = queue
-            .writers
-            .as_ref()
-            .ok_or_else(|| StorageError::WriteFailed("server is shutting down".into()))?;
-        queue.next_seq += 1;
-        batch.seq = queue.next_seq;
-        let ticket = Ticket::new(batch.seq);
-        let _ = watched_by.0.set(Some(ticket.clone()));
-        batch.ticket = Some(ticket.clone());
-        self.overlay.insert_all(batch.seq, &ticket, &batch.writes);
-        self.counts.submitted(&batch);
-        for &pdb in &batch.flushes {
-            self.overlay.add_fence(pdb, batch.seq, &ticket);
-        }
-        // The map RocksDB gets is computed by the writer when the swap
-        // commits (writer.rs), from the committed map.
-        self.submit_swaps(batch.seq, &batch.swaps, Some(&ticket));
-        // After the overlay has the writes: a pool run that read the old
-        // value must see its stamp change.
-        self.locks.bump(&batch.stripes);
-        if !batch.flushes.is_empty() || !batch.swaps.is_empty() {
-            self.locks.bump_epoch();
-        }
-        let sent = match writer::writer_of(&batch, writers.len()) {
-            Some(w) => {
-                queue.single_since_spanning = true;
-                writers[w].send(Job::Batch(batch)).is_ok()
-            }
-            None => {
-                // Every queue gets its place in the same order: this runs
-                // under the queue lock.
-                let rendezvous = Arc::new(Rendezvous::new(
-                    writers.len(),
-                    !std::mem::replace(&mut queue.single_since_spanning, false),
-                ));
-                writers[1..]
-                    .iter()
-                    .all(|f| f.send(Job::Follow(rendezvous.clone())).is_ok())
-                    && writers[0].send(Job::Lead(batch, rendezvous)).is_ok()
-            }
-        };
-        if !sent {
-            // A writer thread is gone: complete the batch as failed, so that
-            // later batches are not held behind its sequence number.
-            self.completions.fail(self, ticket.clone());
-            return Err(StorageError::WriteFailed("writer thread stopped".into()));
-        }
-        Ok(ticket)
-    }
 }
 
 /// A cheap handle to the storage engine.
@@ -599,17 +156,8 @@ impl Engine {
             write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
-            db_map: RwLock::new(DbMap {
-                live: db_map.clone(),
-                committed: db_map,
-                pending: Vec::new(),
-            }),
-            queue: Mutex::new(CommitQueue {
-                next_seq: 0,
-                writers: Some(senders),
-                single_since_spanning: true,
-            }),
-            changes: crate::changes::channel(),
+            db_map: DbMap::new(db_map),
+            queue: Mutex::new(CommitQueue::new(senders)),
             completions: Default::default(),
             submits: crate::changes::channel(),
             submit_subscribers: AtomicUsize::new(0),
@@ -621,10 +169,7 @@ impl Engine {
             encoding_limits: Default::default(),
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
-            event_sink: RwLock::new(None),
             members_pinned,
-            swap_tickets: Mutex::new(Vec::new()),
-            swaps_in_flight: AtomicUsize::new(0),
         });
         let _ = weak.set(Arc::downgrade(&inner));
         // Range deletions (FLUSHDB/FLUSHALL) in a memtable are re-sorted by
@@ -701,7 +246,7 @@ impl Engine {
     /// hear it is done. It must only do CPU work (no blocking, no waiting
     /// on a ticket).
     pub fn set_event_sink(&self, sink: Option<EventSink>) {
-        *self.inner.event_sink.write() = sink;
+        *self.inner.completions.event_sink.write() = sink;
     }
 
     pub fn notify_flags(&self) -> u32 {
@@ -724,7 +269,7 @@ impl Engine {
 
     /// Changes when the WAL is fsynced (CONFIG SET appendfsync).
     pub fn set_sync_policy(&self, policy: SyncPolicy) {
-        self.inner.sync.store(policy as u8, Ordering::Relaxed);
+        self.inner.set_sync_policy(policy);
     }
 
     /// Resizes the caches for a new memory budget (CONFIG SET maxmemory):
@@ -782,7 +327,7 @@ impl Engine {
     pub fn is_hot(&self, db: u8, key: &[u8]) -> bool {
         self.inner
             .hot
-            .contains(&keys::meta_key(self.inner.physical(db), key))
+            .contains(&keys::meta_key(self.inner.db_map.physical(db), key))
     }
 
     pub fn databases(&self) -> usize {
@@ -794,7 +339,7 @@ impl Engine {
     pub fn stripes_of(&self, keys: &[(u8, &[u8])]) -> Vec<usize> {
         normalise(
             keys.iter()
-                .map(|&(db, k)| keys::stripe_of_key(self.inner.physical(db), k))
+                .map(|&(db, k)| keys::stripe_of_key(self.inner.db_map.physical(db), k))
                 .collect(),
         )
     }
@@ -912,7 +457,7 @@ impl Engine {
             match txn.raw_meta(*pdb, key) {
                 Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
                     txn.remove_meta_physical(*pdb, key, Some(&meta));
-                    let db = self.inner.logical(*pdb);
+                    let db = self.inner.db_map.logical(*pdb);
                     txn.set_db(db);
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
                     txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
@@ -931,9 +476,38 @@ impl Engine {
         Txn::from_parts(&self.inner, ReadMode::MemoryOnly, parts)
     }
 
+    /// WATCH: registers `watcher` on `key` of logical db `db` with what the
+    /// caller read of it, under the key's lock, by the run of WATCH that
+    /// commits (a discarded cold run registers nothing). Watching a key
+    /// twice keeps the first registration, as in Redis.
+    pub fn watch_key(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
+        self.inner.watches.watch(watcher, db, key, state);
+    }
+
+    /// UNWATCH (and EXEC, DISCARD, disconnect): forgets every watched key.
+    pub fn unwatch_all(&self, watcher: &Arc<Watcher>) {
+        if watcher.watched() > 0 {
+            self.inner.watches.unwatch_all(watcher);
+        }
+    }
+
+    /// Whether an EXEC must fail: a watched key changed, or a key that was
+    /// live when watched has expired since (Redis 7.0's isWatchedKeyExpired).
+    /// Without a change the deadline seen at WATCH is still the key's.
+    pub fn watch_failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
+        self.inner.watches.failed(watcher, now_ms)
+    }
+
+    /// Opens a [`KeyspaceView`] of logical database `db` that contains
+    /// every write submitted before the call. Blocks until those writes are
+    /// committed: never call it on a network thread (see view.rs).
+    pub fn keyspace_view(&self, db: u8) -> Result<KeyspaceView<'_>> {
+        KeyspaceView::open(&self.inner, db)
+    }
+
     /// Subscribes to the change stream (committed batches, in order).
     pub fn subscribe_changes(&self) -> ChangeReceiver {
-        self.inner.changes.subscribe()
+        self.inner.completions.changes.subscribe()
     }
 
     /// Every batch at submit: its writes are visible to every reader (the
@@ -1006,23 +580,19 @@ impl Engine {
 
     /// Batches submitted and not yet completed (written or given up on).
     pub fn batches_in_flight(&self) -> u64 {
-        let submitted = self.inner.queue.lock().next_seq;
+        let submitted = self.inner.queue.lock().submitted();
         submitted.saturating_sub(self.inner.completions.completed())
     }
 
     /// `(keys, keys with an expiry)` of logical database `db`.
     pub fn key_count(&self, db: u8) -> (u64, u64) {
-        let (keys, expires) = self.inner.counts.visible(self.inner.physical(db));
+        let (keys, expires) = self.inner.counts.visible(self.inner.db_map.physical(db));
         (keys.max(0) as u64, expires.max(0) as u64)
     }
 
     /// The WAL error that currently refuses writes, if any.
     pub fn write_error(&self) -> Option<String> {
-        if self.inner.has_write_error.load(Ordering::Acquire) {
-            self.inner.write_error.lock().clone()
-        } else {
-            None
-        }
+        self.inner.write_error_text()
     }
 
     pub fn stats(&self) -> &EngineStats {
@@ -1046,11 +616,12 @@ impl Engine {
 
     /// A RocksDB integer property summed over the column families.
     pub fn property_sum(&self, name: &str) -> u64 {
-        Cf::ALL
-            .iter()
-            .filter_map(|&cf| self.inner.cf(cf))
-            .filter_map(|h| self.inner.db.property_int_value_cf(h, name).ok().flatten())
-            .sum()
+        self.inner.property_sum(name)
+    }
+
+    /// What the engine's memory holds, each part counted once (memory.rs).
+    pub fn memory_usage(&self) -> MemoryUsage {
+        MemoryUsage::of(&self.inner)
     }
 
     /// Writes a RocksDB checkpoint (hard-linked SSTs + manifest) to `dest`,
@@ -1070,7 +641,7 @@ impl Engine {
     /// the WAL. Idempotent.
     pub fn shutdown(&self) {
         self.inner.shutting_down.store(true, Ordering::Release);
-        self.inner.queue.lock().writers = None;
+        self.inner.queue.lock().close();
         let threads: Vec<JoinHandle<()>> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();
@@ -1136,38 +707,6 @@ fn cf_options(
         ));
     }
     opts
-}
-
-/// The System CF's merge operator: key-count records add up (16 bytes:
-/// keys and keys with an expiry, big-endian i64s) and the version
-/// high-water mark keeps the largest value, so parallel writers can each
-/// write their own part. A record of another length counts as absent.
-fn system_merge(
-    key: &[u8],
-    existing: Option<&[u8]>,
-    operands: &rocksdb::MergeOperands,
-) -> Option<Vec<u8>> {
-    let values = existing.into_iter().chain(operands.iter());
-    if key == VERSION_KEY {
-        let max = values
-            .filter_map(|v| v.try_into().ok().map(u64::from_be_bytes))
-            .max()
-            .unwrap_or(0);
-        return Some(max.to_be_bytes().to_vec());
-    }
-    let (keys, expires) = values
-        .filter_map(decode_counts)
-        .fold((0i64, 0i64), |(k, e), (dk, de)| {
-            (k.wrapping_add(dk), e.wrapping_add(de))
-        });
-    Some(encode_counts(keys, expires).to_vec())
-}
-
-/// A System-CF key-count record: `(keys, keys with an expiry)`.
-fn decode_counts(raw: &[u8]) -> Option<(i64, i64)> {
-    let keys = raw.get(..8)?.try_into().ok().map(i64::from_be_bytes)?;
-    let expires = raw.get(8..16)?.try_into().ok().map(i64::from_be_bytes)?;
-    (raw.len() == 16).then_some((keys, expires))
 }
 
 /// A subscription to [`Engine::subscribe_submits`]; submits stop building

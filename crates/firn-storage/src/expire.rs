@@ -71,7 +71,7 @@ impl ExpireCycle {
                 txn.remove_meta_physical(pdb, key, Some(&meta));
                 inner.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
                 // Replicas and the change stream see an expiry as a DEL.
-                let db = inner.logical(pdb);
+                let db = inner.db_map.logical(pdb);
                 txn.set_db(db);
                 txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
                 txn.set_replay(vec![vec![

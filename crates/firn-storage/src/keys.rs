@@ -7,12 +7,15 @@
 //! | `expire` | `at_ms:u64 · db · slot · user_key`                         |
 //!
 //! `db` is the *physical* database id (SWAPDB swaps a logical→physical map,
-//! see `engine.rs`). `slot` is CRC16(key or its `{hash tag}`) mod 16384,
+//! see `dbmap.rs`). `slot` is CRC16(key or its `{hash tag}`) mod 16384,
 //! exactly as Redis Cluster computes it.
 
 use crc::{Crc, CRC_16_XMODEM};
 
 const CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_XMODEM);
+
+/// The `db` byte: at most this many physical databases.
+pub(crate) const MAX_DATABASES: usize = 256;
 
 /// Redis Cluster's hash slot of a key, honouring `{hash tags}`.
 pub fn key_slot(key: &[u8]) -> u16 {

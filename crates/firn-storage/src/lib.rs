@@ -7,9 +7,12 @@
 //! The layer above decides where to re-run an incomplete command. This crate
 //! knows nothing about RESP.
 
+mod batch;
 mod changes;
 mod collcache;
 mod collection;
+mod commit_queue;
+mod dbmap;
 mod engine;
 mod error;
 mod expire;
@@ -25,12 +28,16 @@ mod memory;
 pub mod meta;
 mod overlay;
 mod set;
+mod state;
 mod string;
+mod system;
 mod ticket;
 mod txn;
+mod view;
 mod watch;
 mod writer;
 mod zset;
+mod zset_args;
 
 #[cfg(test)]
 mod tests;
@@ -38,24 +45,24 @@ mod tests;
 pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
-pub use collection::Collection;
-pub use engine::{Engine, EngineConfig, EngineStats, EventSink, SyncPolicy};
+pub use commit_queue::EventSink;
+pub use engine::{Engine, EngineConfig};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
-pub use keyspace::{KeyInfo, KeyspaceView, RandomPick, ScanPage};
+pub use keyspace::KeyInfo;
 pub use limits::EncodingLimits;
-pub use list::List;
 pub use locks::{GrowingGuard, KeyGuard};
 pub use memory::MemoryUsage;
-pub use meta::{Body, EncodingHint, Meta, ValueType};
+pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
 pub use set::intset_value;
-pub use string::{ExpireAction, CHUNK_SIZE};
+pub use state::{EngineStats, SyncPolicy};
+pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
+pub use view::{KeyspaceView, RandomPick, ScanPage};
 pub use watch::{WatchedState, Watcher};
-pub use zset::{
-    score_order_bytes, LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome,
-};
+pub use zset::score_order_bytes;
+pub use zset_args::{LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome};
 
 /// RocksDB column families. `System` is RocksDB's `default` CF and holds
 /// Firn's own records (version counter, key counts, the database map).

@@ -1,4 +1,4 @@
-//! Lists, element by element.
+//! Lists, element by element; their record, [`List`], is in meta.rs.
 //!
 //! Encoding: the collection's `extra` holds the head and tail positions
 //! (u64 big-endian each): element `i` of the list lives in `Cf::Data` under
@@ -28,71 +28,10 @@
 use bytes::Bytes;
 use std::ops::Bound;
 
-use crate::collection::Collection;
 use crate::error::{Result, StorageError};
-use crate::meta::ValueType;
+use crate::meta::{List, ValueType};
 use crate::txn::Txn;
 use crate::Cf;
-
-/// Where the head and tail of a new list start: the middle of the
-/// position space.
-const ORIGIN: u64 = 1 << 63;
-
-/// A list's meta record with its end positions decoded. Change it through
-/// the `list_*` methods of [`Txn`], then store it with [`Txn::save_list`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct List {
-    pub coll: Collection,
-    /// Position of element 0.
-    head: u64,
-    /// One past the position of the last element.
-    tail: u64,
-}
-
-impl List {
-    /// A list's view of its collection record (DUMP reads it so).
-    pub fn from_collection(coll: Collection) -> Result<List> {
-        let corrupt = || StorageError::Corrupt("list positions");
-        let head = coll.extra.get(0..8).ok_or_else(corrupt)?;
-        let tail = coll.extra.get(8..16).ok_or_else(corrupt)?;
-        let head = u64::from_be_bytes(head.try_into().map_err(|_| corrupt())?);
-        let tail = u64::from_be_bytes(tail.try_into().map_err(|_| corrupt())?);
-        if tail.checked_sub(head) != Some(coll.size) {
-            return Err(corrupt());
-        }
-        Ok(List { coll, head, tail })
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> u64 {
-        self.tail - self.head
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.head == self.tail
-    }
-
-    /// The member bytes of element `index` (streamed replies walk ranges
-    /// of them in a snapshot).
-    pub fn position(&self, index: u64) -> [u8; 8] {
-        self.head.wrapping_add(index).to_be_bytes()
-    }
-
-    fn sync_record(&mut self) {
-        let mut extra = Vec::with_capacity(16);
-        extra.extend_from_slice(&self.head.to_be_bytes());
-        extra.extend_from_slice(&self.tail.to_be_bytes());
-        self.coll.extra = Bytes::from(extra);
-        self.coll.size = self.len();
-    }
-}
-
-fn origin_extra() -> Bytes {
-    let mut extra = Vec::with_capacity(16);
-    extra.extend_from_slice(&ORIGIN.to_be_bytes());
-    extra.extend_from_slice(&ORIGIN.to_be_bytes());
-    Bytes::from(extra)
-}
 
 impl Txn<'_> {
     /// The list at `key`; `None` if missing, `WrongType` for another type.
@@ -113,12 +52,8 @@ impl Txn<'_> {
 
     /// An empty list with a fresh version, not yet stored.
     pub fn new_list(&mut self) -> List {
-        let coll = self.new_collection(ValueType::List, origin_extra());
-        List {
-            coll,
-            head: ORIGIN,
-            tail: ORIGIN,
-        }
+        let coll = self.new_collection(ValueType::List, List::origin_extra());
+        List::empty(coll)
     }
 
     /// Stores the list's record back (an empty list is deleted).

@@ -22,12 +22,31 @@ use std::ffi::CStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use crate::engine::Inner;
 use crate::keys;
 use crate::meta::Meta;
+use crate::state::Inner;
 use crate::Cf;
 
 const NAME: &CStr = c"firn-orphan-members";
+
+/// While one lives, the compaction filter drops no member (see
+/// [`OrphanMemberFilter::filter`]): held by open views, whose snapshots the filter does
+/// not respect, and by copies staged in several batches (`copy_members`),
+/// whose members no meta names until the copy commits.
+pub(crate) struct PinMembers(Arc<AtomicUsize>);
+
+impl PinMembers {
+    pub(crate) fn new(inner: &Inner) -> Self {
+        inner.members_pinned.fetch_add(1, Ordering::SeqCst);
+        PinMembers(inner.members_pinned.clone())
+    }
+}
+
+impl Drop for PinMembers {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// Makes one [`OrphanMemberFilter`] per compaction.
 pub(crate) struct OrphanMemberFilterFactory {

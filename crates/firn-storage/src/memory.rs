@@ -7,8 +7,7 @@
 //! manager) and the index and filter blocks; they are reported as parts of
 //! it, not added to it.
 
-use crate::engine::Engine;
-use crate::Cf;
+use crate::state::Inner;
 
 /// The engine's memory, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,9 +42,9 @@ impl MemoryUsage {
     }
 }
 
-impl Engine {
-    pub fn memory_usage(&self) -> MemoryUsage {
-        let inner = self.inner();
+impl MemoryUsage {
+    /// The engine's memory now.
+    pub(crate) fn of(inner: &Inner) -> MemoryUsage {
         let (block_cache_bytes, block_cache_pinned_bytes) = {
             let cache = inner.block_cache.lock();
             (cache.get_usage() as u64, cache.get_pinned_usage() as u64)
@@ -66,22 +65,11 @@ impl Engine {
                 .flatten()
                 .unwrap_or(0),
             block_cache_pinned_bytes,
-            memtable_bytes: self.per_cf_sum("rocksdb.cur-size-all-mem-tables"),
+            memtable_bytes: inner.property_sum("rocksdb.cur-size-all-mem-tables"),
             index_filter_bytes,
-            table_reader_bytes: self.per_cf_sum("rocksdb.estimate-table-readers-mem"),
+            table_reader_bytes: inner.property_sum("rocksdb.estimate-table-readers-mem"),
             pending_write_bytes: inner.overlay.bytes(),
         }
-    }
-
-    /// A property that each column family has for itself (memtables,
-    /// table readers), summed. Not for the shared block cache.
-    fn per_cf_sum(&self, name: &str) -> u64 {
-        let inner = self.inner();
-        Cf::ALL
-            .iter()
-            .filter_map(|&cf| inner.cf(cf))
-            .filter_map(|h| inner.db.property_int_value_cf(h, name).ok().flatten())
-            .sum()
     }
 }
 

@@ -9,6 +9,13 @@
 //! Small strings cost two bytes of overhead; a string longer than
 //! `CHUNK_SIZE` lives in the `data` CF in fixed-size chunks so that a
 //! SETRANGE/SETBIT on a huge value touches only one chunk.
+//!
+//! Besides [`Meta`], the record decoded for what a command does with it:
+//! [`Collection`] (any collection's version, size and type fields),
+//! [`List`] (a list's end positions) and [`ExpireAction`] (what a write
+//! does to the expiry). The operations on them are `Txn` methods in the
+//! type modules (collection.rs, list.rs, string.rs...), which sit above
+//! the transaction; the records sit below it.
 
 use bytes::Bytes;
 
@@ -194,6 +201,157 @@ impl Meta {
             },
             body,
         })
+    }
+}
+
+/// What a write does to the key's expiry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpireAction {
+    /// Remove any expiry (plain SET).
+    Clear,
+    /// Keep the current expiry (KEEPTTL, SETRANGE, APPEND...).
+    Keep,
+    /// Expire at this Unix time in milliseconds.
+    At(u64),
+}
+
+/// A collection's meta record, decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collection {
+    pub value_type: ValueType,
+    pub version: u64,
+    /// Number of members (list elements, hash fields...).
+    pub size: u64,
+    /// Absolute expiry in Unix ms; 0 = none.
+    pub expire_at_ms: u64,
+    /// Sticky: Redis would hold this value in its big encoding (hashtable,
+    /// skiplist) because it once outgrew the compact one. Redis never
+    /// converts back, so neither does this flag.
+    pub big: bool,
+    /// Type-specific fields (a list's head and tail positions...).
+    pub extra: Bytes,
+    /// Whether the record is stored (false: created by this command).
+    pub stored: bool,
+}
+
+impl Collection {
+    /// The collection behind `meta`; `Corrupt` for a string's record.
+    pub(crate) fn from_meta(meta: Meta) -> Result<Collection> {
+        match meta.body {
+            Body::Collection {
+                version,
+                size,
+                extra,
+            } => Ok(Collection {
+                value_type: meta.value_type,
+                version,
+                size,
+                expire_at_ms: meta.expire_at_ms,
+                big: meta.encoding == EncodingHint::Raw,
+                extra,
+                stored: true,
+            }),
+            _ => Err(StorageError::Corrupt("collection meta")),
+        }
+    }
+
+    /// The collection as a meta record.
+    pub fn to_meta(&self) -> Meta {
+        Meta {
+            value_type: self.value_type,
+            expire_at_ms: self.expire_at_ms,
+            encoding: if self.big {
+                EncodingHint::Raw
+            } else {
+                EncodingHint::Auto
+            },
+            body: Body::Collection {
+                version: self.version,
+                size: self.size,
+                extra: self.extra.clone(),
+            },
+        }
+    }
+
+    /// A collection's view of a meta record already read (TYPE-dispatching
+    /// commands such as DUMP and OBJECT); `None` for a string.
+    pub fn of_meta(meta: &Meta) -> Option<Collection> {
+        Collection::from_meta(meta.clone()).ok()
+    }
+}
+
+/// Where the head and tail of a new list start: the middle of the
+/// position space.
+const ORIGIN: u64 = 1 << 63;
+
+/// A list's meta record with its end positions decoded: the collection's
+/// `extra` holds the head and tail positions, u64 big-endian each (see
+/// list.rs for how elements are stored at them). Change it through the
+/// `list_*` methods of `Txn`, which move the ends, then store it with
+/// `Txn::save_list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct List {
+    pub coll: Collection,
+    /// Position of element 0.
+    pub(crate) head: u64,
+    /// One past the position of the last element.
+    pub(crate) tail: u64,
+}
+
+impl List {
+    /// A list's view of its collection record (DUMP reads it so).
+    pub fn from_collection(coll: Collection) -> Result<List> {
+        let corrupt = || StorageError::Corrupt("list positions");
+        let head = coll.extra.get(0..8).ok_or_else(corrupt)?;
+        let tail = coll.extra.get(8..16).ok_or_else(corrupt)?;
+        let head = u64::from_be_bytes(head.try_into().map_err(|_| corrupt())?);
+        let tail = u64::from_be_bytes(tail.try_into().map_err(|_| corrupt())?);
+        if tail.checked_sub(head) != Some(coll.size) {
+            return Err(corrupt());
+        }
+        Ok(List { coll, head, tail })
+    }
+
+    /// The `extra` of a new list: both ends at the origin.
+    pub(crate) fn origin_extra() -> Bytes {
+        let mut extra = Vec::with_capacity(16);
+        extra.extend_from_slice(&ORIGIN.to_be_bytes());
+        extra.extend_from_slice(&ORIGIN.to_be_bytes());
+        Bytes::from(extra)
+    }
+
+    /// An empty list over `coll`, a new collection made with
+    /// [`List::origin_extra`].
+    pub(crate) fn empty(coll: Collection) -> List {
+        List {
+            coll,
+            head: ORIGIN,
+            tail: ORIGIN,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.tail - self.head
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head == self.tail
+    }
+
+    /// The member bytes of element `index` (streamed replies walk ranges
+    /// of them in a snapshot).
+    pub fn position(&self, index: u64) -> [u8; 8] {
+        self.head.wrapping_add(index).to_be_bytes()
+    }
+
+    /// Writes the ends back into the collection record (before it is saved).
+    pub(crate) fn sync_record(&mut self) {
+        let mut extra = Vec::with_capacity(16);
+        extra.extend_from_slice(&self.head.to_be_bytes());
+        extra.extend_from_slice(&self.tail.to_be_bytes());
+        self.coll.extra = Bytes::from(extra);
+        self.coll.size = self.len();
     }
 }
 

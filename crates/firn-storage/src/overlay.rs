@@ -23,8 +23,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::engine::MAX_DATABASES;
-use crate::keys::stripe_of_raw;
+use crate::keys::{stripe_of_raw, MAX_DATABASES};
 use crate::locks::STRIPES;
 use crate::ticket::Ticket;
 use crate::Cf;

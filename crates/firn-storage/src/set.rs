@@ -24,9 +24,8 @@
 use bytes::Bytes;
 use std::ops::Bound;
 
-use crate::collection::Collection;
 use crate::error::Result;
-use crate::meta::ValueType;
+use crate::meta::{Collection, ValueType};
 use crate::txn::Txn;
 use crate::Cf;
 

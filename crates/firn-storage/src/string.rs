@@ -10,22 +10,11 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::{Result, StorageError};
 use crate::keys::member_key;
-use crate::meta::{Body, EncodingHint, Meta, ValueType};
+use crate::meta::{Body, EncodingHint, ExpireAction, Meta, ValueType};
 use crate::txn::Txn;
 use crate::Cf;
 
 pub const CHUNK_SIZE: u64 = 64 * 1024;
-
-/// What a write does to the key's expiry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExpireAction {
-    /// Remove any expiry (plain SET).
-    Clear,
-    /// Keep the current expiry (KEEPTTL, SETRANGE, APPEND...).
-    Keep,
-    /// Expire at this Unix time in milliseconds.
-    At(u64),
-}
 
 fn chunk_key(pdb: u8, key: &[u8], version: u64, index: u64) -> Vec<u8> {
     member_key(pdb, key, version, &index.to_be_bytes())

@@ -20,6 +20,14 @@ pub(crate) fn open(dir: &std::path::Path) -> Engine {
     .expect("open engine")
 }
 
+/// Queues one SET in database 0 without waiting for it to be committed.
+pub(crate) fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.set_string(0, key, Bytes::from_static(b"v"), expire)
+        .expect("set");
+    txn.commit().expect("commit");
+}
+
 /// Runs `f` in a blocking transaction, commits, and waits for durability.
 fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
     let mut txn = engine.txn(ReadMode::Blocking);
@@ -1094,41 +1102,52 @@ fn swaps_given_up_in_any_order_leave_the_committed_map() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
     let inner = engine.inner();
-    let swap = |a, b| crate::engine::Swap {
+    let swap = |a, b| crate::batch::Swap {
         a,
         b,
         checks: Vec::new(),
     };
-    let batch = |seq, swaps| crate::writer::CommitBatch {
+    let batch = |seq, swaps| crate::batch::CommitBatch {
         seq,
         swaps,
         ..Default::default()
     };
-    let identity: Vec<u8> = (0..crate::engine::MAX_DATABASES).map(|d| d as u8).collect();
+    let identity: Vec<u8> = (0..crate::keys::MAX_DATABASES).map(|d| d as u8).collect();
     // Two groups swap overlapping databases; both fail, the first first.
     let (first, second) = (batch(1, vec![swap(0, 1)]), batch(2, vec![swap(0, 2)]));
-    inner.submit_swaps_for_test(&first);
-    inner.submit_swaps_for_test(&second);
-    assert_eq!(inner.physical(0), 2);
-    inner.swaps_abandoned(std::slice::from_ref(&first));
+    inner.db_map.submit_swaps_for_test(&first);
+    inner.db_map.submit_swaps_for_test(&second);
+    assert_eq!(inner.db_map.physical(0), 2);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&first));
     // Only the second swap is left.
     assert_eq!(
-        (inner.physical(0), inner.physical(1), inner.physical(2)),
+        (
+            inner.db_map.physical(0),
+            inner.db_map.physical(1),
+            inner.db_map.physical(2)
+        ),
         (2, 1, 0)
     );
-    inner.swaps_abandoned(std::slice::from_ref(&second));
-    assert_eq!(inner.live_map(), identity);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&second));
+    assert_eq!(inner.db_map.live_map(), identity);
     // The second fails while the first commits.
     let (first, second) = (batch(3, vec![swap(0, 1)]), batch(4, vec![swap(0, 2)]));
-    inner.submit_swaps_for_test(&first);
-    inner.submit_swaps_for_test(&second);
+    inner.db_map.submit_swaps_for_test(&first);
+    inner.db_map.submit_swaps_for_test(&second);
     let map = inner
+        .db_map
         .map_after(std::slice::from_ref(&first))
         .expect("a swap");
-    inner.swaps_committed(std::slice::from_ref(&first), map);
-    inner.swaps_abandoned(std::slice::from_ref(&second));
+    inner
+        .db_map
+        .swaps_committed(std::slice::from_ref(&first), map);
+    inner.db_map.swaps_abandoned(std::slice::from_ref(&second));
     assert_eq!(
-        (inner.physical(0), inner.physical(1), inner.physical(2)),
+        (
+            inner.db_map.physical(0),
+            inner.db_map.physical(1),
+            inner.db_map.physical(2)
+        ),
         (1, 0, 2)
     );
     engine.shutdown();

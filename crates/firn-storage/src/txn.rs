@@ -22,14 +22,15 @@ use rocksdb::{ReadOptions, ReadTier};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
+use crate::batch::{CommitBatch, Presence, Swap, SwapCheck};
 use crate::changes::{notify_class, Event};
-use crate::engine::{Inner, MAX_DATABASES};
 use crate::error::{Result, StorageError};
-use crate::keys::{self, expire_key, meta_key};
+use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
+use crate::member_filter::PinMembers;
 use crate::meta::Meta;
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
+use crate::state::Inner;
 use crate::ticket::Ticket;
-use crate::writer::CommitBatch;
 use crate::Cf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +110,7 @@ pub struct TxnParts {
     flushed: Vec<u8>,
     /// Held while members written by [`Txn::stage`] wait for this
     /// transaction's commit (or drop).
-    pin: Option<crate::keyspace::PinMembers>,
+    pin: Option<PinMembers>,
     effects: Effects,
 }
 
@@ -132,7 +133,7 @@ pub(crate) struct Effects {
     /// propagates FLUSHALL of an empty database too).
     pub empty_flush: bool,
     /// SWAPDBs of this batch, in order.
-    pub swaps: Vec<crate::engine::Swap>,
+    pub swaps: Vec<Swap>,
     /// `(physical db, key, expire_at_ms)` of expired keys deleted lazily.
     pub expired: Vec<(u8, Bytes, u64)>,
     /// Keyspace events, in emission order (see [`Txn::notify`]).
@@ -240,7 +241,7 @@ impl<'e> Txn<'e> {
     /// Writes one of the server's own records (function libraries) to the
     /// System column family, under a prefix no engine record uses.
     pub fn put_server_record(&mut self, key: &[u8], value: Bytes) {
-        self.put(Cf::System, &crate::engine::server_record_key(key), value);
+        self.put(Cf::System, &crate::system::server_record_key(key), value);
     }
 
     #[cfg(test)]
@@ -255,7 +256,7 @@ impl<'e> Txn<'e> {
 
     /// Deletes one of the server's own records.
     pub fn delete_server_record(&mut self, key: &[u8]) {
-        self.delete(Cf::System, &crate::engine::server_record_key(key));
+        self.delete(Cf::System, &crate::system::server_record_key(key));
     }
 
     /// Records keyspace event `name` of `class` (a `notify_class` bit) for
@@ -316,7 +317,7 @@ impl<'e> Txn<'e> {
     /// through shows it: the reply waits for it, like one that read a
     /// pending write (else a kill -9 could undo a swap a client was shown).
     fn depend_on_pending_swaps(&mut self) {
-        if let Some(tickets) = self.inner.pending_swap_tickets() {
+        if let Some(tickets) = self.inner.db_map.pending_swap_tickets() {
             for ticket in &tickets {
                 self.depend_on(ticket);
             }
@@ -391,15 +392,15 @@ impl<'e> Txn<'e> {
     pub(crate) fn physical(&self, db: u8) -> u8 {
         match &self.st.db_map {
             Some(map) => map.get(db as usize).copied().unwrap_or(db),
-            None => self.inner.physical(db),
+            None => self.inner.db_map.physical(db),
         }
     }
 
     /// The logical database behind physical `pdb` at this point.
     pub(crate) fn logical(&self, pdb: u8) -> u8 {
         match &self.st.db_map {
-            Some(map) => crate::engine::logical_in(map, pdb),
-            None => self.inner.logical(pdb),
+            Some(map) => crate::dbmap::logical_in(map, pdb),
+            None => self.inner.db_map.logical(pdb),
         }
     }
 
@@ -964,15 +965,40 @@ impl<'e> Txn<'e> {
         let checks = self.check_swap_watches(a, b)?;
         let mut map = match self.st.db_map.take() {
             Some(map) => map,
-            None => self.inner.live_map(),
+            None => self.inner.db_map.live_map(),
         };
-        crate::engine::swap_entries(&mut map, a, b);
+        crate::dbmap::swap_entries(&mut map, a, b);
         self.st.db_map = Some(map);
-        self.st
-            .effects
-            .swaps
-            .push(crate::engine::Swap { a, b, checks });
+        self.st.effects.swaps.push(Swap { a, b, checks });
         Ok(())
+    }
+
+    /// For SWAPDB of logical dbs `a` and `b`: every watched key of either,
+    /// looked up in both (none when nobody watches).
+    fn check_swap_watches(&mut self, a: u8, b: u8) -> Result<Vec<SwapCheck>> {
+        if !self.inner.watches.is_active() {
+            return Ok(Vec::new());
+        }
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let now = self.now_ms();
+        let presence = |meta: Option<Meta>| match meta {
+            None => Presence::Absent,
+            Some(m) if m.is_expired(now) => Presence::Expired,
+            Some(_) => Presence::Live,
+        };
+        let mut checks = Vec::new();
+        for (db, key) in self.inner.watches.keys_in(&[a, b]) {
+            let (own, other) = if db == a { (pa, pb) } else { (pb, pa) };
+            let here = presence(self.raw_meta(own, &key)?);
+            let there = presence(self.raw_meta(other, &key)?);
+            checks.push(SwapCheck {
+                db,
+                key,
+                here,
+                there,
+            });
+        }
+        Ok(checks)
     }
 
     /// Writes `entries` of `cf` in a batch of their own, now, and waits
@@ -985,7 +1011,7 @@ impl<'e> Txn<'e> {
     /// script threads only.
     pub(crate) fn stage(&mut self, cf: Cf, entries: Vec<(Vec<u8>, Bytes)>) -> Result<()> {
         if self.st.pin.is_none() {
-            self.st.pin = Some(crate::keyspace::PinMembers::new(self.inner));
+            self.st.pin = Some(PinMembers::new(self.inner));
         }
         let writes: BTreeMap<Vec<u8>, Option<Bytes>> = entries
             .into_iter()
@@ -1074,28 +1100,6 @@ impl<'e> Txn<'e> {
         tickets.append(&mut effects.depends);
         Ok(tickets)
     }
-}
-
-/// `(physical db, user key)` of every key a batch writes, from the raw keys
-/// of its meta and member writes.
-pub(crate) fn changed_keys(writes: &BTreeMap<Vec<u8>, Option<Bytes>>) -> Vec<(u8, Bytes)> {
-    let mut keys: Vec<(u8, Bytes)> = Vec::new();
-    let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
-    for raw in writes.keys() {
-        let found = match raw.first().and_then(|&b| Cf::from_u8(b)) {
-            Some(Cf::Meta) => keys::parse_meta_key(&raw[1..]),
-            Some(Cf::Data | Cf::ZScore | Cf::Stream) => {
-                keys::parse_member_key(&raw[1..]).map(|(db, key, _)| (db, key))
-            }
-            _ => None,
-        };
-        if let Some((pdb, key)) = found {
-            if seen.insert((pdb, key)) {
-                keys.push((pdb, Bytes::copy_from_slice(key)));
-            }
-        }
-    }
-    keys
 }
 
 /// Copies of the values a scan hands out, carved from shared buffers: a

@@ -2,7 +2,7 @@
 //! batch that changes one of those keys is submitted.
 //!
 //! The registry maps `(logical db, key)` to the clients watching it. It is
-//! consulted by [`Inner::submit`] only while it holds at least one entry,
+//! consulted by `Inner::submit` only while it holds at least one entry,
 //! so a server nobody WATCHes on pays one atomic load per batch. Marking is
 //! synchronous, at submit, while the writing command still holds its keys'
 //! locks: a write submitted before an EXEC takes its locks is always seen
@@ -21,12 +21,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::engine::{Engine, Inner};
-use crate::error::Result;
+use crate::batch::{CommitBatch, Presence, SwapCheck};
+use crate::dbmap::{logical_in, swap_entries};
 use crate::keys;
 use crate::ticket::Ticket;
-use crate::txn::Txn;
-use crate::writer::CommitBatch;
 use crate::Cf;
 
 /// A batch's ticket, set once the batch is queued (its watchers are
@@ -118,25 +116,6 @@ impl Watcher {
     }
 }
 
-/// Whether a key is in a database, as a swap sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Presence {
-    Absent,
-    Live,
-    /// Present but past its deadline (not yet deleted).
-    Expired,
-}
-
-/// A watched key of a swapped database, looked up in both databases
-/// before the swap: `here` in its own, `there` in the other.
-#[derive(Clone, Debug)]
-pub(crate) struct SwapCheck {
-    db: u8,
-    key: Bytes,
-    here: Presence,
-    there: Presence,
-}
-
 /// What WATCH saw of a key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WatchedState {
@@ -179,7 +158,7 @@ impl WatchRegistry {
         self.entries.load(Ordering::Acquire) > 0
     }
 
-    fn watch(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
+    pub(crate) fn watch(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
         let mut keys = watcher.keys.lock();
         if keys.iter().any(|(d, k)| *d == db && k.as_ref() == key) {
             return;
@@ -197,7 +176,7 @@ impl WatchRegistry {
         self.entries.fetch_add(1, Ordering::AcqRel);
     }
 
-    fn unwatch_all(&self, watcher: &Arc<Watcher>) {
+    pub(crate) fn unwatch_all(&self, watcher: &Arc<Watcher>) {
         let keys = std::mem::take(&mut *watcher.keys.lock());
         for (db, key) in keys {
             let mut shard = self.shard(db, &key).lock();
@@ -221,6 +200,19 @@ impl WatchRegistry {
             .iter()
             .find(|e| Arc::ptr_eq(&e.watcher, watcher))
             .map(|e| e.state)
+    }
+
+    /// Whether `watcher`'s EXEC must fail (see `Engine::watch_failed`).
+    pub(crate) fn failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
+        if watcher.is_dirty() {
+            return true;
+        }
+        let keys = watcher.keys.lock().clone();
+        keys.iter().any(|(db, key)| {
+            self.state_of(watcher, *db, key).is_some_and(|s| {
+                !s.expired && s.exists && s.expire_at_ms != 0 && s.expire_at_ms <= now_ms
+            })
+        })
     }
 
     /// A batch changed `key` of logical db `db`; `deleted` when its
@@ -309,7 +301,7 @@ impl WatchRegistry {
     }
 
     /// The watched keys of logical dbs `dbs`.
-    fn keys_in(&self, dbs: &[u8]) -> Vec<(u8, Bytes)> {
+    pub(crate) fn keys_in(&self, dbs: &[u8]) -> Vec<(u8, Bytes)> {
         let mut keys = Vec::new();
         for shard in self.shards.iter() {
             let shard = shard.lock();
@@ -319,27 +311,27 @@ impl WatchRegistry {
     }
 
     /// Marks the watchers of everything `batch` changes. Called at submit,
-    /// before the batch's swap (if any) changes the database map.
+    /// before the batch's swap (if any) changes the database map: `before`
+    /// is the live map then.
     ///
     /// A batch with swaps wrote some keys before them (under the map as it
     /// is now) and some after (under the swapped map), and which is not
     /// recorded: a changed physical key then touches its logical key under
     /// both maps. At worst a transaction watching the other one aborts,
     /// never one that should.
-    pub(crate) fn touch_batch(&self, inner: &Inner, batch: &CommitBatch, by: &BatchTicket) {
-        let before = inner.live_map();
+    pub(crate) fn touch_batch(&self, before: &[u8], batch: &CommitBatch, by: &BatchTicket) {
         let after = (!batch.swaps.is_empty()).then(|| {
-            let mut map = before.clone();
+            let mut map = before.to_vec();
             for swap in &batch.swaps {
-                crate::engine::swap_entries(&mut map, swap.a, swap.b);
+                swap_entries(&mut map, swap.a, swap.b);
             }
             map
         });
         let logical = |pdb: u8| -> (u8, Option<u8>) {
-            let now = crate::engine::logical_in(&before, pdb);
+            let now = logical_in(before, pdb);
             let swapped = after
                 .as_ref()
-                .map(|map| crate::engine::logical_in(map, pdb))
+                .map(|map| logical_in(map, pdb))
                 .filter(|&db| db != now);
             (now, swapped)
         };
@@ -383,91 +375,6 @@ impl WatchRegistry {
                 self.touch_key(db, key, deleted, by);
             }
         }
-    }
-}
-
-impl Engine {
-    /// WATCH: registers `watcher` on `key` of logical db `db` with what the
-    /// caller read of it, under the key's lock, by the run of WATCH that
-    /// commits (a discarded cold run registers nothing). Watching a key
-    /// twice keeps the first registration, as in Redis.
-    pub fn watch_key(&self, watcher: &Arc<Watcher>, db: u8, key: &[u8], state: WatchedState) {
-        self.inner().watches.watch(watcher, db, key, state);
-    }
-
-    /// UNWATCH (and EXEC, DISCARD, disconnect): forgets every watched key.
-    pub fn unwatch_all(&self, watcher: &Arc<Watcher>) {
-        if watcher.watched() > 0 {
-            self.inner().watches.unwatch_all(watcher);
-        }
-    }
-
-    /// Whether an EXEC must fail: a watched key changed, or a key that was
-    /// live when watched has expired since (Redis 7.0's isWatchedKeyExpired).
-    /// Without a change the deadline seen at WATCH is still the key's.
-    pub fn watch_failed(&self, watcher: &Arc<Watcher>, now_ms: u64) -> bool {
-        if watcher.is_dirty() {
-            return true;
-        }
-        let keys = watcher.keys.lock().clone();
-        keys.iter().any(|(db, key)| {
-            self.inner()
-                .watches
-                .state_of(watcher, *db, key)
-                .is_some_and(|s| {
-                    !s.expired && s.exists && s.expire_at_ms != 0 && s.expire_at_ms <= now_ms
-                })
-        })
-    }
-}
-
-impl Txn<'_> {
-    /// For SWAPDB of logical dbs `a` and `b`: every watched key of either,
-    /// looked up in both (none when nobody watches).
-    pub(crate) fn check_swap_watches(&mut self, a: u8, b: u8) -> Result<Vec<SwapCheck>> {
-        if !self.inner.watches.is_active() {
-            return Ok(Vec::new());
-        }
-        let (pa, pb) = (self.physical(a), self.physical(b));
-        let now = self.now_ms();
-        let presence = |meta: Option<crate::meta::Meta>| match meta {
-            None => Presence::Absent,
-            Some(m) if m.is_expired(now) => Presence::Expired,
-            Some(_) => Presence::Live,
-        };
-        let mut checks = Vec::new();
-        for (db, key) in self.inner.watches.keys_in(&[a, b]) {
-            let (own, other) = if db == a { (pa, pb) } else { (pb, pa) };
-            let here = presence(self.raw_meta(own, &key)?);
-            let there = presence(self.raw_meta(other, &key)?);
-            checks.push(SwapCheck {
-                db,
-                key,
-                here,
-                there,
-            });
-        }
-        Ok(checks)
-    }
-
-    /// What WATCH records of `key`: read without deleting an expired key
-    /// (Redis's WATCH only asks whether the key is expired).
-    pub fn watch_probe(&mut self, db: u8, key: &[u8]) -> Result<WatchedState> {
-        let pdb = self.physical(db);
-        let now = self.now_ms();
-        Ok(match self.raw_meta(pdb, key)? {
-            None => WatchedState::default(),
-            Some(meta) if meta.is_expired(now) => WatchedState {
-                exists: false,
-                expired: true,
-                expire_at_ms: meta.expire_at_ms,
-            },
-            Some(meta) => WatchedState {
-                exists: true,
-                expired: false,
-                expire_at_ms: meta.expire_at_ms,
-            },
-        })
     }
 }
 

@@ -15,9 +15,10 @@
 //! Each batch also writes its replay record into the WAL
 //! (`put_log_data`). Network threads never wait on the WAL or on a write
 //! stall; a connection awaits the tickets of its batches. Written batches
-//! are completed in submit order across writers (`Completions`): each is
-//! published on the change stream, its keyspace events handed on and its
-//! ticket resolved, in `seq` order.
+//! are completed in submit order across writers (`Completions`, in
+//! commit_queue.rs, with the writers' queues): each is published on the
+//! change stream, its keyspace events handed on and its ticket resolved,
+//! in `seq` order.
 //!
 //! A failed write is retried for about a second. If it still fails (a full
 //! disk; RocksDB's WAL error is sticky until the database is reopened) the
@@ -31,105 +32,15 @@ use bytes::Bytes;
 use crossbeam_channel::Receiver;
 use rocksdb::{WriteBatch, WriteOptions};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::batch::CommitBatch;
 use crate::changes::{encode_log_record, Change};
-use crate::engine::Inner;
-use crate::ticket::Ticket;
-use crate::{Cf, SyncPolicy};
-
-/// One command's writes and effects, in commit order.
-#[derive(Default)]
-pub(crate) struct CommitBatch {
-    pub seq: u64,
-    pub writes: BTreeMap<Vec<u8>, Option<Bytes>>,
-    pub range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
-    pub count_deltas: Vec<(u8, i64, i64)>,
-    pub count_resets: Vec<u8>,
-    pub max_version: u64,
-    /// Lock stripes of the keys written.
-    pub stripes: Vec<usize>,
-    /// Physical databases flushed (fenced in the overlay until committed).
-    pub flushes: Vec<u8>,
-    /// Logical databases swapped, in order (applied to the live map at
-    /// submit, to the committed map and RocksDB when written).
-    pub swaps: Vec<crate::engine::Swap>,
-    /// Logical database of the replay commands.
-    pub db: u8,
-    /// The client whose command made the batch (0: the server).
-    pub client: u64,
-    /// The replay form of the batch's commands.
-    pub commands: Vec<Vec<Bytes>>,
-    /// Keyspace events to publish once committed.
-    pub events: Vec<crate::changes::Event>,
-    /// Set by submit.
-    pub ticket: Option<Ticket>,
-}
-
-impl CommitBatch {
-    fn bytes(&self) -> usize {
-        self.writes
-            .iter()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
-            .sum()
-    }
-}
-
-/// What a writer thread is handed.
-pub(crate) enum Job {
-    /// A batch whose keys all belong to this writer.
-    Batch(CommitBatch),
-    /// A batch ordered against every writer: this one commits it once all
-    /// the others have stopped at it.
-    Lead(CommitBatch, Arc<Rendezvous>),
-    /// Another writer's `Lead`: commit what came before, then wait for it.
-    Follow(Arc<Rendezvous>),
-}
-
-/// Where every writer meets for a batch that spans them.
-pub(crate) struct Rendezvous {
-    arrived: Barrier,
-    done: Barrier,
-    /// No batch went to any single writer between the previous spanning
-    /// batch and this one: the lead may commit both in one group.
-    follows_directly: bool,
-    /// Set by the lead when it committed this batch with the previous one;
-    /// followers then skip it.
-    merged: AtomicBool,
-}
-
-impl Rendezvous {
-    pub(crate) fn new(writers: usize, follows_directly: bool) -> Rendezvous {
-        Rendezvous {
-            arrived: Barrier::new(writers),
-            done: Barrier::new(writers),
-            follows_directly,
-            merged: AtomicBool::new(false),
-        }
-    }
-}
-
-/// The writer of `batch` out of `writers`, or `None` when it must be
-/// ordered against all of them: its keys' stripes map to several writers,
-/// it has no key (a barrier, a server record), or it acts on whole
-/// databases (flush, swap, counter reset).
-pub(crate) fn writer_of(batch: &CommitBatch, writers: usize) -> Option<usize> {
-    if writers == 1 {
-        return Some(0);
-    }
-    let whole = !batch.flushes.is_empty()
-        || !batch.swaps.is_empty()
-        || !batch.range_deletes.is_empty()
-        || !batch.count_resets.is_empty()
-        || batch
-            .writes
-            .keys()
-            .any(|k| k.first() == Some(&(Cf::System as u8)));
-    let first = *batch.stripes.first()? % writers;
-    (!whole && batch.stripes.iter().all(|s| s % writers == first)).then_some(first)
-}
+use crate::commit_queue::{Completion, Job};
+use crate::state::{Inner, SyncPolicy};
+use crate::Cf;
 
 const MAX_GROUP_BYTES: usize = 8 << 20;
 
@@ -275,7 +186,7 @@ fn commit_group(
     let max_version = group.iter().map(|b| b.max_version).max().unwrap_or(0);
     // A group with swaps has every writer stopped (they span them all), so
     // swaps are written in submit order, each onto the map before it.
-    let map_after = inner.map_after(group);
+    let map_after = inner.db_map.map_after(group);
     // Once writes are already failing, a group gets one attempt: retrying
     // each queued group for a second would stall shutdown and everyone.
     let retries = if inner.write_error_text().is_some() {
@@ -313,25 +224,25 @@ fn commit_group(
             for &db in &resets {
                 wb.put_cf(
                     system,
-                    crate::engine::count_key(db),
-                    crate::engine::encode_counts(0, 0),
+                    crate::system::count_key(db),
+                    crate::system::encode_counts(0, 0),
                 );
             }
             for (&db, &(keys, expires)) in &deltas {
                 wb.merge_cf(
                     system,
-                    crate::engine::count_key(db),
-                    crate::engine::encode_counts(keys, expires),
+                    crate::system::count_key(db),
+                    crate::system::encode_counts(keys, expires),
                 );
             }
             if let Some(map) = &map_after {
-                wb.put_cf(system, crate::engine::DB_MAP_KEY, map);
+                wb.put_cf(system, crate::system::DB_MAP_KEY, map);
             }
             if max_version > *persisted_version {
                 // Merged as a maximum: writers may land in any order.
                 wb.merge_cf(
                     system,
-                    crate::engine::VERSION_KEY,
+                    crate::system::VERSION_KEY,
                     max_version.to_be_bytes(),
                 );
             }
@@ -352,7 +263,7 @@ fn commit_group(
     }
     inner.set_write_error(None);
     if let Some(map) = map_after {
-        inner.swaps_committed(group, map);
+        inner.db_map.swaps_committed(group, map);
     }
     if max_version > *persisted_version {
         *persisted_version = max_version;
@@ -384,9 +295,7 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    inner
-        .completions
-        .finish(inner, completions(inner, group, true));
+    inner.completions.finish(completions(inner, group, true));
     inner.drained.notify_waiters();
 }
 
@@ -425,15 +334,6 @@ fn forget_committed(inner: &Inner, group: &[CommitBatch]) {
     }
 }
 
-/// What is left to do for a batch once it is written (or given up on).
-pub(crate) struct Completion {
-    seq: u64,
-    ok: bool,
-    change: Option<Arc<Change>>,
-    events: Vec<crate::changes::Event>,
-    ticket: Option<Ticket>,
-}
-
 /// The completions of a group written (`ok`) or given up on. Whether the
 /// change stream has a listener is asked once per group: the count takes
 /// the channel's lock.
@@ -442,7 +342,7 @@ fn completions<'a>(
     group: &'a [CommitBatch],
     ok: bool,
 ) -> impl Iterator<Item = Completion> + 'a {
-    let listened = ok && inner.changes.receiver_count() > 0;
+    let listened = ok && inner.completions.changes.receiver_count() > 0;
     group.iter().map(move |batch| Completion {
         seq: batch.seq,
         ok,
@@ -450,79 +350,6 @@ fn completions<'a>(
         events: if ok { batch.events.clone() } else { Vec::new() },
         ticket: batch.ticket.clone(),
     })
-}
-
-/// Completes batches in submit (`seq`) order, whichever writer wrote them:
-/// the change stream, the keyspace events and the tickets see one order,
-/// the order commands ran in, as with a single writer. A batch written
-/// while an earlier one is still being written elsewhere waits here (its
-/// data is already in RocksDB); the writer that completes the earlier one
-/// completes both.
-pub(crate) struct Completions {
-    queue: parking_lot::Mutex<CompletionQueue>,
-}
-
-struct CompletionQueue {
-    next: u64,
-    ready: BTreeMap<u64, Completion>,
-}
-
-impl Default for Completions {
-    fn default() -> Completions {
-        Completions {
-            queue: parking_lot::Mutex::new(CompletionQueue {
-                next: 1,
-                ready: BTreeMap::new(),
-            }),
-        }
-    }
-}
-
-impl Completions {
-    /// How many batches (the first `seq`s) have completed.
-    pub(crate) fn completed(&self) -> u64 {
-        self.queue.lock().next - 1
-    }
-
-    /// Completes a batch that never reached a writer.
-    pub(crate) fn fail(&self, inner: &Inner, ticket: Ticket) {
-        let done = Completion {
-            seq: ticket.seq(),
-            ok: false,
-            change: None,
-            events: Vec::new(),
-            ticket: Some(ticket),
-        };
-        self.finish(inner, std::iter::once(done));
-    }
-
-    fn finish(&self, inner: &Inner, done: impl Iterator<Item = Completion>) {
-        let mut queue = self.queue.lock();
-        let queue = &mut *queue;
-        queue.ready.extend(done.map(|c| (c.seq, c)));
-        // Completed under the lock, so that two writers never interleave.
-        while let Some(entry) = queue.ready.first_entry() {
-            if *entry.key() != queue.next {
-                break;
-            }
-            let c = entry.remove();
-            queue.next += 1;
-            // The stream has a change, and subscribers the keyspace
-            // events, before its client hears it is done.
-            if let Some(change) = c.change {
-                let _ = inner.changes.send(change);
-            }
-            if !c.events.is_empty() {
-                let sink = inner.event_sink.read().clone();
-                if let Some(sink) = sink {
-                    sink(&c.events);
-                }
-            }
-            if let Some(ticket) = &c.ticket {
-                ticket.resolve(c.ok);
-            }
-        }
-    }
 }
 
 /// Adds `writes` to `wb` in key order (each key's writes in their original
@@ -556,15 +383,15 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
     }
     for swap in &batch.swaps {
         // After the swap: the physical databases now behind a and b.
-        whole_dbs.push(inner.physical(swap.a));
-        whole_dbs.push(inner.physical(swap.b));
+        whole_dbs.push(inner.db_map.physical(swap.a));
+        whole_dbs.push(inner.db_map.physical(swap.b));
     }
     Arc::new(Change {
         seq: batch.seq,
         db: batch.db,
         client: batch.client,
         // Derived here, only when someone listens.
-        keys: crate::txn::changed_keys(&batch.writes),
+        keys: batch.changed_keys(),
         whole_dbs,
         command_names: crate::changes::command_names(&batch.commands),
         events: batch.events.clone(),
@@ -584,15 +411,13 @@ fn roll_back(inner: &Inner, group: &[CommitBatch]) {
             inner.overlay.remove_fence(pdb, batch.seq);
         }
     }
-    inner.swaps_abandoned(group);
+    inner.db_map.swaps_abandoned(group);
     for batch in group {
         inner.counts.given_up(batch);
     }
     inner.hot.clear();
     inner.coll.clear();
-    inner
-        .completions
-        .finish(inner, completions(inner, group, false));
+    inner.completions.finish(completions(inner, group, false));
     inner.drained.notify_waiters();
 }
 
@@ -615,7 +440,7 @@ fn probe_after_error(inner: &Inner, opts: &WriteOptions) {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use super::CommitBatch;
+    use crate::batch::CommitBatch;
     use crate::Cf;
 
     /// A batch that writes this System-CF key makes the writer panic (to

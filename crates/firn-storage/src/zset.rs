@@ -37,11 +37,11 @@
 use bytes::Bytes;
 use std::ops::Bound;
 
-use crate::collection::Collection;
 use crate::error::{Result, StorageError};
-use crate::keyspace::KeyspaceView;
-use crate::meta::ValueType;
+use crate::meta::{Collection, ValueType};
 use crate::txn::Txn;
+use crate::view::KeyspaceView;
+use crate::zset_args::{LexBound, LexRange, RankLookup, ScoreRange, ZAddFlags, ZAddOutcome};
 use crate::Cf;
 
 /// The index key's 8-byte prefix for `score` (see the file header).
@@ -92,154 +92,26 @@ fn decode_score(raw: &[u8]) -> Result<f64> {
     Ok(f64::from_bits(u64::from_be_bytes(bits)))
 }
 
-/// A score interval with Redis's `(` exclusive ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ScoreRange {
-    pub min: f64,
-    pub min_exclusive: bool,
-    pub max: f64,
-    pub max_exclusive: bool,
-}
-
-impl ScoreRange {
-    /// Every score.
-    pub const ALL: ScoreRange = ScoreRange {
-        min: f64::NEG_INFINITY,
-        min_exclusive: false,
-        max: f64::INFINITY,
-        max_exclusive: false,
+/// Index bounds `[start, end)` of `range` on the 8-byte score prefix;
+/// None when the range is empty (as Redis's zslIsInRange decides).
+fn index_bounds(range: &ScoreRange) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    if range.min > range.max
+        || (range.min == range.max && (range.min_exclusive || range.max_exclusive))
+    {
+        return None;
+    }
+    let after = |score: f64| u64::from_be_bytes(score_order_bytes(score)).checked_add(1);
+    let start = if range.min_exclusive {
+        after(range.min)?.to_be_bytes().to_vec()
+    } else {
+        score_order_bytes(range.min).to_vec()
     };
-
-    pub fn contains(&self, score: f64) -> bool {
-        let above = if self.min_exclusive {
-            score > self.min
-        } else {
-            score >= self.min
-        };
-        let below = if self.max_exclusive {
-            score < self.max
-        } else {
-            score <= self.max
-        };
-        above && below
-    }
-
-    /// Index bounds `[start, end)` on the 8-byte score prefix; None when
-    /// the range is empty (as Redis's zslIsInRange decides).
-    fn index_bounds(&self) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-        if self.min > self.max
-            || (self.min == self.max && (self.min_exclusive || self.max_exclusive))
-        {
-            return None;
-        }
-        let after = |score: f64| u64::from_be_bytes(score_order_bytes(score)).checked_add(1);
-        let start = if self.min_exclusive {
-            after(self.min)?.to_be_bytes().to_vec()
-        } else {
-            score_order_bytes(self.min).to_vec()
-        };
-        let end = if self.max_exclusive {
-            Some(score_order_bytes(self.max).to_vec())
-        } else {
-            after(self.max).map(|e| e.to_be_bytes().to_vec())
-        };
-        Some((start, end))
-    }
-}
-
-/// One end of a lex range: `-`, `+`, `[member` or `(member`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum LexBound {
-    /// `-`: below every member.
-    Min,
-    /// `+`: above every member.
-    Max,
-    Inclusive(Bytes),
-    Exclusive(Bytes),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct LexRange {
-    pub min: LexBound,
-    pub max: LexBound,
-}
-
-impl LexRange {
-    /// Redis's zslLexValueGteMin.
-    pub fn above_min(&self, member: &[u8]) -> bool {
-        match &self.min {
-            LexBound::Min => true,
-            LexBound::Max => false,
-            LexBound::Inclusive(m) => member >= m.as_ref(),
-            LexBound::Exclusive(m) => member > m.as_ref(),
-        }
-    }
-
-    /// Redis's zslLexValueLteMax.
-    pub fn below_max(&self, member: &[u8]) -> bool {
-        match &self.max {
-            LexBound::Min => false,
-            LexBound::Max => true,
-            LexBound::Inclusive(m) => member <= m.as_ref(),
-            LexBound::Exclusive(m) => member < m.as_ref(),
-        }
-    }
-
-    /// Redis's zslIsInLexRange test for ranges that are always empty.
-    fn is_empty(&self) -> bool {
-        let key = |b: &LexBound| -> (u8, Bytes) {
-            match b {
-                LexBound::Min => (0, Bytes::new()),
-                LexBound::Max => (2, Bytes::new()),
-                LexBound::Inclusive(m) | LexBound::Exclusive(m) => (1, m.clone()),
-            }
-        };
-        let (lo, hi) = (key(&self.min), key(&self.max));
-        let exclusive = matches!(self.min, LexBound::Exclusive(_))
-            || matches!(self.max, LexBound::Exclusive(_));
-        lo > hi || (lo == hi && exclusive)
-    }
-}
-
-/// ZADD's options for one member.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ZAddFlags {
-    /// Only add new members.
-    pub nx: bool,
-    /// Only update existing members.
-    pub xx: bool,
-    /// Update only to a greater score.
-    pub gt: bool,
-    /// Update only to a lower score.
-    pub lt: bool,
-    /// The score is an increment of the current one (0 if new).
-    pub incr: bool,
-}
-
-/// What [`Txn::zset_add`] did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ZAddOutcome {
-    /// A new member with this score.
-    Added(f64),
-    /// An existing member whose score changed to this one.
-    Updated(f64),
-    /// An existing member, left at this score (the new score was equal).
-    Unchanged(f64),
-    /// Nothing done: NX on an existing member, XX on a missing one, or a
-    /// GT/LT condition that failed.
-    Skipped,
-    /// The increment made the score NaN (inf + -inf); nothing changed.
-    NotANumber,
-}
-
-/// A member's rank as [`Txn::zset_rank`] finds it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum RankLookup {
-    Missing,
-    /// 0-based rank in the requested direction, and the member's score.
-    Found(u64, f64),
-    /// The member is further than the walk limit from both ends.
-    TooFar,
+    let end = if range.max_exclusive {
+        Some(score_order_bytes(range.max).to_vec())
+    } else {
+        after(range.max).map(|e| e.to_be_bytes().to_vec())
+    };
+    Some((start, end))
 }
 
 impl Txn<'_> {
@@ -674,7 +546,7 @@ fn scan_scores(
     reverse: bool,
     visit: &mut dyn FnMut(&[u8], f64) -> bool,
 ) -> Result<()> {
-    let Some((start, end)) = range.index_bounds() else {
+    let Some((start, end)) = index_bounds(range) else {
         return Ok(());
     };
     let to = match &end {

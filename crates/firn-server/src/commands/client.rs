@@ -622,22 +622,12 @@ fn client_pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(until) = (now as i64).checked_add(timeout) else {
         return Ok(Reply::ok());
     };
-    {
-        let mut pause = ctx.server.pause.lock();
-        if pause.until_ms <= now {
-            // The previous pause is over: its mode no longer applies.
-            *pause = Default::default();
-        }
-        pause.until_ms = pause.until_ms.max(until as u64);
-        pause.all = pause.all || all;
-    }
-    ctx.server.pause_changed.notify_waiters();
+    ctx.server.pause.pause(until as u64, all, now);
     Ok(Reply::ok())
 }
 
 fn client_unpause(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    *ctx.server.pause.lock() = Default::default();
-    ctx.server.pause_changed.notify_waiters();
+    ctx.server.pause.unpause();
     Ok(Reply::ok())
 }
 

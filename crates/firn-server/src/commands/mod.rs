@@ -149,6 +149,10 @@ pub enum Access {
 /// MONITOR show as "(redacted)" (Redis's redactClientCommandArgument).
 pub type Redactor = fn(&[Bytes]) -> Vec<usize>;
 
+/// A command's flags for one command line, when they depend on it (Redis's
+/// getCommandFlags: a script's declared flags replace EVAL's).
+pub type FlagsOf = fn(&Server, &[Bytes], Flags) -> Flags;
+
 /// One registration line in a group's table: the handler and the facts
 /// about the command that the command table does not hold.
 pub struct Def {
@@ -158,6 +162,7 @@ pub struct Def {
     pub access: Access,
     pub redact: Option<Redactor>,
     pub traits: Traits,
+    pub flags_of: Option<FlagsOf>,
 }
 
 /// What the pipeline and the subsystems must know of a command beyond its
@@ -211,6 +216,13 @@ impl Def {
         self
     }
 
+    /// Its flags for a command line come from `flags_of`, given the
+    /// command table's.
+    pub const fn flags_by(mut self, flags_of: FlagsOf) -> Def {
+        self.flags_of = Some(flags_of);
+        self
+    }
+
     /// Declares `traits` too.
     pub const fn with(mut self, traits: Traits) -> Def {
         self.traits = Traits(self.traits.0 | traits.0);
@@ -226,6 +238,7 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         access: Access::Touch,
         redact: None,
         traits: Traits::NONE,
+        flags_of: None,
     }
 }
 
@@ -255,6 +268,7 @@ pub struct Command {
     pub access: Access,
     pub redact: Option<Redactor>,
     pub traits: Traits,
+    pub flags_of: Option<FlagsOf>,
 }
 
 impl Command {
@@ -265,6 +279,15 @@ impl Command {
     /// Whether the command table gives the command every flag of `flags`.
     pub fn has(&self, flags: Flags) -> bool {
         self.spec.flags.contains(flags)
+    }
+
+    /// Its flags for this command line: the table's, or what its
+    /// registration's `flags_by` makes of them.
+    pub fn flags_for(&self, server: &Server, args: &[Bytes]) -> Flags {
+        match self.flags_of {
+            Some(flags_of) => flags_of(server, args, self.spec.flags),
+            None => self.spec.flags,
+        }
     }
 
     /// The command line as logs show it: the arguments its handler
@@ -404,6 +427,7 @@ impl Registry {
                 access: d.access,
                 redact: d.redact,
                 traits: d.traits,
+                flags_of: d.flags_of,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -546,6 +570,7 @@ mod tests {
             access: Access::Touch,
             redact: None,
             traits: Traits::NONE,
+            flags_of: None,
         }
     }
 

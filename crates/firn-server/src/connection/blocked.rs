@@ -12,7 +12,7 @@ use crate::command_table::Flags;
 use crate::commands::Command;
 use crate::commands::Deferred;
 use crate::exec::{execute, Executed};
-use crate::pipeline::{reply_mode_pass, wait_for_pause, BlockedCall, Flow};
+use crate::pipeline::{reply_mode_pass, BlockedCall, Flow};
 use tokio::io::AsyncReadExt;
 
 /// How a blocked command's wait ended.
@@ -123,7 +123,7 @@ impl Connection {
             let want_write = self.output.has_released();
             self.inbuf.reserve(READ_BYTES);
             let woke = tokio::select! {
-                _ = wait_for_pause(&self.server, cmd.has(Flags::WRITE)), if retry => BlockedWoke::Retry,
+                _ = self.server.pause.wait(|| cmd.has(Flags::WRITE)), if retry => BlockedWoke::Retry,
                 _ = waiter.woken(), if !retry => BlockedWoke::Signal,
                 _ = sleep_until(deadline), if deadline.is_some() => BlockedWoke::Timeout,
                 read = self.reader.read_buf(&mut self.inbuf) => BlockedWoke::Read(read),

@@ -159,7 +159,11 @@ fn clients_section(server: &Server, out: &mut String) {
     line(out, "maxclients", server.config().maxclients);
     line(out, "client_recent_max_input_buffer", max_input_buffer);
     line(out, "client_recent_max_output_buffer", 0);
-    line(out, "blocked_clients", server.blocking.blocked_clients());
+    line(
+        out,
+        "blocked_clients",
+        server.blocking.blocked_clients() + server.pause.held(),
+    );
     line(out, "tracking_clients", server.tracking.clients_on());
     line(
         out,

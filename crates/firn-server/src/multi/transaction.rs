@@ -116,6 +116,7 @@ pub fn rejected(
 /// Inside MULTI: queues the command and returns `+QUEUED` (or the refusal
 /// of a command not allowed in a transaction). `None`: run it now.
 pub fn queue(
+    server: &Server,
     session: &mut Session,
     client: &ClientInfo,
     cmd: &Command,
@@ -136,7 +137,7 @@ pub fn queue(
         return Some(Reply::Simple(Bytes::from_static(b"QUEUED")));
     }
     queued.push(args.to_vec());
-    tx.writes |= may_replicate(cmd);
+    tx.writes |= may_replicate(cmd.flags_for(server, args));
     let memory = client.tx.multi_mem()
         + args.iter().map(|a| a.len() as u64).sum::<u64>()
         + 8 * args.len() as u64;
@@ -146,13 +147,14 @@ pub fn queue(
 
 /// Whether CLIENT PAUSE WRITE holds this command: a write, or an EXEC
 /// whose queue holds one (Redis 7.0's is_may_replicate_command).
-pub fn pauses_as_write(session: &Session, cmd: &Command) -> bool {
-    may_replicate(cmd) || (cmd.name() == "exec" && session.tx.writes)
+pub fn pauses_as_write(server: &Server, session: &Session, cmd: &Command, args: &[Bytes]) -> bool {
+    may_replicate(cmd.flags_for(server, args)) || (cmd.name() == "exec" && session.tx.writes)
 }
 
-/// Redis's CMD_WRITE or CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds.
-fn may_replicate(cmd: &Command) -> bool {
-    cmd.has(Flags::WRITE) || cmd.has(Flags::MAY_REPLICATE)
+/// Redis's CMD_WRITE or CMD_MAY_REPLICATE, of a command line's flags
+/// (a script's declared ones): what CLIENT PAUSE WRITE holds.
+fn may_replicate(flags: Flags) -> bool {
+    flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)
 }
 
 /// Whether this request is an EXEC that runs a transaction.

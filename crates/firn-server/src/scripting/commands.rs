@@ -7,20 +7,54 @@ use bytes::Bytes;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
+use super::flags::{command_flags, shebang_flags};
 use super::request::{EvalRequest, Request};
 use super::shared::{
     BUSY_EVAL, BUSY_FUNCTION, KIND_EVAL, KIND_FUNCTION, KIND_NONE, NOSCRIPT, NOTBUSY, UNKILLABLE,
 };
 use crate::args::{int_arg, is};
+use crate::command_table::Flags;
 use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred, Traits};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult};
+use crate::server::Server;
+
+/// EVAL's flags for a command line (Redis's evalGetCommandFlags): those
+/// its script's shebang declares; an invalid shebang keeps EVAL's own (the
+/// run reports the error).
+fn eval_flags(_server: &Server, args: &[Bytes], table: Flags) -> Flags {
+    match args.get(1).map(|body| shebang_flags(body)) {
+        Some(Ok((script, _))) => command_flags(table, script),
+        _ => table,
+    }
+}
+
+/// EVALSHA's flags: those of the cached script it names, if any.
+fn evalsha_flags(server: &Server, args: &[Bytes], table: Flags) -> Flags {
+    let Some(sha) = args.get(1).filter(|sha| sha.len() == 40) else {
+        return table;
+    };
+    let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
+    let scripts = server.scripting.shared.scripts.read();
+    match scripts.get(&sha) {
+        Some(cached) => command_flags(table, cached.flags),
+        None => table,
+    }
+}
 
 pub static COMMANDS: &[Def] = &[
-    def_keys("eval", eval, no_keys).with(Traits::SCRIPT_THREAD),
-    def_keys("evalsha", evalsha, no_keys).with(Traits::SCRIPT_THREAD),
-    def_keys("eval_ro", eval_ro, no_keys).with(Traits::SCRIPT_THREAD),
-    def_keys("evalsha_ro", evalsha_ro, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("eval", eval, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(eval_flags),
+    def_keys("evalsha", evalsha, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(evalsha_flags),
+    def_keys("eval_ro", eval_ro, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(eval_flags),
+    def_keys("evalsha_ro", evalsha_ro, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(evalsha_flags),
     def("script|load", script_load).with(Traits::SCRIPT_THREAD),
     def("script|exists", script_exists),
     def("script|flush", script_flush).with(Traits::SCRIPT_THREAD),

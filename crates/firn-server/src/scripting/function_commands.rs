@@ -8,16 +8,37 @@ use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 
 use super::commands::{kill_running, split_keys};
+use super::flags::command_flags;
 use super::request::{FcallRequest, Request, RestorePolicy};
 use super::shared::{BUSY_EVAL, KIND_EVAL, KIND_FUNCTION};
 use crate::args::is;
+use crate::command_table::Flags;
 use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred, Traits};
 use crate::errors::{CmdError, CmdResult};
+use crate::server::Server;
+
+/// FCALL's flags for a command line (Redis's fcallGetCommandFlags): those
+/// its function declares, if it exists.
+fn fcall_flags(server: &Server, args: &[Bytes], table: Flags) -> Flags {
+    let Some(name) = args.get(1) else {
+        return table;
+    };
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let functions = server.scripting.shared.function_flags.read();
+    match functions.get(&name) {
+        Some(script) => command_flags(table, *script),
+        None => table,
+    }
+}
 
 pub static COMMANDS: &[Def] = &[
-    def_keys("fcall", fcall, no_keys).with(Traits::SCRIPT_THREAD),
-    def_keys("fcall_ro", fcall_ro, no_keys).with(Traits::SCRIPT_THREAD),
+    def_keys("fcall", fcall, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(fcall_flags),
+    def_keys("fcall_ro", fcall_ro, no_keys)
+        .with(Traits::SCRIPT_THREAD)
+        .flags_by(fcall_flags),
     def("function|load", function_load).with(Traits::SCRIPT_THREAD),
     def("function|delete", function_delete).with(Traits::SCRIPT_THREAD),
     def("function|flush", function_flush).with(Traits::SCRIPT_THREAD),

@@ -49,6 +49,12 @@ impl Libraries {
             .functions_count
             .store(self.index.len() as u64, Ordering::Relaxed);
         let bytes: usize = self.by_name.values().map(|l| l.code.len()).sum();
+        *shared.function_flags.write() = self
+            .by_name
+            .values()
+            .flat_map(|library| library.functions.iter())
+            .map(|(name, def)| (name.to_ascii_lowercase(), def.flags))
+            .collect();
         shared
             .functions_bytes
             .store(bytes as u64, Ordering::Relaxed);

@@ -32,10 +32,10 @@ use std::sync::Arc;
 
 use super::call::{Abandoned, CurrentRun, RunState};
 use super::convert::lua_to_reply;
-use super::flags::ScriptFlags;
+use super::flags::shebang_flags;
 use super::jobs::on_thread;
 use super::request::{EvalRequest, FcallRequest};
-use super::shared::{Shared, KIND_EVAL, KIND_FUNCTION, NOSCRIPT};
+use super::shared::{CachedScript, Shared, KIND_EVAL, KIND_FUNCTION, NOSCRIPT};
 use super::vm::{Script, Vm, REPL_ALL};
 use crate::commands::Ctx;
 use crate::server::{ClientInfo, Server, Session};
@@ -69,42 +69,6 @@ pub fn load_script(vm: &mut Vm, shared: &Shared, body: &Bytes) -> Result<String,
     Ok(sha)
 }
 
-/// Redis's `evalExtractShebangFlags`: the flags, and how many bytes the
-/// shebang line takes (its line break is kept).
-pub fn shebang_flags(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
-    let mut flags = ScriptFlags {
-        compat: true,
-        ..ScriptFlags::default()
-    };
-    if !body.starts_with(b"#!") {
-        return Ok((flags, 0));
-    }
-    let Some(end) = memchr::memchr(b'\n', body) else {
-        return Err("Invalid script shebang".into());
-    };
-    let line = String::from_utf8_lossy(&body[..end]);
-    let parts: Vec<&str> = line.split_ascii_whitespace().collect();
-    let Some(engine) = parts.first() else {
-        return Err("Invalid engine in script shebang".into());
-    };
-    if *engine != "#!lua" {
-        return Err(format!("Unexpected engine in script shebang: {engine}"));
-    }
-    flags.compat = false;
-    for part in &parts[1..] {
-        let Some(list) = part.strip_prefix("flags=") else {
-            return Err(format!("Unknown lua shebang option: {part}"));
-        };
-        // Redis splits with sdssplitlen: an empty list has no flags.
-        for name in list.split(',').filter(|_| !list.is_empty()) {
-            if !flags.set(name) {
-                return Err(format!("Unexpected flag in script shebang: {name}"));
-            }
-        }
-    }
-    Ok((flags, end))
-}
-
 fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Result<(), Reply> {
     if vm.scripts.contains_key(sha) {
         return Ok(());
@@ -114,7 +78,13 @@ fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Res
         .compile(&body[shebang_len..])
         .map_err(|e| Reply::error(format!("ERR Error compiling script (new function): {e}")))?;
     vm.scripts.insert(sha.to_string(), Script { func, flags });
-    shared.scripts.write().insert(sha.to_string(), body.len());
+    shared.scripts.write().insert(
+        sha.to_string(),
+        CachedScript {
+            bytes: body.len(),
+            flags,
+        },
+    );
     shared
         .scripts_bytes
         .fetch_add(body.len() as u64, Ordering::Relaxed);
@@ -367,6 +337,8 @@ fn run_function(
     };
     let mut txn = engine.txn_locked(read_mode);
     txn.set_db(db);
+    // The caller's writes: tracking's NOLOOP skips its own invalidations.
+    txn.set_client(client.id);
     let mut script_session = session.clone();
     script_session.protocol = Protocol::Resp2;
     let state = RefCell::new(RunState {

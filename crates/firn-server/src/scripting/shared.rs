@@ -9,7 +9,15 @@ use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
+use super::flags::ScriptFlags;
 use crate::command_table::Flags;
+
+/// What connections know of a cached EVAL script.
+#[derive(Clone, Copy, Debug)]
+pub struct CachedScript {
+    pub bytes: usize,
+    pub flags: ScriptFlags,
+}
 
 /// What kind of script runs (SCRIPT KILL and FUNCTION KILL each end only
 /// their own kind, and the BUSY texts differ).
@@ -64,8 +72,8 @@ pub struct Shared {
     threshold_ms: AtomicU64,
     /// Bytes the Lua VM uses (after the last job).
     pub lua_memory: AtomicU64,
-    /// Cached EVAL scripts: sha → body length.
-    pub scripts: RwLock<HashMap<String, usize>>,
+    /// Cached EVAL scripts: sha → body length and declared flags.
+    pub scripts: RwLock<HashMap<String, CachedScript>>,
     /// Bytes of the cached scripts' bodies.
     pub scripts_bytes: AtomicU64,
     /// While a library loads: when its code must have finished (ms).
@@ -76,6 +84,9 @@ pub struct Shared {
     pub libraries_count: AtomicU64,
     pub functions_count: AtomicU64,
     pub functions_bytes: AtomicU64,
+    /// Each loaded function's declared flags, by lowercase name (FCALL's
+    /// flags, read on the network thread).
+    pub function_flags: RwLock<HashMap<String, ScriptFlags>>,
 }
 
 impl Shared {

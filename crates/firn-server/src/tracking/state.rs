@@ -218,6 +218,19 @@ fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, c
     send_all(server, evicted);
 }
 
+/// A lowered `tracking-table-max-keys` takes effect at once: the oldest
+/// keys past it are dropped and their clients told (Redis does it in its
+/// cron, a little at a time).
+pub fn apply_limit(server: &Server, max_keys: u64) {
+    let evicted = {
+        let mut state = server.tracking.state.lock();
+        let evicted = evict_over_limit(&mut state, max_keys);
+        server.tracking.publish_totals(&state);
+        evicted
+    };
+    send_all(server, evicted);
+}
+
 /// Drops the oldest keys while the table holds more than `max_keys` (0 =
 /// no limit), returning the invalidations to send for them.
 fn evict_over_limit(state: &mut State<ClientInfo>, max_keys: u64) -> Vec<Invalidation<ClientInfo>> {
