@@ -51,7 +51,7 @@ OUTPUT = os.path.join(REPO_ROOT, "crates", "firn-server", "src", "command_table.
 # is taken with all of its Redis 7.0 subcommands (plus EXTRA_SUBCOMMANDS).
 COMMAND_GROUPS = [
     ("connection", "ping echo hello auth select quit reset client"),
-    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory"),
+    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory module lolwut"),
     (
         "strings",
         "set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby "
@@ -248,6 +248,13 @@ SUMMARIES = {
     "object|idletime": "Returns the seconds since a key was last read or written.",
     "object|refcount": "Returns the reference count of the value stored at a key.",
     "memory": "Groups the commands that report on the server's memory.",
+    "module": "Groups the commands that list, load and unload server modules.",
+    "module|help": "Lists the MODULE subcommands and what they do.",
+    "module|list": "Returns the loaded modules (Firn loads none).",
+    "module|load": "Loads a server module (Firn refuses: it loads none).",
+    "module|loadex": "Loads a server module with configuration (Firn refuses: it loads none).",
+    "module|unload": "Unloads a server module (none is ever loaded in Firn).",
+    "lolwut": "Draws a picture and shows the server's version.",
     "memory|doctor": "Reports memory problems the server can see.",
     "memory|help": "Lists the MEMORY subcommands and what they do.",
     "memory|malloc-stats": "Returns the memory allocator's own statistics.",

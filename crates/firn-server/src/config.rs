@@ -1221,7 +1221,7 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("acl-pubsub-default", None, true, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels", Warn::Never, NO_ACL),
     kept("enable-protected-configs", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Unless("no", "CONFIG SET still refuses dir and dbfilename"), "No effect: CONFIG SET refuses `dir` and `dbfilename` whatever it says."),
     kept("enable-debug-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, "No effect: the DEBUG subcommands Firn serves are always allowed."),
-    kept("enable-module-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, NO_MODULES),
+    kept("enable-module-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, "Gates MODULE LOAD, LOADEX and UNLOAD as in Redis; allowed, they still fail: Firn loads no modules."),
     kept("sanitize-dump-payload", None, true, Kind::Enum(&["no", "yes", "clients"]), "no", Warn::Never, "No effect: RESTORE always checks a payload in full (as `yes`)."),
     kept("tls-port", None, true, Kind::Int(0, 65535), "0", Warn::Unless("0", "Firn serves no TLS"), NO_TLS),
     kept("tls-session-cache-size", None, true, Kind::Int(0, i32::MAX as i64), "20480", Warn::Never, NO_TLS),
@@ -1258,7 +1258,6 @@ const NO_PROC_TITLE: &str = "No effect: Firn keeps its process title.";
 const NO_CPULIST: &str = "No effect: Firn does not pin its threads to CPUs.";
 const NO_ACL: &str =
     "No effect: Firn has no ACL users yet (`requirepass` is the default user's password).";
-const NO_MODULES: &str = "No effect: Firn loads no modules.";
 const NO_TLS: &str = "No effect: Firn serves no TLS (use a TLS-terminating proxy).";
 const SHUTDOWN_SIGNAL: &str = "No effect: on SIGINT and SIGTERM Firn shuts down cleanly (its data is already durable), as `default` does when no save schedule is set.";
 const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];

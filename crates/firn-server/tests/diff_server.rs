@@ -6,7 +6,7 @@
 //! INFO contents beyond the section headers and the keyspace lines, the
 //! `avg_ttl` estimate) are blanked or compared by shape only.
 
-use firn_testkit::{reply::assert_err, Diff, R};
+use firn_testkit::{reply::assert_err, Diff, Server, R};
 
 // ------------------------------------------------------------------ DBSIZE / FLUSHDB / FLUSHALL
 
@@ -522,6 +522,31 @@ fn restart_and_kill9_restart_keep_the_data_directory() {
 
 // ------------------------------------------------------------------ MEMORY
 
+/// MODULE: Firn loads none, and LOAD/UNLOAD fail with Redis's errors for
+/// a module that cannot be loaded or is not loaded; LOLWUT names the
+/// Redis version.
+#[test]
+fn module_and_lolwut_answer_as_redis_without_modules() {
+    let mut d = Diff::new();
+    d.cmd(&["MODULE", "LIST"]);
+    d.cmd(&["MODULE", "LOAD", "/nonexistent/module.so"]);
+    d.cmd(&["MODULE", "UNLOAD", "nosuchmodule"]);
+    d.cmd(&["MODULE", "NOSUCH"]);
+    d.cmd(&["MODULE"]);
+    d.cmd_type_only(&["MODULE", "HELP"]);
+    d.cmd(&["LOLWUT", "VERSION", "x"]);
+    let flag = ["--enable-module-command", "yes"];
+    let mut enabled = Diff::with_servers(Server::redis_with(&flag), Server::firn_with(&flag));
+    enabled.cmd(&["MODULE", "LOAD", "/nonexistent/module.so"]);
+    enabled.cmd(&["MODULE", "UNLOAD", "nosuchmodule"]);
+    let pair = d.client();
+    for conn in [&mut pair.redis, &mut pair.firn] {
+        conn.send(&[b"LOLWUT"]);
+        let text = String::from_utf8_lossy(&conn.read_reply().0).into_owned();
+        assert!(text.contains("Redis ver. 7.0.15"), "{text}");
+    }
+}
+
 #[test]
 fn memory_usage_checks_arguments_like_redis() {
     let mut d = Diff::new();
@@ -539,7 +564,7 @@ fn memory_usage_checks_arguments_like_redis() {
     d.cmd(&["MEMORY", "USAGE", "h", "foo", "1"]);
     d.cmd(&["MEMORY", "USAGE", "nokey", "foo"]);
     d.cmd(&["MEMORY", "USAGE"]);
-    d.cmd(&["MEMORY", "HELP"]);
+    d.cmd_type_only(&["MEMORY", "HELP"]);
     d.cmd(&["MEMORY", "PURGE"]);
     d.cmd(&["MEMORY", "NOSUCH"]);
     d.cmd(&["MEMORY", "STATS", "extra"]);

@@ -22,6 +22,7 @@ pub mod hyperloglog;
 pub mod keyspace;
 pub mod lists;
 pub mod long_double;
+pub mod module;
 pub mod offload;
 pub mod replies;
 pub mod scan;

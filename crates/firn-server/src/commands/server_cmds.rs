@@ -37,6 +37,7 @@ pub const COMMANDS: &[Def] = &[
     def_all("flushall", flushall),
     def_all("swapdb", swapdb),
     def("time", time),
+    def("lolwut", lolwut),
     def("lastsave", lastsave),
     def("config|get", config_get),
     def("config|set", config_set).redacts(config_set_secrets),
@@ -128,16 +129,16 @@ fn memory_purge(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 const MEMORY_HELP: &[&str] = &[
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
-    "    Return memory problems reports.",
+    "    A few sentences on how the memory budget is used.",
     "MALLOC-STATS",
-    "    Return internal statistics report from the memory allocator.",
+    "    The memory allocator's own figures.",
     "PURGE",
-    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "    Hands the allocator's free pages back to the operating system.",
     "STATS",
-    "    Return information about the memory usage of the server.",
+    "    The figures of INFO memory, under Redis's MEMORY STATS names.",
     "USAGE <key> [SAMPLES <count>]",
-    "    Return memory in bytes used by <key> and its value. Nested values are",
-    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "    Estimated bytes of <key> and its value; a collection's size times the",
+    "    mean of its first <count> members (default: 5, 0 means all of them).",
     "HELP",
     "    Prints this help.",
 ];
@@ -901,6 +902,42 @@ const SLOWLOG_HELP: &[&str] = &[
     "HELP",
     "    Print this help.",
 ];
+
+/// LOLWUT [VERSION v] [...]: a drawing and the version. Firn draws firn,
+/// old snow pressed into grains, whatever the version asked for.
+fn lolwut(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut at = 1;
+    while at < args.len() {
+        if is(&args[at], "version") && at + 1 < args.len() {
+            parse_i64(&args[at + 1]).ok_or(CmdError::Static(
+                "ERR value is not an integer or out of range",
+            ))?;
+            at += 2;
+        } else {
+            // Redis's drawings take numbers as their parameters.
+            parse_i64(&args[at]).ok_or(CmdError::Static(
+                "ERR value is not an integer or out of range",
+            ))?;
+            at += 1;
+        }
+    }
+    let art = concat!(
+        " *   .  *    .   *  .    *   .  \n",
+        "  . * . * . * . * . * . * . * . \n",
+        " o.o.o.o.o.o.o.o.o.o.o.o.o.o.o.o\n",
+        " OoOoOoOoOoOoOoOoOoOoOoOoOoOoOoO\n",
+        " @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n",
+        "\n",
+        "Firn: snow from past seasons, pressed into grains on its way to ice.\n",
+    );
+    Ok(Reply::Verbatim {
+        format: *b"txt",
+        text: Bytes::from(format!(
+            "{art}Firn ver. {}, Redis ver. 7.0.15\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+    })
+}
 
 fn slowlog_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(help_reply(SLOWLOG_HELP))
