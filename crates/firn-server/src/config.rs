@@ -171,6 +171,9 @@ pub struct Config {
     /// Directives of a redis.conf Firn accepts and cannot apply
     /// (`rename-command`, `user`, `loadmodule`): one warning each at start.
     pub ignored_directives: Vec<String>,
+    /// `rename-command from to` lines, in order (lowercase; an empty `to`
+    /// removes the command): applied to the registry at start-up.
+    pub renamed_commands: Vec<(String, String)>,
     /// The directives of the top-level file or flags that are not options
     /// (`include`, `rename-command`, `user`, `loadmodule`), as given: CONFIG
     /// REWRITE writes them back, before the options.
@@ -220,6 +223,7 @@ impl Default for Config {
             kept: BTreeMap::new(),
             given: Vec::new(),
             ignored_directives: Vec::new(),
+            renamed_commands: Vec::new(),
             directives: Vec::new(),
             save_from_file: false,
             config_file: None,
@@ -1410,15 +1414,24 @@ pub fn find_option(name: &str) -> Option<&'static OptionDef> {
     OPTIONS.iter().find(|o| o.is_named(name))
 }
 
+/// Whether Redis 7.0 has a top-level command `name` (lowercase), served by
+/// Firn or not.
+fn is_redis_command(name: &str) -> bool {
+    crate::command_table::COMMANDS
+        .iter()
+        .any(|c| c.name == name)
+        || crate::command_table::KEY_SPECS
+            .iter()
+            .any(|c| c.name == name)
+}
+
 /// Directives of redis.conf that are not options (config.c's
 /// loadServerConfigFromString), and how many arguments each takes.
 fn other_directive(name: &str, argc: usize) -> Option<Directive> {
     let lower = name.to_ascii_lowercase();
     Some(match (lower.as_str(), argc) {
         ("include", 1) => Directive::Include,
-        ("rename-command", 2) => {
-            Directive::Ignored("rename-command: commands keep their names in Firn")
-        }
+        ("rename-command", 2) => Directive::Rename,
         ("user", n) if n >= 1 => {
             Directive::Ignored("user: Firn has no ACL users; clients authenticate with requirepass")
         }
@@ -1433,6 +1446,8 @@ fn other_directive(name: &str, argc: usize) -> Option<Directive> {
 
 enum Directive {
     Include,
+    /// `rename-command from to`.
+    Rename,
     Skipped,
     /// Accepted and not applied: named at start-up with this reason.
     Ignored(&'static str),
@@ -1511,7 +1526,10 @@ impl Config {
             let Some(def) = find_option(name) else {
                 let directive = other_directive(name, values.len());
                 if depth == 0
-                    && matches!(directive, Some(Directive::Include | Directive::Ignored(_)))
+                    && matches!(
+                        directive,
+                        Some(Directive::Include | Directive::Rename | Directive::Ignored(_))
+                    )
                 {
                     self.directives.push(args.clone());
                 }
@@ -1530,6 +1548,17 @@ impl Config {
                         self.apply_source(&included, &values[0], depth + 1)?;
                     }
                     Some(Directive::Skipped) => {}
+                    Some(Directive::Rename) => {
+                        let from = values[0].to_ascii_lowercase();
+                        if !is_redis_command(&from) {
+                            return Err(format!(
+                                "{}: No such command in rename-command",
+                                at(lineno)
+                            ));
+                        }
+                        self.renamed_commands
+                            .push((from, values[1].to_ascii_lowercase()));
+                    }
                     Some(Directive::Ignored(why)) => self
                         .ignored_directives
                         .push(format!("'{}' ignored ({why})", args.join(" "))),
@@ -1663,8 +1692,8 @@ pub fn render_markdown() -> String {
          gives one a value Firn cannot honour (`appendonly no`, a `save` schedule, `unixsocket`,\n\
          `supervised systemd`...), the log names it at start-up, one warning line each, with\n\
          what Firn does instead. `include <file>` reads another file at that point;\n\
-         `rename-command`, `user` and `loadmodule` are accepted and named in the log as not\n\
-         applied; an unknown directive is refused as Redis refuses it (`Bad directive or wrong\n\
+         `rename-command` renames or (to \"\") removes a command as in Redis; `user` and\n\
+         `loadmodule` are accepted and named in the log as not applied; an unknown directive is refused as Redis refuses it (`Bad directive or wrong\n\
          number of arguments`). `daemonize yes` forks into the background as Redis does.\n\n\
          This page is generated from the option table in `crates/firn-server/src/config.rs`.\n\n\
          | option | default | CONFIG SET | meaning |\n|---|---|---|---|\n",
@@ -1881,9 +1910,17 @@ mod tests {
         )
         .unwrap();
         let warnings = c.warnings();
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("'supervised systemd' has no effect in Firn"));
-        assert!(warnings[1].starts_with("'rename-command FLUSHALL ' ignored"));
+        // rename-command is applied, not merely named.
+        assert_eq!(
+            c.renamed_commands,
+            [("flushall".to_string(), String::new())]
+        );
+        assert!(Config::default()
+            .apply_text("rename-command nosuchcommand x\n")
+            .unwrap_err()
+            .contains("No such command in rename-command"));
     }
 
     #[test]

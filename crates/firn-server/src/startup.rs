@@ -167,7 +167,11 @@ pub fn run(mut config: Config) -> Result<(), String> {
 
     engine.set_force_cold_reads(config.debug_cold_reads);
     engine.set_encoding_limits(config.encoding);
-    crate::commands::install(Registry::build(crate::groups::all())?);
+    let mut registry = Registry::build(crate::groups::all())?;
+    for (from, to) in &config.renamed_commands {
+        registry.rename(from, to)?;
+    }
+    crate::commands::install(registry);
     crate::after_call::install(crate::groups::observers());
     let cold_pool = ColdReadPool::new(config.io_threads, config.io_queue_max)
         .map_err(|e| format!("cannot start the cold-read pool: {e}"))?;

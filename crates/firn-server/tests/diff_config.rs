@@ -517,3 +517,42 @@ fn daemonize_yes_forks_writes_the_pidfile_and_logs_to_logfile() {
     let log = std::fs::read_to_string(&logfile).unwrap_or_default();
     assert!(log.contains("Ready to accept connections"), "{log}");
 }
+
+/// `rename-command` renames a command (the old name is unknown, the new one
+/// runs it) or, renamed to "", removes it, as an operator disables
+/// FLUSHALL; a command Redis does not have stops the start.
+#[test]
+fn rename_command_renames_and_removes_as_redis() {
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    let conf = scratch.path().join("renames.conf");
+    std::fs::write(
+        &conf,
+        "rename-command FLUSHALL \"\"\nrename-command get fetch\nrename-command config cfg\n",
+    )
+    .expect("write conf");
+    let redis = Server::with_config_file(Kind::Redis, &conf, &[]);
+    let firn = Server::with_config_file(Kind::Firn, &conf, &[]);
+    let mut d = Diff::with_servers(redis, firn);
+    d.cmd(&["SET", "k", "v"]);
+    d.cmd(&["FLUSHALL"]);
+    d.cmd(&["GET", "k"]);
+    d.cmd(&["FETCH", "k"]);
+    d.cmd(&["fetch", "k", "extra"]);
+    d.cmd(&["CFG", "GET", "maxmemory"]);
+    d.cmd(&["CONFIG", "GET", "maxmemory"]);
+    d.cmd(&["EVAL", "return redis.call('fetch', 'k')", "0"]);
+    d.cmd(&["DBSIZE"]);
+
+    let bad = scratch.path().join("bad.conf");
+    std::fs::write(&bad, "rename-command nosuchcommand x\n").expect("write conf");
+    let out = std::process::Command::new(firn_binary())
+        .arg(&bad)
+        .arg("--port")
+        .arg("0")
+        .output()
+        .expect("run firn");
+    assert!(!out.status.success());
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("No such command in rename-command"), "{text}");
+}

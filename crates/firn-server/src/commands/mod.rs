@@ -524,6 +524,21 @@ impl Registry {
         }
     }
 
+    /// `rename-command from to`: the command `from` answers to `to` instead
+    /// (an empty `to` removes it), as Redis renames it in its command
+    /// table; a Redis command Firn does not serve has nothing to rename.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), String> {
+        let Some(entry) = self.entries.remove(from.as_bytes()) else {
+            return Ok(());
+        };
+        if !to.is_empty() && self.entries.insert(to.as_bytes().to_vec(), entry).is_some() {
+            return Err(format!(
+                "rename-command {from} {to}: Target command name already exists"
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether the registry serves `name` (a top-level command).
     pub fn has(&self, name: &str) -> bool {
         self.entries.contains_key(name.as_bytes())
