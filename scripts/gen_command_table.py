@@ -51,7 +51,7 @@ OUTPUT = os.path.join(REPO_ROOT, "crates", "firn-server", "src", "command_table.
 # is taken with all of its Redis 7.0 subcommands (plus EXTRA_SUBCOMMANDS).
 COMMAND_GROUPS = [
     ("connection", "ping echo hello auth select quit reset client"),
-    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory module lolwut"),
+    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory module lolwut latency"),
     (
         "strings",
         "set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby "
@@ -255,6 +255,14 @@ SUMMARIES = {
     "module|loadex": "Loads a server module with configuration (Firn refuses: it loads none).",
     "module|unload": "Unloads a server module (none is ever loaded in Firn).",
     "lolwut": "Draws a picture and shows the server's version.",
+    "latency": "Groups the commands that report the latency monitor's events and the commands' latencies.",
+    "latency|doctor": "Reports in a few sentences what the latency monitor recorded.",
+    "latency|graph": "Draws a text chart of one latency event's samples.",
+    "latency|help": "Lists the LATENCY subcommands and what they do.",
+    "latency|histogram": "Returns each command's calls and their latency distribution.",
+    "latency|history": "Returns one latency event's samples, oldest first.",
+    "latency|latest": "Returns each latency event's newest sample and its worst.",
+    "latency|reset": "Forgets the samples of some or all latency events.",
     "memory|doctor": "Reports memory problems the server can see.",
     "memory|help": "Lists the MEMORY subcommands and what they do.",
     "memory|malloc-stats": "Returns the memory allocator's own statistics.",

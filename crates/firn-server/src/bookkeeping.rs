@@ -25,6 +25,19 @@ impl Observer for CommandStats {
     }
 }
 
+/// Per-command latency histograms and the latency monitor (latency.rs).
+pub struct LatencyTracking;
+
+impl Observer for LatencyTracking {
+    fn finished(&self, call: &Call, micros: u64, _reply: Option<&Reply>) {
+        let fast = call.cmd.has(Flags::FAST);
+        let now_secs = firn_storage::now_ms() / 1000;
+        call.server
+            .latency
+            .record(call.cmd.name(), micros, fast, now_secs);
+    }
+}
+
 /// SLOWLOG: commands slower than `slowlog-log-slower-than`.
 pub struct SlowLog;
 

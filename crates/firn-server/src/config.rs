@@ -139,6 +139,12 @@ pub struct Config {
     pub client_output_buffer_limit: OutputLimits,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// LATENCY's monitor records commands at least this slow (ms; 0: off).
+    pub latency_monitor_threshold_ms: u64,
+    /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    /// The percentiles INFO latencystats shows, as the option prints them.
+    pub latency_percentiles: String,
     /// Testing aid: every memory-only read of committed data answers
     /// "not in memory", so every command takes the cold path.
     pub debug_cold_reads: bool,
@@ -212,6 +218,9 @@ impl Default for Config {
             client_output_buffer_limit: OutputLimits::default(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            latency_monitor_threshold_ms: 0,
+            latency_tracking: true,
+            latency_percentiles: "50 99 99.9".to_string(),
             debug_cold_reads: false,
             busy_reply_threshold_ms: 5000,
             maxmemory_policy: "noeviction",
@@ -943,6 +952,43 @@ pub static OPTIONS: &[OptionDef] = &[
         kept: None,
     },
     OptionDef {
+        name: "latency-monitor-threshold",
+        alias: None,
+        mutable: true,
+        doc: "LATENCY's monitor records the commands that take at least this many milliseconds (0 turns it off).",
+        get: |c| c.latency_monitor_threshold_ms.to_string(),
+        set: |c, a| {
+            c.latency_monitor_threshold_ms = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "latency-tracking",
+        alias: None,
+        mutable: true,
+        doc: "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats).",
+        get: |c| yn(c.latency_tracking),
+        set: |c, a| {
+            c.latency_tracking = yes_no(a)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "latency-tracking-info-percentiles",
+        alias: None,
+        mutable: true,
+        doc: "The percentiles INFO latencystats reports for each command.",
+        get: |c| c.latency_percentiles.clone(),
+        set: |c, a| {
+            let words: Vec<String> = a.iter().flat_map(|w| w.split_ascii_whitespace()).map(str::to_string).collect();
+            c.latency_percentiles = percentiles(&words)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
         name: "slowlog-log-slower-than",
         alias: None,
         mutable: true,
@@ -1210,9 +1256,6 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("disable-thp", None, false, Kind::Bool, "yes", Warn::Never, "No effect: Firn leaves transparent huge pages as the system sets them."),
     kept("dynamic-hz", None, true, Kind::Bool, "yes", Warn::Never, "No effect: Firn has no periodic cron (see hz)."),
     kept("active-expire-effort", None, true, Kind::Int(1, 10), "1", Warn::Never, "No effect: Firn's active expiry visits due keys in expiry order, with no sampling effort to tune."),
-    kept("latency-monitor-threshold", None, true, Kind::Int(0, i64::MAX), "0", Warn::Never, "No effect: Firn has no LATENCY monitor yet."),
-    kept("latency-tracking", None, true, Kind::Bool, "yes", Warn::Never, "No effect: INFO latencystats is not served yet."),
-    kept("latency-tracking-info-percentiles", None, true, Kind::Words(percentiles), "50 99 99.9", Warn::Never, "No effect: INFO latencystats is not served yet."),
     kept("oom-score-adj", None, true, Kind::Enum(&["no", "yes", "relative=yes", "absolute"]), "no", Warn::Unless("no", "Firn leaves its OOM score as the system set it"), "No effect: Firn does not change its OOM score."),
     kept("oom-score-adj-values", None, true, Kind::Words(oom_score_values), "0 200 800", Warn::Never, "No effect: Firn does not change its OOM score."),
     kept("server_cpulist", None, false, Kind::Text, "", Warn::Unless("", "threads are not pinned to CPUs"), NO_CPULIST),
@@ -1386,11 +1429,13 @@ fn percentiles(words: &[String]) -> Result<String, String> {
     for w in words {
         let v: f64 = w
             .parse()
-            .ok()
-            .filter(|v: &f64| (0.0..=100.0).contains(v))
-            .ok_or_else(|| {
-                "latency-tracking-info-percentiles should be between 0 and 100".to_string()
-            })?;
+            .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+        if !(0.0..=100.0).contains(&v) {
+            return Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .to_string(),
+            );
+        }
         let text = format!("{v:.6}");
         out.push(text.trim_end_matches('0').trim_end_matches('.').to_string());
     }

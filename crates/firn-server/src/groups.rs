@@ -14,6 +14,7 @@ pub fn observers() -> Vec<&'static dyn Observer> {
     vec![
         &bookkeeping::CommandStats,
         &bookkeeping::SlowLog,
+        &bookkeeping::LatencyTracking,
         &bookkeeping::AccessTimes,
         &monitor::feed::MonitorFeed,
         &tracking::state::TrackReads,
@@ -29,6 +30,7 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(commands::client::COMMANDS)
         .chain(commands::server_cmds::COMMANDS)
         .chain(commands::module::COMMANDS)
+        .chain(commands::latency::COMMANDS)
         .chain(commands::hashes::COMMANDS)
         .chain(commands::lists::COMMANDS)
         .chain(commands::sets::COMMANDS)

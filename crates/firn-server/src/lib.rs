@@ -19,6 +19,7 @@ pub mod exec;
 pub mod groups;
 pub mod info;
 pub mod keyspecs;
+pub mod latency;
 pub mod monitor;
 pub mod multi;
 pub mod notify;

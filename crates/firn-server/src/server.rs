@@ -380,6 +380,8 @@ pub struct Server {
     pub next_client_id: AtomicU64,
     pub connected: AtomicU32,
     pub stats: ServerStats,
+    /// Per-command latency histograms and the latency monitor.
+    pub latency: crate::latency::Latency,
     pub slowlog: Mutex<SlowLog>,
     pub started: Instant,
     pub run_id: String,
@@ -418,6 +420,7 @@ impl Server {
 
     /// CONFIG RESETSTAT: zero the counters INFO reports.
     pub fn reset_stats(&self) {
+        self.latency.reset_histograms();
         let s = &self.stats;
         for counter in [
             &s.connections_received,

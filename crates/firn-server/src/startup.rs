@@ -185,6 +185,9 @@ pub fn run(mut config: Config) -> Result<(), String> {
         next_client_id: AtomicU64::new(1),
         connected: AtomicU32::new(0),
         stats: ServerStats::default(),
+        latency: crate::latency::Latency::new(crate::command_table::COMMANDS.iter().flat_map(
+            |spec| std::iter::once(spec.name).chain(spec.subcommands.iter().map(|s| s.name)),
+        )),
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
@@ -203,6 +206,12 @@ pub fn run(mut config: Config) -> Result<(), String> {
     });
 
     crate::scripting::jobs::start(&server);
+    {
+        let config = server.config();
+        server
+            .latency
+            .configure(config.latency_tracking, config.latency_monitor_threshold_ms);
+    }
     let expiry = start_active_expiry(server.clone())?;
     let trimmer = start_memory_trimmer(server.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -20,6 +20,7 @@ pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keyspace;
+pub mod latency;
 pub mod lists;
 pub mod long_double;
 pub mod module;

@@ -335,6 +335,10 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .access_times
         .set_limit(budget.access_times_bytes());
     crate::notify::apply(ctx.server, updated.notify_keyspace_events);
+    ctx.server.latency.configure(
+        updated.latency_tracking,
+        updated.latency_monitor_threshold_ms,
+    );
     let tracking_max_keys = updated.tracking_table_max_keys;
     *ctx.server.config.write() = updated;
     crate::tracking::state::apply_limit(ctx.server, tracking_max_keys);

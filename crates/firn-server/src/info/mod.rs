@@ -30,16 +30,16 @@ const SECTIONS: &[&str] = &[
     "modules",
     "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "storage",
     "keyspace",
 ];
 
 /// Whether `INFO` alone and `INFO default` print `section`: all but
-/// commandstats, as in Redis (whose `all`/`everything` also add
-/// latencystats, which Firn lacks).
+/// commandstats and latencystats, as in Redis.
 fn is_default(section: &str) -> bool {
-    section != "commandstats"
+    section != "commandstats" && section != "latencystats"
 }
 
 /// The sections to print for INFO's (lowercase) arguments, in output
@@ -86,6 +86,7 @@ pub fn render(server: &Server, args: &[String]) -> String {
             "modules" => out.push_str("# Modules\r\n"),
             "commandstats" => commandstats_section(server, &mut out),
             "errorstats" => errorstats_section(server, &mut out),
+            "latencystats" => latencystats_section(server, &mut out),
             "cluster" => {
                 out.push_str("# Cluster\r\n");
                 line(&mut out, "cluster_enabled", 0);
@@ -321,6 +322,36 @@ fn commandstats_section(server: &Server, out: &mut String) {
     }
 }
 
+/// Each tracked command's latency at the configured percentiles (µs), as
+/// `latency_percentiles_usec_<name>:p50=…,p99=…` (Redis's format).
+fn latencystats_section(server: &Server, out: &mut String) {
+    out.push_str("# Latencystats\r\n");
+    let (tracking, shown) = {
+        let config = server.config();
+        (config.latency_tracking, config.latency_percentiles.clone())
+    };
+    if !tracking {
+        return;
+    }
+    let labels: Vec<&str> = shown.split_ascii_whitespace().collect();
+    let percentiles: Vec<f64> = labels.iter().filter_map(|p| p.parse().ok()).collect();
+    for name in server.latency.tracked() {
+        let Some(values) = server.latency.percentiles(name, &percentiles) else {
+            continue;
+        };
+        let fields: Vec<String> = labels
+            .iter()
+            .zip(values)
+            .map(|(label, value)| format!("p{label}={value:.3}"))
+            .collect();
+        let _ = write!(
+            out,
+            "latency_percentiles_usec_{name}:{}\r\n",
+            fields.join(",")
+        );
+    }
+}
+
 fn errorstats_section(server: &Server, out: &mut String) {
     out.push_str("# Errorstats\r\n");
     for (prefix, count) in server.stats.error_counts.lock().iter() {
@@ -369,7 +400,7 @@ mod tests {
             args(&["all"]),
             args(&["everything"]),
             args(&["keyspace", "all"]),
-            args(&["default", "commandstats"]),
+            args(&["default", "commandstats", "latencystats"]),
         ] {
             assert_eq!(select_sections(&given), SECTIONS, "{given:?}");
         }
@@ -390,7 +421,6 @@ mod tests {
     #[test]
     fn unknown_sections_select_nothing() {
         assert!(select_sections(&args(&["nosuch"])).is_empty());
-        // Redis's own section that Firn does not have.
-        assert!(select_sections(&args(&["latencystats"])).is_empty());
+        assert_eq!(select_sections(&args(&["latencystats"])), ["latencystats"]);
     }
 }
