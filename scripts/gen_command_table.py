@@ -27,7 +27,10 @@ How it works:
     next; sorting makes the output reproducible;
   * lists, in KEY_SPECS, the name, arity, flags and key specs of every other
     Redis command and subcommand (from `COMMAND`), so that COMMAND GETKEYS
-    finds the keys of any Redis command line, served or not, as Redis does.
+    finds the keys of any Redis command line, served or not, as Redis does;
+  * lists, in UNSERVED, every other Redis command with its subcommands, whole,
+    for COMMAND INFO and COMMAND DOCS; their summaries say Firn does not serve
+    them yet (Redis's summaries are never copied).
 
 Only the Python standard library is used.
 """
@@ -795,6 +798,11 @@ def collect(executable):
                 command = command_from_redis(*fetch(conn, name))
                 set_subcommands(command, command["subcommands"] + EXTRA_SUBCOMMANDS.get(name, []))
                 commands.append(command)
+            unserved = []
+            for name in sorted({o["name"] for o in others if "|" not in o["name"]} - set(COMMAND_NAMES)):
+                command = command_from_redis(*fetch(conn, name))
+                set_subcommands(command, command["subcommands"])
+                unserved.append(command)
         finally:
             conn.close()
     finally:
@@ -809,7 +817,29 @@ def collect(executable):
     unused = sorted(set(SUMMARIES) - used)
     if unused:
         raise RuntimeError("SUMMARIES has entries for commands not generated: %s" % ", ".join(unused))
-    return commands, others
+    for command in unserved:
+        apply_unserved_summary(command)
+        for sub in command["subcommands"]:
+            apply_unserved_summary(sub)
+    return commands, others, unserved
+
+
+def apply_unserved_summary(command):
+    """A command Firn does not serve yet is described as such (Redis's prose
+    is never copied); every other field is Redis's."""
+    name = command["name"].upper().replace("|", " ")
+    docs = command["docs"]
+    if map_get(docs, "summary") is None:
+        raise RuntimeError("%s: COMMAND DOCS has no summary" % command["name"])
+    map_set(docs, "summary", Bulk("Redis 7.0's %s, which Firn does not serve yet." % name))
+    docs[1][:] = [(k, v) for k, v in docs[1] if not (k[1] in ("history", "doc_flags") and not v[1])]
+    strip_argument_summaries(map_get(docs, "arguments"))
+
+
+def strip_argument_summaries(arguments):
+    for argument in (arguments or ("array", []))[1]:
+        argument[1][:] = [(k, v) for k, v in argument[1] if k[1] != "summary"]
+        strip_argument_summaries(map_get(argument, "arguments"))
 
 
 def unserved_key_specs(conn):
@@ -1161,7 +1191,7 @@ def key_specs_rust(other, indent):
 
 
 def render(generated):
-    commands, others = generated
+    commands, others, unserved = generated
     parts = [HEADER, FLAGS_RUST, "\n"]
     parts.append("/// Every command Firn serves, grouped as in the script's COMMAND_GROUPS.\n")
     parts.append("#[rustfmt::skip]\n")
@@ -1181,6 +1211,15 @@ def render(generated):
     parts.append("pub static KEY_SPECS: &[KeySpecs] = &[\n")
     for other in others:
         parts.append(key_specs_rust(other, 4) + "\n")
+    parts.append("];\n\n")
+    parts.append(
+        "/// Every other Redis 7.0 command, with its subcommands, sorted by name: COMMAND INFO and\n"
+        "/// COMMAND DOCS describe it as Redis does (its summary says Firn does not serve it yet).\n"
+    )
+    parts.append("#[rustfmt::skip]\n")
+    parts.append("pub static UNSERVED: &[CommandSpec] = &[\n")
+    for command in unserved:
+        parts.append(spec_rust(command, 4) + "\n")
     parts.append("];\n")
     parts.append(FOOTER)
     return "".join(parts)

@@ -497,6 +497,34 @@ fn find_served(name: &[u8]) -> Option<&'static CommandSpec> {
     }
 }
 
+/// A name as COMMAND INFO/DOCS take it, served or not: Redis 7.0's other
+/// commands are described from the generated table too, as Redis would.
+fn find_any(name: &[u8]) -> Option<&'static CommandSpec> {
+    find_served(name).or_else(|| {
+        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let top = lower.split('|').next().unwrap_or_default();
+        let spec = crate::command_table::UNSERVED
+            .iter()
+            .find(|s| s.name == top)?;
+        if top == lower {
+            Some(spec)
+        } else {
+            spec.subcommands.iter().find(|s| s.name == lower)
+        }
+    })
+}
+
+/// The subcommands a container's entry lists: the served ones of a served
+/// command, every one of a command Firn does not serve.
+fn listed_subcommands(spec: &'static CommandSpec) -> Vec<&'static CommandSpec> {
+    let top = spec.name.split('|').next().unwrap_or_default();
+    if crate::commands::registry().has(top) {
+        served_subcommands(spec).collect()
+    } else {
+        spec.subcommands.iter().collect()
+    }
+}
+
 /// A COMMAND INFO entry; a container lists only its served subcommands.
 fn info_reply(spec: &'static CommandSpec) -> Reply {
     match (&spec.info, spec.subcommands.is_empty()) {
@@ -505,7 +533,12 @@ fn info_reply(spec: &'static CommandSpec) -> Reply {
                 .iter()
                 .enumerate()
                 .map(|(i, field)| match i {
-                    9 => Reply::Array(served_subcommands(spec).map(info_reply).collect()),
+                    9 => Reply::Array(
+                        listed_subcommands(spec)
+                            .into_iter()
+                            .map(info_reply)
+                            .collect(),
+                    ),
                     _ => meta_reply(field),
                 })
                 .collect(),
@@ -523,7 +556,8 @@ fn docs_reply(spec: &'static CommandSpec) -> Reply {
                 .map(|(key, value)| {
                     let value = if *key == "subcommands" {
                         Reply::Map(
-                            served_subcommands(spec)
+                            listed_subcommands(spec)
+                                .into_iter()
                                 .map(|s| {
                                     (
                                         Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
@@ -558,7 +592,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(
         args[2..]
             .iter()
-            .map(|name| find_served(name).map_or(Reply::Null, info_reply))
+            .map(|name| find_any(name).map_or(Reply::Null, info_reply))
             .collect(),
     ))
 }
@@ -567,10 +601,7 @@ fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
         served()
     } else {
-        args[2..]
-            .iter()
-            .filter_map(|name| find_served(name))
-            .collect()
+        args[2..].iter().filter_map(|name| find_any(name)).collect()
     };
     Ok(Reply::Map(
         specs
