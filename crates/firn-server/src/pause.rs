@@ -34,16 +34,19 @@ impl ClientPause {
     /// Pauses until `until_ms` (never shortening a pause in force), every
     /// command if `all`, else writes. `now_ms` tells a pause already over,
     /// whose mode no longer applies.
-    pub fn pause(&self, until_ms: u64, all: bool, now_ms: u64) {
-        {
+    /// Returns when the pause now ends.
+    pub fn pause(&self, until_ms: u64, all: bool, now_ms: u64) -> u64 {
+        let ends = {
             let mut state = self.state.lock();
             if state.until_ms <= now_ms {
                 *state = State::default();
             }
             state.until_ms = state.until_ms.max(until_ms);
             state.all = state.all || all;
-        }
+            state.until_ms
+        };
         self.changed.notify_waiters();
+        ends
     }
 
     /// CLIENT UNPAUSE: the held clients go on.

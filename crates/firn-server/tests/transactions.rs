@@ -390,3 +390,38 @@ fn pause_holds_scripts_by_their_declared_flags_as_redis() {
     pause_holds_scripts_by_their_declared_flags(&Server::redis());
     pause_holds_scripts_by_their_declared_flags(&Server::firn());
 }
+
+/// Redis's "Test both active and passive expires are skipped during client
+/// pause": under CLIENT PAUSE WRITE an expired key reads as missing but is
+/// not deleted (an expiry is a write), and the deletions happen once the
+/// pause ends. Run on redis-server and Firn alike.
+fn pause_holds_expiries(server: &Server) {
+    let mut c = server.conn();
+    let expired = |c: &mut Conn| firn_testkit::info::field(c, "stats", "expired_keys");
+    let before = expired(&mut c);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "foo{t}", "bar", "PX", "10"]);
+    c.cmd(&["SET", "bar{t}", "foo", "PX", "10"]);
+    c.cmd(&["CLIENT", "PAUSE", "50000", "WRITE"]);
+    c.cmd(&["EXEC"]);
+    assert!(wait_for(|| {
+        c.cmd(&["GET", "foo{t}"]) == R::Bulk(None) && c.cmd(&["GET", "bar{t}"]) == R::Bulk(None)
+    }));
+    // Let the active cycle have its chances too.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        expired(&mut c),
+        before,
+        "no key was deleted during the pause"
+    );
+    c.cmd(&["CLIENT", "UNPAUSE"]);
+    c.cmd(&["GET", "foo{t}"]);
+    c.cmd(&["GET", "bar{t}"]);
+    assert_eq!(expired(&mut c), before + 2);
+}
+
+#[test]
+fn pause_holds_expiries_as_redis() {
+    pause_holds_expiries(&Server::redis());
+    pause_holds_expiries(&Server::firn());
+}

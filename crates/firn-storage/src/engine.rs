@@ -166,6 +166,7 @@ impl Engine {
             has_write_error: AtomicBool::new(false),
             shutting_down: AtomicBool::new(false),
             force_cold_reads: AtomicBool::new(false),
+            expiry_paused_until_ms: AtomicU64::new(0),
             encoding_limits: Default::default(),
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
@@ -255,6 +256,15 @@ impl Engine {
 
     pub fn set_force_cold_reads(&self, on: bool) {
         self.inner.force_cold_reads.store(on, Ordering::Relaxed);
+    }
+
+    /// No expired key is deleted (lazily or by the active cycle) before
+    /// `until_ms`; 0 lifts it. CLIENT PAUSE holds expiries as writes, as
+    /// Redis 7.0 does; the keys read as missing meanwhile.
+    pub fn pause_expiry_until(&self, until_ms: u64) {
+        self.inner
+            .expiry_paused_until_ms
+            .store(until_ms, Ordering::Relaxed);
     }
 
     /// The compact encodings' thresholds writes follow from now on

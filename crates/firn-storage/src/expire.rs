@@ -27,6 +27,9 @@ impl ExpireCycle {
     pub fn run_once(&self, max_keys: usize) -> Result<usize> {
         let inner = self.engine.inner();
         let now = crate::now_ms();
+        if now < inner.expiry_paused_until_ms.load(Ordering::Relaxed) {
+            return Ok(0);
+        }
         let Some(cf) = inner.cf(Cf::Expire) else {
             return Ok(0);
         };

@@ -183,6 +183,10 @@ pub(crate) struct Inner {
     pub(crate) shutting_down: AtomicBool,
     /// Testing aid: memory-only reads of committed data are `Incomplete`.
     pub(crate) force_cold_reads: AtomicBool,
+    /// Until then (Unix ms) no key is deleted for having expired: CLIENT
+    /// PAUSE holds writes, and an expiry is one. Expired keys still read
+    /// as missing.
+    pub(crate) expiry_paused_until_ms: AtomicU64,
     /// The compact encodings' thresholds (limits.rs).
     pub(crate) encoding_limits: crate::limits::LimitCell,
     /// WATCHed keys and their clients (watch.rs).

@@ -731,7 +731,10 @@ impl<'e> Txn<'e> {
     /// key is deleted on the spot (lazy expiry) and reported missing.
     pub fn meta(&mut self, db: u8, key: &[u8]) -> Result<Option<Meta>> {
         let pdb = self.physical(db);
+        let paused = self.st.now_ms < self.inner.expiry_paused_until_ms.load(Ordering::Relaxed);
         let found = match self.raw_meta(pdb, key)? {
+            // Expired while expiries are paused: missing, not deleted.
+            Some(meta) if paused && meta.is_expired(self.st.now_ms) => None,
             Some(meta) if meta.is_expired(self.st.now_ms) => {
                 self.remove_meta_physical(pdb, key, Some(&meta));
                 self.st

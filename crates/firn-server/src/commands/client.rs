@@ -622,12 +622,16 @@ fn client_pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(until) = (now as i64).checked_add(timeout) else {
         return Ok(Reply::ok());
     };
-    ctx.server.pause.pause(until as u64, all, now);
+    let ends = ctx.server.pause.pause(until as u64, all, now);
+    // Expiries are writes: none until the pause ends (keys still read as
+    // missing once expired), as in Redis 7.0.
+    ctx.server.engine.pause_expiry_until(ends);
     Ok(Reply::ok())
 }
 
 fn client_unpause(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.server.pause.unpause();
+    ctx.server.engine.pause_expiry_until(0);
     Ok(Reply::ok())
 }
 
