@@ -24,6 +24,24 @@ pub struct Call<'a> {
     pub db: u8,
 }
 
+impl<'a> Call<'a> {
+    pub fn new(
+        server: &'a Server,
+        client: &'a ClientInfo,
+        cmd: &'a Command,
+        args: &'a [Bytes],
+        db: u8,
+    ) -> Call<'a> {
+        Call {
+            server,
+            client,
+            cmd,
+            args,
+            db,
+        }
+    }
+}
+
 /// A subsystem that watches commands run. Each stage is called for every
 /// command that runs (not for one refused or queued by MULTI).
 pub trait Observer: Sync {

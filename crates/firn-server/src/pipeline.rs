@@ -105,22 +105,10 @@ pub(crate) async fn run_one(
                 let executed = if transaction::is_exec(session, cmd) {
                     transaction::exec(server, session, client).await
                 } else {
-                    after_call::before(&Call {
-                        server,
-                        client,
-                        cmd,
-                        args,
-                        db: session.db,
-                    });
+                    after_call::before(&Call::new(server, client, cmd, args, session.db));
                     execute(server, cmd, args, session, client).await
                 };
-                after_call::ran(&Call {
-                    server,
-                    client,
-                    cmd,
-                    args,
-                    db: session.db,
-                });
+                after_call::ran(&Call::new(server, client, cmd, args, session.db));
                 (executed, Some(cmd.name()))
             }
         },
@@ -184,13 +172,7 @@ pub(crate) async fn run_one(
     // Only commands that ran are counted as calls and logged, as in Redis.
     if let Some(cmd) = ran {
         let micros = started.elapsed().as_micros() as u64;
-        let call = Call {
-            server,
-            client,
-            cmd,
-            args,
-            db: session.db,
-        };
+        let call = Call::new(server, client, cmd, args, session.db);
         after_call::finished(&call, micros, reply.as_ref());
     }
     let mut sent = None;

@@ -84,13 +84,7 @@ impl Connection {
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
-        let call = crate::after_call::Call {
-            server: &server,
-            client: &self.client,
-            cmd,
-            args,
-            db: self.session.db,
-        };
+        let call = crate::after_call::Call::new(&server, &self.client, cmd, args, self.session.db);
         crate::after_call::finished(&call, micros, Some(&reply));
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);

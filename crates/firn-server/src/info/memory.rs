@@ -54,12 +54,14 @@ fn client_query_buffer_bytes(server: &Server) -> u64 {
 /// the scripts' share; the peak is the resident set's.
 pub fn memory_stats(server: &Server) -> Vec<(&'static str, MemoryStat)> {
     use MemoryStat::{Bytes, Dbs, Ratio};
-    let engine = server.engine.memory_usage();
-    let clients = client_query_buffer_bytes(server);
-    let scripting = crate::scripting::dispatch::memory(server);
-    let access_times = server.access_times.bytes();
-    let used = engine.total_bytes() + clients + scripting.vm_total_bytes + access_times;
-    let (rss, rss_peak) = rss_and_peak_bytes();
+    let Figures {
+        clients,
+        scripting,
+        used,
+        rss,
+        rss_peak,
+        ..
+    } = figures(server);
     let lua = scripting.scripts_eval_bytes + scripting.vm_eval_bytes;
     let functions = scripting.functions_bytes + scripting.vm_functions_bytes;
     let overhead = clients + lua + functions;
@@ -117,13 +119,47 @@ pub enum MemoryStat {
     Dbs(Vec<u8>),
 }
 
-pub fn memory_section(server: &Server, out: &mut String) {
+/// What INFO memory and MEMORY STATS both report.
+struct Figures {
+    engine: firn_storage::MemoryUsage,
+    /// Clients' unparsed query buffers.
+    clients: u64,
+    scripting: crate::scripting::dispatch::MemoryReport,
+    access_times: u64,
+    /// Every component above, each once.
+    used: u64,
+    rss: u64,
+    rss_peak: u64,
+}
+
+fn figures(server: &Server) -> Figures {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
     let scripting = crate::scripting::dispatch::memory(server);
     let access_times = server.access_times.bytes();
     let used = engine.total_bytes() + clients + scripting.vm_total_bytes + access_times;
     let (rss, rss_peak) = rss_and_peak_bytes();
+    Figures {
+        engine,
+        clients,
+        scripting,
+        access_times,
+        used,
+        rss,
+        rss_peak,
+    }
+}
+
+pub fn memory_section(server: &Server, out: &mut String) {
+    let Figures {
+        engine,
+        clients,
+        scripting,
+        access_times,
+        used,
+        rss,
+        rss_peak,
+    } = figures(server);
     let maxmemory = server.config().maxmemory;
     let budget = MemoryBudget::of(maxmemory);
     out.push_str("# Memory\r\n");

@@ -198,13 +198,7 @@ pub async fn exec(
     // (a tracking client tracks the keys its queued reads will read).
     for args in &queued {
         if let Ok(cmd) = crate::commands::registry().lookup(args) {
-            after_call::before(&Call {
-                server,
-                client,
-                cmd,
-                args,
-                db: session.db,
-            });
+            after_call::before(&Call::new(server, client, cmd, args, session.db));
         }
     }
     session.tx.executing = true;
@@ -392,13 +386,7 @@ fn after_step(
     if let Reply::Error(text) = reply {
         server.stats.count_error(text);
     }
-    let call = Call {
-        server,
-        client,
-        cmd,
-        args,
-        db: step.db,
-    };
+    let call = Call::new(server, client, cmd, args, step.db);
     after_call::ran(&call);
     after_call::finished(&call, 0, Some(reply));
 }
