@@ -28,3 +28,15 @@ fn keyspace_hits_and_misses_match_redis() {
         );
     }
 }
+
+/// INFO stats has the fields Redis's own tests read, with the values a
+/// server without forks or MIGRATE reports.
+#[test]
+fn stats_section_has_redis_fields_without_forks_or_migrate() {
+    for server in [Server::redis(), Server::firn()] {
+        let mut c = server.conn();
+        for name in ["total_forks", "migrate_cached_sockets"] {
+            assert_eq!(info::field(&mut c, "stats", name), 0, "{name}");
+        }
+    }
+}

@@ -270,6 +270,8 @@ fn stats_section(server: &Server, out: &mut String) {
     );
     line(out, "latest_fork_usec", 0);
     line(out, "total_forks", 0);
+    // Firn has no MIGRATE, hence no cached connections to other servers.
+    line(out, "migrate_cached_sockets", 0);
     line(out, "tracking_total_keys", server.tracking.total_keys());
     line(out, "tracking_total_items", server.tracking.total_items());
     line(
