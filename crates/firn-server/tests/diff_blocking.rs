@@ -158,11 +158,19 @@ fn timeouts_parse_as_redis_parses_them() {
         d.cmd(&["BLMPOP", timeout, "1", "k", "LEFT"]);
         d.cmd(&["BZMPOP", timeout, "1", "k", "MAX"]);
     }
-    // A timeout under a millisecond truncates to 0: forever. Served at
-    // once here, so the reply is comparable.
+    // A timeout under a millisecond rounds up to 1 ms, and a negative one
+    // under a millisecond to 0 (forever). Served at once here, so the
+    // reply is comparable.
     d.cmd(&["RPUSH", "k", "v", "w"]);
     d.cmd(&["BLPOP", "k", "0.0001"]);
     d.cmd(&["BLPOP", "k", "-0.0001"]);
+    // Redis's "with 0.001 timeout should not block indefinitely": on an
+    // empty key these time out at once (0.001's long double is a hair
+    // under it, and rounds up).
+    for timeout in ["0.001", "0.0001", "1e-10"] {
+        d.cmd(&["BLPOP", "empty", timeout]);
+        d.cmd(&["BZPOPMIN", "empty", timeout]);
+    }
     d.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
     d.cmd(&["BZPOPMIN", "z", "1e-10"]);
     d.cmd(&["BZPOPMIN", "z", "0x1p-2"]);

@@ -45,9 +45,9 @@ extern "C" {
 }
 
 /// A timeout in seconds (fractions allowed, 0 = forever) as milliseconds,
-/// computed as Redis 7.0 computes it: a C long double times 1000, cast to
-/// an integer, so "0.0001" and "-0.0001" both mean forever and "inf" is
-/// "negative".
+/// computed as Redis 7.0.15 computes it: a C long double times 1000,
+/// rounded up, cast to an integer, so "0.0001" is 1 ms, "-0.0001" rounds
+/// up to 0 (forever) and "inf" is "negative".
 pub(crate) fn timeout_arg(arg: &[u8]) -> CmdResult<u64> {
     let mut ms: i64 = 0;
     // SAFETY: the shim reads exactly `arg.len()` bytes and writes one i64
