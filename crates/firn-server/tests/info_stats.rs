@@ -40,3 +40,17 @@ fn stats_section_has_redis_fields_without_forks_or_migrate() {
         }
     }
 }
+
+/// INFO memory's lazy-free fields, which Redis's tests poll before they go
+/// on (`wait_lazyfree_done`): Firn frees nothing in the background.
+#[test]
+fn memory_section_reports_no_pending_lazy_frees() {
+    for server in [Server::redis(), Server::firn()] {
+        let mut c = server.conn();
+        c.cmd(&["SADD", "s", "a", "b"]);
+        c.cmd(&["UNLINK", "s"]);
+        for name in ["lazyfree_pending_objects", "lazyfreed_objects"] {
+            assert_eq!(info::field(&mut c, "memory", name), 0, "{name}");
+        }
+    }
+}

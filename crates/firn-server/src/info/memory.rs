@@ -223,6 +223,10 @@ pub fn memory_section(server: &Server, out: &mut String) {
     line(out, "maxmemory_memtables", budget.memtable_bytes);
     line(out, "maxmemory_reserve", budget.reserve_bytes);
     line(out, "mem_allocator", "libc");
+    // Deleting a key of any size removes its record only (the compaction
+    // filter reclaims its members later): nothing waits to be freed.
+    line(out, "lazyfree_pending_objects", 0);
+    line(out, "lazyfreed_objects", 0);
 }
 
 pub fn storage_section(server: &Server, out: &mut String) {
