@@ -3815,6 +3815,34 @@ pub static COMMANDS: &[CommandSpec] = &[
             },
         ],
     },
+    CommandSpec {
+        name: "debug",
+        arity: -2,
+        flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        info: Array(&[
+            Bulk("debug"),
+            Int(-2),
+            Set(&[Simple("admin"), Simple("noscript"), Simple("loading"), Simple("stale")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@admin"), Simple("@slow"), Simple("@dangerous")]),
+            Set(&[]),
+            Set(&[]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Testing aid, allowed by enable-debug-command: sleeps, digests the data, describes a key, restarts the engine in place, replies sample values of each RESP type.")),
+            ("since", Bulk("1.0.0")),
+            ("group", Bulk("server")),
+            ("complexity", Bulk("Depends on subcommand.")),
+            ("doc_flags", Set(&[Simple("syscmd")])),
+        ]),
+        subcommands: &[],
+    },
     // strings
     CommandSpec {
         name: "set",
@@ -17007,12 +17035,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "cluster|slots",
         arity: 2,
         flags: Flags::STALE,
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "debug",
-        arity: -2,
-        flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
         key_specs: Set(&[]),
     },
     KeySpecs {

@@ -28,6 +28,7 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(commands::keyspace::COMMANDS)
         .chain(commands::client::COMMANDS)
         .chain(commands::server_cmds::COMMANDS)
+        .chain(commands::debug::COMMANDS)
         .chain(commands::hashes::COMMANDS)
         .chain(commands::lists::COMMANDS)
         .chain(commands::sets::COMMANDS)

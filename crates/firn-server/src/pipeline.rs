@@ -173,6 +173,10 @@ pub(crate) async fn run_one(
             tickets.extend(more);
             Some(reply)
         }
+        Some(Deferred::Sleep(pause)) => {
+            tokio::time::sleep(pause).await;
+            Some(reply)
+        }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
             match tokio::task::spawn_blocking(move || job(&job_server)).await {
@@ -250,6 +254,10 @@ fn check_allowed(
     cmd: &Command,
     client: &ClientInfo,
 ) -> Result<(), CmdError> {
+    // Redis checks its protected commands first, right after the arity.
+    if cmd.name() == "debug" && !server.config().enable_debug_command.allows(&client.addr) {
+        return Err(CmdError::Static(crate::commands::debug::NOT_ALLOWED));
+    }
     if !session.authenticated && !cmd.has(Flags::NO_AUTH) {
         return Err(CmdError::Static(NOAUTH));
     }

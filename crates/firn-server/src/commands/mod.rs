@@ -16,6 +16,7 @@ use crate::server::{ClientInfo, Server, Session};
 pub mod bitmaps;
 pub mod client;
 pub mod collection;
+pub mod debug;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
@@ -114,6 +115,9 @@ pub enum Deferred {
     /// Run on the script thread (EVAL, SCRIPT LOAD, FUNCTION...); its
     /// reply and tickets replace the handler's.
     Script(crate::scripting::request::Request),
+    /// Send the handler's reply after this long, the connection waiting
+    /// on a timer, not holding its thread (DEBUG SLEEP).
+    Sleep(std::time::Duration),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
