@@ -158,14 +158,26 @@ fn timeouts_parse_as_redis_parses_them() {
         d.cmd(&["BLMPOP", timeout, "1", "k", "LEFT"]);
         d.cmd(&["BZMPOP", timeout, "1", "k", "MAX"]);
     }
-    // A timeout under a millisecond truncates to 0: forever. Served at
-    // once here, so the reply is comparable.
+    // A timeout under a millisecond rounds up to one; a negative one
+    // above -1 ms rounds up to 0: forever. Served at once here, so the
+    // reply is comparable.
     d.cmd(&["RPUSH", "k", "v", "w"]);
     d.cmd(&["BLPOP", "k", "0.0001"]);
     d.cmd(&["BLPOP", "k", "-0.0001"]);
     d.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
     d.cmd(&["BZPOPMIN", "z", "1e-10"]);
     d.cmd(&["BZPOPMIN", "z", "0x1p-2"]);
+}
+
+/// A timeout under a millisecond is a millisecond, not forever: the
+/// client is answered a null when it passes (Redis 7.0.15 rounds up).
+#[test]
+fn sub_millisecond_timeouts_expire() {
+    let mut d = Diff::new();
+    for timeout in ["0.001", "0.0001", "1e-10"] {
+        d.cmd(&["BLPOP", "empty", timeout]);
+        d.cmd(&["BZPOPMIN", "empty", timeout]);
+    }
 }
 
 #[test]

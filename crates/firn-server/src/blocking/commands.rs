@@ -45,9 +45,9 @@ extern "C" {
 }
 
 /// A timeout in seconds (fractions allowed, 0 = forever) as milliseconds,
-/// computed as Redis 7.0 computes it: a C long double times 1000, cast to
-/// an integer, so "0.0001" and "-0.0001" both mean forever and "inf" is
-/// "negative".
+/// computed as Redis 7.0.15 computes it: a C long double times 1000,
+/// rounded up, cast to an integer, so "0.0001" waits a millisecond,
+/// "-0.0001" means forever and "inf" is "negative".
 pub(crate) fn timeout_arg(arg: &[u8]) -> CmdResult<u64> {
     let mut ms: i64 = 0;
     // SAFETY: the shim reads exactly `arg.len()` bytes and writes one i64
@@ -251,7 +251,8 @@ mod tests {
         let negative = Err(Reply::Error(TIMEOUT_NEGATIVE.into()));
         assert_eq!(ms("0"), Ok(0));
         assert_eq!(ms("1.5"), Ok(1500));
-        assert_eq!(ms("0.0001"), Ok(0));
+        assert_eq!(ms("0.0001"), Ok(1));
+        assert_eq!(ms("0.001"), Ok(1));
         assert_eq!(ms("-0.0001"), Ok(0));
         assert_eq!(ms("0x10"), Ok(16000));
         assert_eq!(ms("abc"), not_float);
