@@ -54,7 +54,7 @@ OUTPUT = os.path.join(REPO_ROOT, "crates", "firn-server", "src", "command_table.
 # is taken with all of its Redis 7.0 subcommands (plus EXTRA_SUBCOMMANDS).
 COMMAND_GROUPS = [
     ("connection", "ping echo hello auth select quit reset client"),
-    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory module lolwut latency"),
+    ("server", "info dbsize flushdb flushall time lastsave monitor config command shutdown save bgsave slowlog memory module lolwut latency debug"),
     (
         "strings",
         "set get getex getdel getset mget mset msetnx setnx setex psetex incr decr incrby decrby "
@@ -250,6 +250,7 @@ SUMMARIES = {
     "object|help": "Lists the OBJECT subcommands and what they do.",
     "object|idletime": "Returns the seconds since a key was last read or written.",
     "object|refcount": "Returns the reference count of the value stored at a key.",
+    "debug": "Testing aid, allowed by enable-debug-command: sleeps, digests the data, describes a key, restarts the engine in place, replies sample values of each RESP type.",
     "memory": "Groups the commands that report on the server's memory.",
     "module": "Groups the commands that list, load and unload server modules.",
     "module|help": "Lists the MODULE subcommands and what they do.",

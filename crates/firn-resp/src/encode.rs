@@ -53,6 +53,13 @@ pub enum Reply {
     },
     /// RESP2: an array.
     Push(Vec<Reply>),
+    /// A RESP3 attribute (`|n` and its pairs), which describes the reply
+    /// written after it; RESP2 writes nothing. Only as the first part of a
+    /// [`Reply::Sequence`].
+    Attribute(Vec<(Reply, Reply)>),
+    /// Replies written one after another as one answer: an attribute or
+    /// a push message, then the reply proper (DEBUG PROTOCOL).
+    Sequence(Vec<Reply>),
 }
 
 impl Reply {
@@ -155,6 +162,19 @@ impl Reply {
                 out.put_slice(b"\r\n");
             }
             Reply::Verbatim { text, .. } => bulk(out, text),
+            Reply::Attribute(pairs) if resp3 => {
+                header(out, b'|', len_i64(pairs.len()));
+                for (key, value) in pairs {
+                    key.encode(out, proto);
+                    value.encode(out, proto);
+                }
+            }
+            Reply::Attribute(_) => {}
+            Reply::Sequence(parts) => {
+                for part in parts {
+                    part.encode(out, proto);
+                }
+            }
         }
     }
 }

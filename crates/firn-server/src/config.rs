@@ -167,6 +167,10 @@ pub struct Config {
     pub encoding: EncodingLimits,
     /// `daemonize yes`: fork into the background at start (main.rs).
     pub daemonize: bool,
+    /// `enable-debug-command`: who may run DEBUG.
+    pub enable_debug_command: Protected,
+    /// Who may run MODULE LOAD, LOADEX and UNLOAD (they still fail).
+    pub enable_module_command: Protected,
     /// The values of the options Firn accepts and keeps only to report
     /// them (those with `kept` in `OPTIONS`), by primary name; an option
     /// not here has its default.
@@ -229,6 +233,8 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             encoding: EncodingLimits::default(),
             daemonize: false,
+            enable_debug_command: Protected::No,
+            enable_module_command: Protected::No,
             kept: BTreeMap::new(),
             given: Vec::new(),
             ignored_directives: Vec::new(),
@@ -1267,8 +1273,30 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("acllog-max-len", None, true, Kind::Int(0, i64::MAX), "128", Warn::Never, NO_ACL),
     kept("acl-pubsub-default", None, true, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels", Warn::Never, NO_ACL),
     kept("enable-protected-configs", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Unless("no", "CONFIG SET still refuses dir and dbfilename"), "No effect: CONFIG SET refuses `dir` and `dbfilename` whatever it says."),
-    kept("enable-debug-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, "No effect: the DEBUG subcommands Firn serves are always allowed."),
-    kept("enable-module-command", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Never, "Gates MODULE LOAD, LOADEX and UNLOAD as in Redis; allowed, they still fail: Firn loads no modules."),
+    OptionDef {
+        name: "enable-debug-command",
+        alias: None,
+        mutable: false,
+        doc: "Who may run DEBUG: `no` nobody, `yes` every client, `local` only clients connected from the loopback address. Others get Redis's \"DEBUG command not allowed\" error.",
+        get: |c| c.enable_debug_command.name().to_string(),
+        set: |c, a| {
+            c.enable_debug_command = Protected::parse(&Kind::Enum(PROTECTED_ACTIONS).check(a)?);
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "enable-module-command",
+        alias: None,
+        mutable: false,
+        doc: "Who may run MODULE LOAD, LOADEX and UNLOAD (`no`, `yes`, `local`), as in Redis; allowed, they still fail: Firn loads no modules.",
+        get: |c| c.enable_module_command.name().to_string(),
+        set: |c, a| {
+            c.enable_module_command = Protected::parse(&Kind::Enum(PROTECTED_ACTIONS).check(a)?);
+            Ok(())
+        },
+        kept: None,
+    },
     kept("sanitize-dump-payload", None, true, Kind::Enum(&["no", "yes", "clients"]), "no", Warn::Never, "No effect: RESTORE always checks a payload in full (as `yes`)."),
     kept("tls-port", None, true, Kind::Int(0, 65535), "0", Warn::Unless("0", "Firn serves no TLS"), NO_TLS),
     kept("tls-session-cache-size", None, true, Kind::Int(0, i32::MAX as i64), "20480", Warn::Never, NO_TLS),
@@ -1309,6 +1337,51 @@ const NO_TLS: &str = "No effect: Firn serves no TLS (use a TLS-terminating proxy
 const SHUTDOWN_SIGNAL: &str = "No effect: on SIGINT and SIGTERM Firn shuts down cleanly (its data is already durable), as `default` does when no save schedule is set.";
 const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
 const PROTECTED_ACTIONS: &[&str] = &["no", "yes", "local"];
+
+/// A protected command's switch (Redis's `enable-debug-command`): who may
+/// run it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protected {
+    No,
+    Yes,
+    /// Only clients connected from a loopback address.
+    Local,
+}
+
+impl Protected {
+    /// From a value [`Kind::Enum`] of `PROTECTED_ACTIONS` accepted.
+    fn parse(value: &str) -> Protected {
+        match value {
+            "yes" => Protected::Yes,
+            "local" => Protected::Local,
+            _ => Protected::No,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protected::No => "no",
+            Protected::Yes => "yes",
+            Protected::Local => "local",
+        }
+    }
+
+    /// Whether a client connected from `peer` ("ip:port") may run the
+    /// command (Redis's allowProtectedAction and islocalClient).
+    pub fn allows(self, peer: &str) -> bool {
+        match self {
+            Protected::No => false,
+            Protected::Yes => true,
+            Protected::Local => {
+                peer.parse::<std::net::SocketAddr>()
+                    .is_ok_and(|addr| match addr.ip() {
+                        std::net::IpAddr::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+                        std::net::IpAddr::V6(ip) => ip == std::net::Ipv6Addr::LOCALHOST,
+                    })
+            }
+        }
+    }
+}
 
 /// Options CONFIG GET lists only when named exactly (Redis's HIDDEN_CONFIG).
 pub const HIDDEN_OPTIONS: &[&str] = &[

@@ -31,6 +31,7 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(commands::server_cmds::COMMANDS)
         .chain(commands::module::COMMANDS)
         .chain(commands::latency::COMMANDS)
+        .chain(commands::debug::COMMANDS)
         .chain(commands::hashes::COMMANDS)
         .chain(commands::lists::COMMANDS)
         .chain(commands::sets::COMMANDS)

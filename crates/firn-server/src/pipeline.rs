@@ -161,6 +161,10 @@ pub(crate) async fn run_one(
             tickets.extend(more);
             Some(reply)
         }
+        Some(Deferred::Sleep(pause)) => {
+            tokio::time::sleep(pause).await;
+            Some(reply)
+        }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
             match tokio::task::spawn_blocking(move || job(&job_server)).await {
@@ -232,6 +236,10 @@ fn check_allowed(
     cmd: &Command,
     client: &ClientInfo,
 ) -> Result<(), CmdError> {
+    // Redis checks its protected commands first, right after the arity.
+    if let Some(guard) = cmd.guard {
+        guard(server, client)?;
+    }
     if !session.authenticated && !cmd.has(Flags::NO_AUTH) {
         return Err(CmdError::Static(NOAUTH));
     }

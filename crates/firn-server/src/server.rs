@@ -385,6 +385,12 @@ pub struct Server {
     pub slowlog: Mutex<SlowLog>,
     pub started: Instant,
     pub run_id: String,
+    /// The replication id INFO replication reports (master_replid); DEBUG
+    /// CHANGE-REPL-ID draws a new one.
+    pub replid: Mutex<String>,
+    /// Whether the active expiry thread deletes due keys (DEBUG
+    /// SET-ACTIVE-EXPIRE turns it off for tests that watch lazy expiry).
+    pub active_expire: AtomicBool,
     pub shutdown: watch::Sender<bool>,
     pub last_save_unix: AtomicU64,
     pub bgsave_in_progress: AtomicBool,

@@ -191,6 +191,8 @@ pub fn run(mut config: Config) -> Result<(), String> {
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
+        replid: Mutex::new(random_run_id()),
+        active_expire: AtomicBool::new(true),
         shutdown: shutdown_tx,
         last_save_unix: AtomicU64::new(firn_storage::now_ms() / 1000),
         bgsave_in_progress: AtomicBool::new(false),
@@ -232,6 +234,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     result
 }
 
+/// 40 random hex digits (a run id, a replication id).
 fn random_run_id() -> String {
     use rand::Rng;
     let mut rng = rand::rng();
@@ -249,6 +252,10 @@ fn start_active_expiry(server: Arc<Server>) -> Result<std::thread::JoinHandle<()
             loop {
                 if *shutdown.borrow_and_update() {
                     return;
+                }
+                if !server.active_expire.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
                 }
                 match cycle.run_once(1000) {
                     Ok(n) if n >= 1000 => continue,

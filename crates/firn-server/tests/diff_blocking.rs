@@ -176,6 +176,17 @@ fn timeouts_parse_as_redis_parses_them() {
     d.cmd(&["BZPOPMIN", "z", "0x1p-2"]);
 }
 
+/// A timeout under a millisecond is a millisecond, not forever: the
+/// client is answered a null when it passes (Redis 7.0.15 rounds up).
+#[test]
+fn sub_millisecond_timeouts_expire() {
+    let mut d = Diff::new();
+    for timeout in ["0.001", "0.0001", "1e-10"] {
+        d.cmd(&["BLPOP", "empty", timeout]);
+        d.cmd(&["BZPOPMIN", "empty", timeout]);
+    }
+}
+
 #[test]
 fn argument_errors_come_in_redis_order() {
     let mut d = Diff::new();

@@ -647,6 +647,32 @@ impl Engine {
         Ok(())
     }
 
+    /// A restart of the engine in place (DEBUG RELOAD): waits until every
+    /// batch submitted so far is written, syncs the WAL, flushes every
+    /// column family's memtable to SST files, and empties the hot tier and
+    /// the collection cache, so that later reads come from the files. The
+    /// data is unchanged. Blocking: call from a background thread.
+    pub fn reload(&self) -> Result<()> {
+        let inner = &self.inner;
+        let submitted = inner.queue.lock().submitted();
+        while inner.completions.completed() < submitted {
+            if inner.has_write_error.load(Ordering::Acquire) {
+                let why = inner.write_error_text().unwrap_or_default();
+                return Err(StorageError::WriteFailed(why));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        inner.db.flush_wal(true)?;
+        for cf in Cf::ALL {
+            if let Some(handle) = inner.cf(cf) {
+                inner.db.flush_cf(handle)?;
+            }
+        }
+        inner.hot.clear();
+        inner.coll.clear();
+        Ok(())
+    }
+
     /// Stops the writer after it has committed everything queued, and syncs
     /// the WAL. Idempotent.
     pub fn shutdown(&self) {

@@ -251,7 +251,8 @@ mod tests {
         let negative = Err(Reply::Error(TIMEOUT_NEGATIVE.into()));
         assert_eq!(ms("0"), Ok(0));
         assert_eq!(ms("1.5"), Ok(1500));
-        assert_eq!(ms("0.0001"), Ok(0));
+        assert_eq!(ms("0.0001"), Ok(1));
+        assert_eq!(ms("0.001"), Ok(1));
         assert_eq!(ms("-0.0001"), Ok(0));
         assert_eq!(ms("0x10"), Ok(16000));
         assert_eq!(ms("abc"), not_float);

@@ -740,29 +740,39 @@ fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(meta) = ctx.txn.meta(db, &args[1])? else {
         return Ok(Reply::Null);
     };
+    Ok(Reply::Bulk(Bytes::from(dump_payload(
+        ctx, &args[1], &meta,
+    )?)))
+}
+
+/// The value of `key` (of the session's database), whose metadata is
+/// `meta`, as RDB reads it.
+pub(crate) fn value_of(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<RdbValue> {
     match meta.value_type {
         ValueType::String => {
-            let len = Txn::string_len_of(&meta);
-            let value = ctx.txn.read_string_range(db, &args[1], &meta, 0, len)?;
-            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump(
-                &crate::rdb::RdbValue::String(value.to_vec()),
-            ))))
+            let len = Txn::string_len_of(meta);
+            let value = ctx.txn.read_string_range(ctx.db(), key, meta, 0, len)?;
+            Ok(RdbValue::String(value.to_vec()))
         }
-        _ => {
-            let value = dump_collection(ctx, &args[1], &meta)?;
-            // Hashes, sets and sorted sets in the encoding the configured
-            // thresholds gave them (OBJECT ENCODING), as Redis dumps them.
-            let compact = match meta.value_type {
-                ValueType::Hash | ValueType::Set | ValueType::ZSet => {
-                    Collection::of_meta(&meta).map(|c| !c.big)
-                }
-                _ => None,
-            };
-            Ok(Reply::Bulk(Bytes::from(crate::rdb::dump_as(
-                &value, compact,
-            ))))
-        }
+        _ => dump_collection(ctx, key, meta),
     }
+}
+
+/// DUMP's payload for `key`, whose metadata is `meta`.
+pub(crate) fn dump_payload(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<Vec<u8>> {
+    let value = value_of(ctx, key, meta)?;
+    if let RdbValue::String(_) = value {
+        return Ok(crate::rdb::dump(&value));
+    }
+    // Hashes, sets and sorted sets in the encoding the configured
+    // thresholds gave them (OBJECT ENCODING), as Redis dumps them.
+    let compact = match meta.value_type {
+        ValueType::Hash | ValueType::Set | ValueType::ZSet => {
+            Collection::of_meta(meta).map(|c| !c.big)
+        }
+        _ => None,
+    };
+    Ok(crate::rdb::dump_as(&value, compact))
 }
 
 fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -16,6 +16,7 @@ use crate::server::{ClientInfo, Server, Session};
 pub mod bitmaps;
 pub mod client;
 pub mod collection;
+pub mod debug;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
@@ -116,6 +117,9 @@ pub enum Deferred {
     /// Run on the script thread (EVAL, SCRIPT LOAD, FUNCTION...); its
     /// reply and tickets replace the handler's.
     Script(crate::scripting::request::Request),
+    /// Send the handler's reply after this long, the connection waiting
+    /// on a timer, not holding its thread (DEBUG SLEEP).
+    Sleep(std::time::Duration),
 }
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
@@ -151,6 +155,11 @@ pub enum Access {
 /// MONITOR show as "(redacted)" (Redis's redactClientCommandArgument).
 pub type Redactor = fn(&[Bytes]) -> Vec<usize>;
 
+/// Who may run a protected command (Redis's `enable-debug-command`,
+/// `enable-module-command`): Ok, or the refusal, checked before anything
+/// else once the command is found.
+pub type Guard = fn(&Server, &ClientInfo) -> CmdResult<()>;
+
 /// A command's flags for one command line, when they depend on it (Redis's
 /// getCommandFlags: a script's declared flags replace EVAL's).
 pub type FlagsOf = fn(&Server, &[Bytes], Flags) -> Flags;
@@ -165,6 +174,7 @@ pub struct Def {
     pub redact: Option<Redactor>,
     pub traits: Traits,
     pub flags_of: Option<FlagsOf>,
+    pub guard: Option<Guard>,
 }
 
 /// What the pipeline and the subsystems must know of a command beyond its
@@ -225,6 +235,12 @@ impl Def {
         self
     }
 
+    /// Only the clients `guard` allows may run it (a protected command).
+    pub const fn guarded(mut self, guard: Guard) -> Def {
+        self.guard = Some(guard);
+        self
+    }
+
     /// Declares `traits` too.
     pub const fn with(mut self, traits: Traits) -> Def {
         self.traits = Traits(self.traits.0 | traits.0);
@@ -241,6 +257,7 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         redact: None,
         traits: Traits::NONE,
         flags_of: None,
+        guard: None,
     }
 }
 
@@ -271,6 +288,7 @@ pub struct Command {
     pub redact: Option<Redactor>,
     pub traits: Traits,
     pub flags_of: Option<FlagsOf>,
+    pub guard: Option<Guard>,
 }
 
 impl Command {
@@ -430,6 +448,7 @@ impl Registry {
                 redact: d.redact,
                 traits: d.traits,
                 flags_of: d.flags_of,
+                guard: d.guard,
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -588,6 +607,7 @@ mod tests {
             redact: None,
             traits: Traits::NONE,
             flags_of: None,
+            guard: None,
         }
     }
 
@@ -692,6 +712,14 @@ mod tests {
         ] {
             assert!(get(line).is(Traits::SCRIPT_THREAD), "{line:?}");
         }
+        for line in [
+            &["debug", "help"][..],
+            &["module", "load", "x"],
+            &["module", "unload", "x"],
+        ] {
+            assert!(get(line).guard.is_some(), "{line:?} is protected");
+        }
+        assert!(get(&["module", "list"]).guard.is_none());
         for line in [
             &["script", "exists", "x"][..],
             &["function", "stats"],

@@ -8,12 +8,13 @@ use firn_resp::Reply;
 use super::{def, Ctx, Def};
 use crate::commands::replies::help_reply;
 use crate::errors::{CmdError, CmdResult};
+use crate::server::{ClientInfo, Server};
 
 pub const COMMANDS: &[Def] = &[
     def("module|list", module_list),
-    def("module|load", module_load),
-    def("module|loadex", module_load),
-    def("module|unload", module_unload),
+    def("module|load", module_load).guarded(allowed),
+    def("module|loadex", module_load).guarded(allowed),
+    def("module|unload", module_unload).guarded(allowed),
     def("module|help", module_help),
 ];
 
@@ -35,19 +36,10 @@ fn module_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::Array(Vec::new()))
 }
 
-/// Redis's refusal of a protected MODULE subcommand while
-/// `enable-module-command` does not allow it (`local`: loopback clients
-/// only).
-fn refused_unless_enabled(ctx: &Ctx<'_>) -> CmdResult<()> {
-    let setting = ctx
-        .server
-        .config()
-        .kept
-        .get("enable-module-command")
-        .cloned()
-        .unwrap_or_default();
-    let local = ctx.client.addr.starts_with("127.") || ctx.client.addr.starts_with("[::1]");
-    if setting == "yes" || (setting == "local" && local) {
+/// `enable-module-command` decides who may run the protected MODULE
+/// subcommands (Redis's refusal otherwise).
+fn allowed(server: &Server, client: &ClientInfo) -> CmdResult<()> {
+    if server.config().enable_module_command.allows(&client.addr) {
         return Ok(());
     }
     Err(CmdError::Static(
@@ -55,15 +47,13 @@ fn refused_unless_enabled(ctx: &Ctx<'_>) -> CmdResult<()> {
     ))
 }
 
-fn module_load(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    refused_unless_enabled(ctx)?;
+fn module_load(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Err(CmdError::Static(
         "ERR Error loading the extension. Please check the server logs.",
     ))
 }
 
-fn module_unload(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    refused_unless_enabled(ctx)?;
+fn module_unload(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Err(CmdError::Static(
         "ERR Error unloading module: no such module with that name",
     ))

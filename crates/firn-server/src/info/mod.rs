@@ -288,7 +288,7 @@ fn replication_section(server: &Server, out: &mut String) {
     line(out, "role", "master");
     line(out, "connected_slaves", 0);
     line(out, "master_failover_state", "no-failover");
-    line(out, "master_replid", &server.run_id);
+    line(out, "master_replid", &*server.replid.lock());
     line(
         out,
         "master_replid2",

@@ -326,6 +326,10 @@ async fn run_deferred(server: &Arc<Server>, deferred: Deferred, reply: Reply) ->
             (reply, false)
         }
         Deferred::Stream(job) => (collect_stream(server, job).await, false),
+        Deferred::Sleep(pause) => {
+            tokio::time::sleep(pause).await;
+            (reply, false)
+        }
         Deferred::Close => (reply, true),
         // MONITOR is refused inside EXEC and SHUTDOWN cannot be queued.
         Deferred::Monitor | Deferred::Shutdown { .. } => (reply, false),

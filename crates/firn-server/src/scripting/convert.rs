@@ -131,6 +131,13 @@ fn reply_to_lua_at(lua: &Lua, reply: &Reply, resp3: bool, depth: usize) -> mlua:
         Reply::Boolean(b) => Value::Boolean(*b),
         Reply::BigNumber(text) if !resp3 => string(lua, text)?,
         Reply::BigNumber(text) => single_field(lua, "big_number", string(lua, text)?)?,
+        // Not a command's reply a script can get (DEBUG is denied there):
+        // the reply proper, without what precedes it.
+        Reply::Attribute(_) => Value::Nil,
+        Reply::Sequence(parts) => match parts.last() {
+            Some(last) => reply_to_lua_at(lua, last, resp3, depth + 1)?,
+            None => Value::Nil,
+        },
         Reply::Verbatim { text, .. } if !resp3 => string(lua, text)?,
         Reply::Verbatim { format, text } => {
             let inner = lua.create_table()?;
