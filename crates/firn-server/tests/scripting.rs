@@ -448,3 +448,23 @@ fn a_script_that_fills_the_vm_fails_and_the_next_one_runs() {
         .is_error());
     assert_eq!(c.cmd(&["PING"]), R::Simple("PONG".into()));
 }
+
+/// Redis's "EVAL does not leak in the Lua stack": thousands of scripts
+/// leave the VM small, because a collection step runs every 50 scripts as
+/// in Redis (LUA_GC_CYCLE_PERIOD). Run on redis-server and Firn alike.
+#[test]
+fn many_scripts_leave_the_vm_small_as_redis() {
+    for server in [Server::redis(), Server::firn()] {
+        let mut c = server.conn();
+        c.cmd(&["SCRIPT", "FLUSH"]);
+        for _ in 0..3000 {
+            c.send(&[b"EVAL", b"return redis.call('incr', KEYS[1])", b"1", b"x"]);
+        }
+        for _ in 0..3000 {
+            c.read_reply();
+        }
+        let lua = firn_testkit::info::field(&mut c, "memory", "used_memory_lua");
+        assert!(lua < 100 * 1024, "used_memory_lua {lua}");
+        assert_eq!(c.cmd(&["GET", "x"]), R::Bulk(Some(b"3000".to_vec())));
+    }
+}

@@ -56,6 +56,8 @@ pub fn submit<R: Send + 'static>(
                 let _ = vm.lua.set_memory_limit(0);
                 let _ = vm.lua.gc_collect();
                 let _ = vm.lua.set_memory_limit(vm.memory_limit());
+            } else {
+                vm.collect_a_little();
             }
             shared
                 .lua_memory

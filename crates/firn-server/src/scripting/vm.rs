@@ -117,7 +117,14 @@ pub struct Vm {
     memory_limit_bytes: usize,
     /// Kept to build a fresh VM like this one (SCRIPT FLUSH).
     pub hooks: Hooks,
+    /// Jobs since the last collection step.
+    jobs_since_gc: u32,
 }
+
+/// Redis's LUA_GC_CYCLE_PERIOD: every this many scripts, a collection
+/// step of as many kilobytes, so that garbage never waits for a full
+/// cycle (which would add latency) and the VM stays small.
+const GC_CYCLE_PERIOD: u32 = 50;
 
 /// Redis's `luaPushError` + `luaError`: a Rust callback fails with the
 /// error's full text, which the error handler turns into `{err=...}`.
@@ -249,7 +256,17 @@ impl Vm {
             redis_real,
             memory_limit_bytes,
             hooks,
+            jobs_since_gc: 0,
         })
+    }
+
+    /// After a job: a collection step every GC_CYCLE_PERIOD jobs.
+    pub fn collect_a_little(&mut self) {
+        self.jobs_since_gc += 1;
+        if self.jobs_since_gc >= GC_CYCLE_PERIOD {
+            self.jobs_since_gc = 0;
+            let _ = self.lua.gc_step_kbytes(GC_CYCLE_PERIOD as i32);
+        }
     }
 
     pub fn memory_limit(&self) -> usize {
