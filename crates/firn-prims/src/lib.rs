@@ -1,7 +1,8 @@
 //! Redis's primitives, each written once and answering as Redis 7.0 does:
 //! integer parsing (`string2ll`), double parsing and formatting (`strtod`,
 //! `string2d`, `%.17g`), glob matching (`stringmatchlen`), geohash
-//! arithmetic, and HyperLogLog in Redis's own string format.
+//! arithmetic, HyperLogLog in Redis's own string format, and the argument
+//! splitter of redis.conf lines (`sdssplitargs`).
 //!
 //! Pure code: no I/O, no RESP, no storage, nothing of Firn. The codecs
 //! (`firn-resp`, `firn-rdb`), the storage engine (`firn-storage`) and the
@@ -15,9 +16,11 @@ pub mod geohash;
 pub mod glob;
 pub mod hll;
 pub mod integer;
+pub mod splitargs;
 
 pub use double::{
     format_double, format_g, is_c_space, string2d, strtod, write_double, write_g, Strtod,
     G_BUFFER_BYTES,
 };
 pub use integer::string2ll;
+pub use splitargs::split_args;

@@ -1571,51 +1571,16 @@ enum Directive {
     Ignored(&'static str),
 }
 
-/// Splits one config-file line into arguments (redis.conf quoting).
+/// Splits one config-file line into arguments as Redis does
+/// (`sdssplitargs`: redis.conf quoting).
 fn split_line(line: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut chars = line.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let Some(&first) = chars.peek() else { break };
-        let mut arg = String::new();
-        if first == '"' || first == '\'' {
-            chars.next();
-            let mut closed = false;
-            while let Some(c) = chars.next() {
-                if c == first {
-                    closed = true;
-                    break;
-                }
-                if c == '\\' && first == '"' {
-                    match chars.next() {
-                        Some('n') => arg.push('\n'),
-                        Some('t') => arg.push('\t'),
-                        Some('r') => arg.push('\r'),
-                        Some(other) => arg.push(other),
-                        None => break,
-                    }
-                } else {
-                    arg.push(c);
-                }
-            }
-            if !closed {
-                return Err("Unbalanced quotes in configuration line".into());
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                arg.push(c);
-                chars.next();
-            }
-        }
-        out.push(arg);
-    }
-    Ok(out)
+    firn_prims::split_args(line.as_bytes())
+        .map(|args| {
+            args.into_iter()
+                .map(|arg| String::from_utf8_lossy(&arg).into_owned())
+                .collect()
+        })
+        .ok_or_else(|| "Unbalanced quotes in configuration line".to_string())
 }
 
 impl Config {

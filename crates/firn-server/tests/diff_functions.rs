@@ -39,6 +39,14 @@ const LOAD_CASES: &[&str] = &[
     "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)\nreturn type(redis.call)",
     "#!lua name=lib1\nredis.log(redis.LOG_NOTICE, 'loading') redis.register_function('f1', function() return redis.REDIS_VERSION end)",
     "#!LUA name=Lib_2\nredis.register_function('f_2', function() return 2 end)",
+    // The metadata line is split as Redis splits config lines.
+    "#!lua name=\"foo\"\nredis.register_function('foo', function() return 1 end)",
+    "#!lua NAME='q'\nredis.register_function('q', function() return 1 end)",
+    "#!lua name=foo name=bar\nredis.register_function('foo', function() return 1 end)",
+    "#!lua name=\"foo\nreturn 1",
+    "#!lua name=\"foo\"x\nreturn 1",
+    "#!js name=\"bad name\"\nreturn 1",
+    "#!lua name=\nreturn 1",
 ];
 
 #[test]
@@ -51,6 +59,18 @@ fn function_load_and_its_errors() {
     }
     d.cmd(&["FUNCTION", "LOAD"]);
     d.cmd(&["FUNCTION", "LOAD", "REPLACE"]);
+    d.cmd(&["FUNCTION", "FLUSH", "bad_arg"]);
+    d.cmd(&["FUNCTION", "FLUSH", "sync", "extra_arg"]);
+    d.cmd(&["FUNCTION", "LIST", "WITHCODE", "WITHCODE"]);
+    d.cmd(&[
+        "FUNCTION",
+        "LIST",
+        "WITHCODE",
+        "LIBRARYNAME",
+        "x",
+        "LIBRARYNAME",
+        "x",
+    ]);
     d.cmd(&[
         "FUNCTION",
         "LOAD",

@@ -15,7 +15,7 @@ use crate::args::is;
 use crate::command_table::Flags;
 use crate::commands::replies::help_reply;
 use crate::commands::{def, def_keys, Ctx, Def, Deferred, Traits};
-use crate::errors::{CmdError, CmdResult};
+use crate::errors::{subcommand_syntax, CmdError, CmdResult};
 use crate::server::Server;
 
 /// FCALL's flags for a command line (Redis's fcallGetCommandFlags): those
@@ -128,7 +128,8 @@ fn function_delete(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn function_flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     match args.get(2) {
         None => {}
-        Some(mode) if args.len() == 3 && (is(mode, "sync") || is(mode, "async")) => {}
+        Some(_) if args.len() > 3 => return Err(subcommand_syntax("function", &args[1])),
+        Some(mode) if is(mode, "sync") || is(mode, "async") => {}
         Some(_) => {
             return Err(CmdError::Static(
                 "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
@@ -145,9 +146,10 @@ fn function_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut i = 2;
     while i < args.len() {
         let arg = &args[i];
-        if is(arg, "withcode") {
+        // Each option once: a repeated one is an unknown argument, as in Redis.
+        if !with_code && is(arg, "withcode") {
             with_code = true;
-        } else if is(arg, "libraryname") {
+        } else if pattern.is_none() && is(arg, "libraryname") {
             let Some(value) = args.get(i + 1) else {
                 return Err(CmdError::Static("ERR library name argument was not given"));
             };

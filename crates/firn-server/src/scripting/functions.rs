@@ -44,7 +44,9 @@ fn valid_name(name: &[u8]) -> bool {
 
 const BAD_NAME: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 
-/// The library name and the length of the metadata line.
+/// The library name and the length of the metadata line, checked in
+/// Redis's order: the metadata line (split as Redis splits it, quotes
+/// included), its values, the name, then the engine.
 fn metadata(code: &[u8]) -> Result<(String, usize), String> {
     if !code.starts_with(b"#!") {
         return Err("Missing library metadata".into());
@@ -52,25 +54,31 @@ fn metadata(code: &[u8]) -> Result<(String, usize), String> {
     let Some(end) = memchr::memchr(b'\n', code) else {
         return Err("Invalid library metadata".into());
     };
-    let line = String::from_utf8_lossy(&code[..end]);
-    let mut parts = line.split_ascii_whitespace();
-    let engine = parts.next().unwrap_or("#!");
-    let engine = &engine[2..];
-    if !engine.eq_ignore_ascii_case("lua") {
-        return Err(format!("Engine '{engine}' not found"));
-    }
+    let parts = match firn_prims::split_args(&code[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err("Invalid library metadata".into()),
+    };
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let engine = text(parts[0].get(2..).unwrap_or_default());
     let mut name = None;
-    for part in parts {
-        match part.strip_prefix("name=") {
-            Some(value) => name = Some(value.to_string()),
-            None => return Err(format!("Invalid metadata value given: {part}")),
+    for part in &parts[1..] {
+        let is_name = part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=");
+        if !is_name {
+            return Err(format!("Invalid metadata value given: {}", text(part)));
         }
+        if name.is_some() {
+            return Err("Invalid metadata value, name argument was given multiple times".into());
+        }
+        name = Some(text(&part[5..]));
     }
     let Some(name) = name else {
         return Err("Library name was not given".into());
     };
     if !valid_name(name.as_bytes()) {
         return Err(BAD_NAME.into());
+    }
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("Engine '{engine}' not found"));
     }
     Ok((name, end))
 }
