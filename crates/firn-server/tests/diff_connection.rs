@@ -198,7 +198,11 @@ fn client_id_is_an_integer() {
 /// A CLIENT INFO/LIST line reduced to its field names in order, with the
 /// values kept only for fields that follow from the session itself.
 fn client_line_normalised(line: &str) -> String {
-    const KEEP: [&str; 7] = ["name", "db", "flags", "multi", "cmd", "user", "resp"];
+    // qbuf: while a command runs, its own bytes are in its client's query
+    // buffer (26 for CLIENT LIST), as Redis shows them.
+    const KEEP: [&str; 8] = [
+        "name", "db", "flags", "multi", "qbuf", "cmd", "user", "resp",
+    ];
     line.trim_end()
         .split(' ')
         .map(|field| match field.split_once('=') {

@@ -507,6 +507,21 @@ fn client_field(r: &R, field: &str) -> String {
         .to_string()
 }
 
+/// Redis's "CLIENT KILL SKIPME YES/NO will kill all clients": killing
+/// itself, a client still gets its reply, then the connection closes.
+#[test]
+fn client_kill_skipme_no_replies_before_closing_the_caller() {
+    let mut d = Diff::new();
+    let other = d.open_client();
+    d.cmd_type_only(&["CLIENT", "KILL", "SKIPME", "yes"]);
+    d.use_client(other);
+    d.assert_closed_both();
+    d.use_client(0);
+    d.cmd(&["PING"]);
+    d.cmd_type_only(&["CLIENT", "KILL", "SKIPME", "no"]);
+    d.assert_closed_both();
+}
+
 #[test]
 fn client_kill_closes_the_named_client() {
     let mut d = Diff::new();

@@ -523,18 +523,28 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .iter()
             .find(|c| c.addr.as_bytes() == args[2].as_ref())
             .ok_or(CmdError::Static("ERR No such client"))?;
-        target.request_kill();
+        kill(ctx, target);
         return Ok(Reply::ok());
     }
     let filter = parse_kill_filter(&args[2..])?;
     let mut killed = 0;
     for c in clients {
         if filter.matches(&c, ctx.client.id) {
-            c.request_kill();
+            kill(ctx, &c);
             killed += 1;
         }
     }
     Ok(Reply::Integer(killed))
+}
+
+/// Closes `target`; the calling client itself is closed once its reply is
+/// sent (Redis's CLIENT_CLOSE_AFTER_REPLY), like QUIT.
+fn kill(ctx: &mut Ctx<'_>, target: &ClientInfo) {
+    if target.id == ctx.client.id {
+        ctx.deferred = Some(Deferred::Close);
+    } else {
+        target.request_kill();
+    }
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends a blocking command's wait (1),

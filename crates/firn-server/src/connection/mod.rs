@@ -340,6 +340,7 @@ impl Connection {
             ..Limits::default()
         };
         loop {
+            let buffered = self.inbuf.len();
             let args =
                 match self
                     .decoder
@@ -353,6 +354,11 @@ impl Connection {
                         return Flow::Close;
                     }
                 };
+            // While a command runs, its own bytes count in its client's
+            // query buffer (CLIENT LIST's qbuf), as in Redis.
+            self.client
+                .query_buffer
+                .store(buffered as u64, Ordering::Relaxed);
             let flow = self.run_one(&args).await;
             if !matches!(flow, Flow::Continue) {
                 return flow;
