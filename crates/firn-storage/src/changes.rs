@@ -68,6 +68,9 @@ pub struct Change {
     pub keys: Vec<(u8, Bytes)>,
     /// Physical databases changed as a whole (FLUSHDB/FLUSHALL/SWAPDB).
     pub whole_dbs: Vec<u8>,
+    /// Some of `whole_dbs` were flushed (FLUSHDB/FLUSHALL), not only
+    /// swapped: tracking invalidates everything for a flush alone.
+    pub flushed: bool,
     /// The names of the commands a replica replays (an EX becomes an
     /// absolute PXAT, a lazy expiry a DEL, ...). Only the names: the whole
     /// replay form is in the WAL beside the data (`encode_log_record`), and

@@ -304,6 +304,7 @@ impl Inner {
             db: batch.db,
             keys: batch.changed_keys(),
             whole_dbs,
+            flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
             command_names: command_names(&batch.commands),
             client: batch.client,
             ..Change::default()

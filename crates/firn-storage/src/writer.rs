@@ -393,6 +393,7 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
         // Derived here, only when someone listens.
         keys: batch.changed_keys(),
         whole_dbs,
+        flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
         command_names: crate::changes::command_names(&batch.commands),
         events: batch.events.clone(),
     })
