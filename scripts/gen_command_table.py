@@ -818,6 +818,9 @@ def collect(executable):
     unused = sorted(set(SUMMARIES) - used)
     if unused:
         raise RuntimeError("SUMMARIES has entries for commands not generated: %s" % ", ".join(unused))
+    known = {o["name"] for o in others} | used
+    if set(KEYS_PROCS) - known:
+        raise RuntimeError("KEYS_PROCS names unknown commands: %s" % ", ".join(sorted(set(KEYS_PROCS) - known)))
     for command in unserved:
         apply_unserved_summary(command)
         for sub in command["subcommands"]:
@@ -902,6 +905,8 @@ pub struct CommandSpec {
     pub first_key: i32,
     pub last_key: i32,
     pub key_step: i32,
+    /// Redis's own key-finding procedure, where its key specs are not enough.
+    pub keys_proc: KeysProc,
     /// The complete COMMAND INFO entry for this command, as Redis returns it.
     pub info: MetaValue,
     /// The complete COMMAND DOCS value (the map) for this command, with Firn's own summary.
@@ -918,6 +923,21 @@ pub struct KeySpecs {
     pub flags: Flags,
     /// The key specs of the command's COMMAND INFO entry.
     pub key_specs: MetaValue,
+    pub keys_proc: KeysProc,
+}
+
+/// The getkeys procedures of Redis 7.0 (`get_keys_function` in its command
+/// JSON) that COMMAND GETKEYS needs when a command's key specs are
+/// incomplete (keyspecs.rs); the other commands' specs suffice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeysProc {
+    /// The key specs alone.
+    Specs,
+    Sort,
+    SortRo,
+    Migrate,
+    Georadius,
+    GeoradiusByMember,
 }
 
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
@@ -1032,6 +1052,17 @@ FLAG_NAMES = (
 # COMMAND INFO ("Hidden on purpose" in addReplyCommandFlags). Firn needs
 # them (CLIENT PAUSE WRITE holds every MAY_REPLICATE command), so they are
 # carried here, by flag, from the 7.0.15 JSON files.
+# The commands whose `get_keys_function` (in Redis 7.0.15's command JSON)
+# COMMAND GETKEYS needs because their key specs are incomplete, carried here
+# as HIDDEN_FLAGS are: the procedure each names, as a `KeysProc` variant.
+KEYS_PROCS = {
+    "sort": "Sort",
+    "sort_ro": "SortRo",
+    "migrate": "Migrate",
+    "georadius": "Georadius",
+    "georadiusbymember": "GeoradiusByMember",
+}
+
 HIDDEN_FLAGS = {
     "may_replicate": ("eval", "evalsha", "fcall", "pfcount", "publish", "spublish"),
 }
@@ -1167,6 +1198,7 @@ def spec_rust(command, indent):
     lines.append(pad + "first_key: %d," % fields[3][1])
     lines.append(pad + "last_key: %d," % fields[4][1])
     lines.append(pad + "key_step: %d," % fields[5][1])
+    lines.append(pad + "keys_proc: KeysProc::%s," % KEYS_PROCS.get(command["name"], "Specs"))
     lines.append(pad + "info: " + pretty(command["info"], indent + 4, indent + 10) + ",")
     lines.append(pad + "docs: " + pretty(command["docs"], indent + 4, indent + 10) + ",")
     if command["subcommands"]:
@@ -1186,6 +1218,7 @@ def key_specs_rust(other, indent):
     lines.append(pad + "name: %s," % rust_str(other["name"]))
     lines.append(pad + "arity: %d," % other["arity"])
     lines.append(pad + "flags: %s," % flags_rust(other["flags"]))
+    lines.append(pad + "keys_proc: KeysProc::%s," % KEYS_PROCS.get(other["name"], "Specs"))
     lines.append(pad + "key_specs: " + pretty(other["key_specs"], indent + 4, indent + 15) + ",")
     lines.append(" " * indent + "},")
     return "\n".join(lines)

@@ -28,6 +28,8 @@ pub struct CommandSpec {
     pub first_key: i32,
     pub last_key: i32,
     pub key_step: i32,
+    /// Redis's own key-finding procedure, where its key specs are not enough.
+    pub keys_proc: KeysProc,
     /// The complete COMMAND INFO entry for this command, as Redis returns it.
     pub info: MetaValue,
     /// The complete COMMAND DOCS value (the map) for this command, with Firn's own summary.
@@ -44,6 +46,21 @@ pub struct KeySpecs {
     pub flags: Flags,
     /// The key specs of the command's COMMAND INFO entry.
     pub key_specs: MetaValue,
+    pub keys_proc: KeysProc,
+}
+
+/// The getkeys procedures of Redis 7.0 (`get_keys_function` in its command
+/// JSON) that COMMAND GETKEYS needs when a command's key specs are
+/// incomplete (keyspecs.rs); the other commands' specs suffice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeysProc {
+    /// The key specs alone.
+    Specs,
+    Sort,
+    SortRo,
+    Migrate,
+    Georadius,
+    GeoradiusByMember,
 }
 
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
@@ -137,6 +154,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("ping"),
             Int(-1),
@@ -171,6 +189,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("echo"),
             Int(2),
@@ -199,6 +218,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hello"),
             Int(-1),
@@ -265,6 +285,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("auth"),
             Int(-2),
@@ -311,6 +332,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("select"),
             Int(2),
@@ -339,6 +361,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("quit"),
             Int(-1),
@@ -373,6 +396,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("reset"),
             Int(1),
@@ -407,6 +431,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("client"),
             Int(-2),
@@ -1150,6 +1175,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|caching"),
                     Int(3),
@@ -1195,6 +1221,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|getname"),
                     Int(2),
@@ -1222,6 +1249,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|getredir"),
                     Int(2),
@@ -1249,6 +1277,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|help"),
                     Int(2),
@@ -1276,6 +1305,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|id"),
                     Int(2),
@@ -1303,6 +1333,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|info"),
                     Int(2),
@@ -1330,6 +1361,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|kill"),
                     Int(-3),
@@ -1460,6 +1492,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|list"),
                     Int(-2),
@@ -1551,6 +1584,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|no-evict"),
                     Int(3),
@@ -1601,6 +1635,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|no-touch"),
                     Int(3),
@@ -1646,6 +1681,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|pause"),
                     Int(-3),
@@ -1705,6 +1741,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|reply"),
                     Int(3),
@@ -1755,6 +1792,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|setinfo"),
                     Int(4),
@@ -1800,6 +1838,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|setname"),
                     Int(3),
@@ -1830,6 +1869,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|tracking"),
                     Int(-3),
@@ -1915,6 +1955,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|trackinginfo"),
                     Int(2),
@@ -1942,6 +1983,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|unblock"),
                     Int(-3),
@@ -1994,6 +2036,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("client|unpause"),
                     Int(2),
@@ -2029,6 +2072,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("info"),
             Int(-1),
@@ -2073,6 +2117,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("dbsize"),
             Int(1),
@@ -2100,6 +2145,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("flushdb"),
             Int(-1),
@@ -2152,6 +2198,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("flushall"),
             Int(-1),
@@ -2204,6 +2251,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("time"),
             Int(1),
@@ -2231,6 +2279,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lastsave"),
             Int(1),
@@ -2258,6 +2307,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("monitor"),
             Int(1),
@@ -2284,6 +2334,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("config"),
             Int(-2),
@@ -2436,6 +2487,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("config|get"),
                     Int(-3),
@@ -2479,6 +2531,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("config|help"),
                     Int(2),
@@ -2506,6 +2559,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("config|resetstat"),
                     Int(2),
@@ -2533,6 +2587,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("config|rewrite"),
                     Int(2),
@@ -2560,6 +2615,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("config|set"),
                     Int(-4),
@@ -2606,6 +2662,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("command"),
             Int(-1),
@@ -2806,6 +2863,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|count"),
                     Int(2),
@@ -2833,6 +2891,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|docs"),
                     Int(-2),
@@ -2867,6 +2926,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|getkeys"),
                     Int(-4),
@@ -2894,6 +2954,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|getkeysandflags"),
                     Int(-4),
@@ -2921,6 +2982,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|help"),
                     Int(2),
@@ -2948,6 +3010,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|info"),
                     Int(-2),
@@ -2988,6 +3051,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("command|list"),
                     Int(-2),
@@ -3042,6 +3106,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("shutdown"),
             Int(-1),
@@ -3119,6 +3184,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("save"),
             Int(1),
@@ -3151,6 +3217,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bgsave"),
             Int(-1),
@@ -3188,6 +3255,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("slowlog"),
             Int(-2),
@@ -3306,6 +3374,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("slowlog|get"),
                     Int(-2),
@@ -3346,6 +3415,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("slowlog|help"),
                     Int(2),
@@ -3373,6 +3443,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("slowlog|len"),
                     Int(2),
@@ -3404,6 +3475,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("slowlog|reset"),
                     Int(2),
@@ -3433,6 +3505,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("memory"),
             Int(-2),
@@ -3614,6 +3687,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|doctor"),
                     Int(2),
@@ -3645,6 +3719,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|help"),
                     Int(2),
@@ -3672,6 +3747,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|malloc-stats"),
                     Int(2),
@@ -3703,6 +3779,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|purge"),
                     Int(2),
@@ -3733,6 +3810,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|stats"),
                     Int(2),
@@ -3764,6 +3842,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("memory|usage"),
                     Int(-3),
@@ -3822,6 +3901,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("module"),
             Int(-2),
@@ -3978,6 +4058,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("module|help"),
                     Int(2),
@@ -4005,6 +4086,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("module|list"),
                     Int(2),
@@ -4032,6 +4114,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("module|load"),
                     Int(-3),
@@ -4067,6 +4150,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("module|loadex"),
                     Int(-3),
@@ -4120,6 +4204,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("module|unload"),
                     Int(3),
@@ -4152,6 +4237,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lolwut"),
             Int(-1),
@@ -4186,6 +4272,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("latency"),
             Int(-2),
@@ -4381,6 +4468,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|doctor"),
                     Int(2),
@@ -4412,6 +4500,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|graph"),
                     Int(3),
@@ -4446,6 +4535,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|help"),
                     Int(2),
@@ -4473,6 +4563,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|histogram"),
                     Int(-2),
@@ -4511,6 +4602,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|history"),
                     Int(3),
@@ -4545,6 +4637,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|latest"),
                     Int(2),
@@ -4576,6 +4669,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("latency|reset"),
                     Int(-2),
@@ -4612,6 +4706,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("debug"),
             Int(-2),
@@ -4641,6 +4736,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("set"),
             Int(-3),
@@ -4765,6 +4861,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("get"),
             Int(2),
@@ -4811,6 +4908,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("getex"),
             Int(-2),
@@ -4890,6 +4988,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("getdel"),
             Int(2),
@@ -4936,6 +5035,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("getset"),
             Int(3),
@@ -4986,6 +5086,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("mget"),
             Int(-2),
@@ -5037,6 +5138,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 2,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("mset"),
             Int(-3),
@@ -5095,6 +5197,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 2,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("msetnx"),
             Int(-3),
@@ -5153,6 +5256,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("setnx"),
             Int(3),
@@ -5200,6 +5304,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("setex"),
             Int(4),
@@ -5248,6 +5353,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("psetex"),
             Int(4),
@@ -5296,6 +5402,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("incr"),
             Int(2),
@@ -5342,6 +5449,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("decr"),
             Int(2),
@@ -5388,6 +5496,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("incrby"),
             Int(3),
@@ -5435,6 +5544,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("decrby"),
             Int(3),
@@ -5482,6 +5592,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("incrbyfloat"),
             Int(3),
@@ -5529,6 +5640,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("append"),
             Int(3),
@@ -5576,6 +5688,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("strlen"),
             Int(2),
@@ -5622,6 +5735,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("getrange"),
             Int(4),
@@ -5670,6 +5784,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("substr"),
             Int(4),
@@ -5721,6 +5836,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("setrange"),
             Int(4),
@@ -5769,6 +5885,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lcs"),
             Int(-3),
@@ -5841,6 +5958,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("setbit"),
             Int(4),
@@ -5889,6 +6007,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("getbit"),
             Int(3),
@@ -5936,6 +6055,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bitcount"),
             Int(-2),
@@ -6010,6 +6130,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bitpos"),
             Int(-3),
@@ -6092,6 +6213,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 2,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bitop"),
             Int(-4),
@@ -6164,6 +6286,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bitfield"),
             Int(-2),
@@ -6305,6 +6428,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bitfield_ro"),
             Int(-2),
@@ -6366,6 +6490,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("del"),
             Int(-2),
@@ -6417,6 +6542,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("unlink"),
             Int(-2),
@@ -6468,6 +6594,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("exists"),
             Int(-2),
@@ -6520,6 +6647,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("type"),
             Int(2),
@@ -6566,6 +6694,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("touch"),
             Int(-2),
@@ -6617,6 +6746,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("keys"),
             Int(2),
@@ -6645,6 +6775,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("scan"),
             Int(-2),
@@ -6695,6 +6826,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("randomkey"),
             Int(1),
@@ -6722,6 +6854,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("expire"),
             Int(-3),
@@ -6800,6 +6933,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pexpire"),
             Int(-3),
@@ -6878,6 +7012,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("expireat"),
             Int(-3),
@@ -6956,6 +7091,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pexpireat"),
             Int(-3),
@@ -7034,6 +7170,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("ttl"),
             Int(2),
@@ -7081,6 +7218,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pttl"),
             Int(2),
@@ -7128,6 +7266,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("expiretime"),
             Int(2),
@@ -7174,6 +7313,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pexpiretime"),
             Int(2),
@@ -7220,6 +7360,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("persist"),
             Int(2),
@@ -7266,6 +7407,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("rename"),
             Int(3),
@@ -7328,6 +7470,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("renamenx"),
             Int(3),
@@ -7396,6 +7539,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("copy"),
             Int(-3),
@@ -7474,6 +7618,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("move"),
             Int(3),
@@ -7521,6 +7666,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("swapdb"),
             Int(3),
@@ -7552,6 +7698,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("object"),
             Int(-2),
@@ -7763,6 +7910,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("object|encoding"),
                     Int(3),
@@ -7813,6 +7961,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("object|freq"),
                     Int(3),
@@ -7863,6 +8012,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("object|help"),
                     Int(2),
@@ -7890,6 +8040,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("object|idletime"),
                     Int(3),
@@ -7940,6 +8091,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("object|refcount"),
                     Int(3),
@@ -7992,6 +8144,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("dump"),
             Int(2),
@@ -8038,6 +8191,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("restore"),
             Int(-4),
@@ -8120,6 +8274,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hset"),
             Int(-4),
@@ -8178,6 +8333,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hsetnx"),
             Int(4),
@@ -8226,6 +8382,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hmset"),
             Int(-4),
@@ -8284,6 +8441,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hget"),
             Int(3),
@@ -8331,6 +8489,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hmget"),
             Int(-3),
@@ -8382,6 +8541,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hgetall"),
             Int(2),
@@ -8428,6 +8588,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hkeys"),
             Int(2),
@@ -8474,6 +8635,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hvals"),
             Int(2),
@@ -8520,6 +8682,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hlen"),
             Int(2),
@@ -8566,6 +8729,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hstrlen"),
             Int(3),
@@ -8613,6 +8777,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hexists"),
             Int(3),
@@ -8660,6 +8825,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hdel"),
             Int(-3),
@@ -8714,6 +8880,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hincrby"),
             Int(4),
@@ -8762,6 +8929,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hincrbyfloat"),
             Int(4),
@@ -8810,6 +8978,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hrandfield"),
             Int(-2),
@@ -8870,6 +9039,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("hscan"),
             Int(-3),
@@ -8930,6 +9100,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lpush"),
             Int(-3),
@@ -8984,6 +9155,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("rpush"),
             Int(-3),
@@ -9038,6 +9210,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lpushx"),
             Int(-3),
@@ -9092,6 +9265,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("rpushx"),
             Int(-3),
@@ -9146,6 +9320,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lpop"),
             Int(-2),
@@ -9199,6 +9374,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("rpop"),
             Int(-2),
@@ -9252,6 +9428,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("llen"),
             Int(2),
@@ -9298,6 +9475,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lindex"),
             Int(3),
@@ -9345,6 +9523,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lrange"),
             Int(4),
@@ -9393,6 +9572,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lset"),
             Int(4),
@@ -9441,6 +9621,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("linsert"),
             Int(5),
@@ -9505,6 +9686,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lrem"),
             Int(4),
@@ -9553,6 +9735,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("ltrim"),
             Int(4),
@@ -9601,6 +9784,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lpos"),
             Int(-3),
@@ -9666,6 +9850,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("rpoplpush"),
             Int(3),
@@ -9735,6 +9920,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lmove"),
             Int(5),
@@ -9833,6 +10019,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("lmpop"),
             Int(-4),
@@ -9908,6 +10095,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sadd"),
             Int(-3),
@@ -9962,6 +10150,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("srem"),
             Int(-3),
@@ -10016,6 +10205,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("scard"),
             Int(2),
@@ -10062,6 +10252,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sismember"),
             Int(3),
@@ -10109,6 +10300,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("smismember"),
             Int(-3),
@@ -10160,6 +10352,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("smembers"),
             Int(2),
@@ -10206,6 +10399,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("smove"),
             Int(4),
@@ -10273,6 +10467,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("spop"),
             Int(-2),
@@ -10326,6 +10521,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("srandmember"),
             Int(-2),
@@ -10381,6 +10577,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sinter"),
             Int(-2),
@@ -10432,6 +10629,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sunion"),
             Int(-2),
@@ -10483,6 +10681,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sdiff"),
             Int(-2),
@@ -10534,6 +10733,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sinterstore"),
             Int(-3),
@@ -10605,6 +10805,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sunionstore"),
             Int(-3),
@@ -10676,6 +10877,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sdiffstore"),
             Int(-3),
@@ -10747,6 +10949,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sintercard"),
             Int(-3),
@@ -10805,6 +11008,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sscan"),
             Int(-3),
@@ -10865,6 +11069,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zadd"),
             Int(-4),
@@ -10975,6 +11180,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zincrby"),
             Int(4),
@@ -11023,6 +11229,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zscore"),
             Int(3),
@@ -11070,6 +11277,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zmscore"),
             Int(-3),
@@ -11121,6 +11329,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zcard"),
             Int(2),
@@ -11167,6 +11376,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zcount"),
             Int(4),
@@ -11215,6 +11425,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zlexcount"),
             Int(4),
@@ -11263,6 +11474,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrank"),
             Int(3),
@@ -11310,6 +11522,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrevrank"),
             Int(3),
@@ -11357,6 +11570,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrem"),
             Int(-3),
@@ -11409,6 +11623,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrange"),
             Int(-4),
@@ -11505,6 +11720,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrevrange"),
             Int(-4),
@@ -11562,6 +11778,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrangebyscore"),
             Int(-4),
@@ -11631,6 +11848,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrevrangebyscore"),
             Int(-4),
@@ -11699,6 +11917,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrangebylex"),
             Int(-4),
@@ -11760,6 +11979,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrevrangebylex"),
             Int(-4),
@@ -11821,6 +12041,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrangestore"),
             Int(-5),
@@ -11918,6 +12139,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zremrangebyrank"),
             Int(4),
@@ -11966,6 +12188,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zremrangebyscore"),
             Int(4),
@@ -12014,6 +12237,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zremrangebylex"),
             Int(4),
@@ -12062,6 +12286,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zpopmin"),
             Int(-2),
@@ -12113,6 +12338,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zpopmax"),
             Int(-2),
@@ -12164,6 +12390,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zmpop"),
             Int(-4),
@@ -12238,6 +12465,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zrandmember"),
             Int(-2),
@@ -12298,6 +12526,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zunion"),
             Int(-3),
@@ -12385,6 +12614,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zinter"),
             Int(-3),
@@ -12472,6 +12702,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zdiff"),
             Int(-3),
@@ -12530,6 +12761,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zunionstore"),
             Int(-4),
@@ -12631,6 +12863,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zinterstore"),
             Int(-4),
@@ -12732,6 +12965,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zdiffstore"),
             Int(-4),
@@ -12804,6 +13038,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zintercard"),
             Int(-3),
@@ -12862,6 +13097,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("zscan"),
             Int(-3),
@@ -12922,6 +13158,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pfadd"),
             Int(-2),
@@ -12973,6 +13210,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pfcount"),
             Int(-2),
@@ -13025,6 +13263,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pfmerge"),
             Int(-2),
@@ -13096,6 +13335,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 2,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pfdebug"),
             Int(3),
@@ -13150,6 +13390,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pfselftest"),
             Int(1),
@@ -13179,6 +13420,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geoadd"),
             Int(-5),
@@ -13263,6 +13505,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geodist"),
             Int(-4),
@@ -13338,6 +13581,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geohash"),
             Int(-2),
@@ -13389,6 +13633,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geopos"),
             Int(-2),
@@ -13440,6 +13685,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geosearch"),
             Int(-7),
@@ -13643,6 +13889,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("geosearchstore"),
             Int(-8),
@@ -13854,6 +14101,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Georadius,
         info: Array(&[
             Bulk("georadius"),
             Int(-6),
@@ -14034,6 +14282,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("georadius_ro"),
             Int(-6),
@@ -14169,6 +14418,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::GeoradiusByMember,
         info: Array(&[
             Bulk("georadiusbymember"),
             Int(-5),
@@ -14346,6 +14596,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("georadiusbymember_ro"),
             Int(-5),
@@ -14477,6 +14728,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Sort,
         info: Array(&[
             Bulk("sort"),
             Int(-2),
@@ -14600,6 +14852,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::SortRo,
         info: Array(&[
             Bulk("sort_ro"),
             Int(-2),
@@ -14711,6 +14964,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("blpop"),
             Int(-3),
@@ -14769,6 +15023,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("brpop"),
             Int(-3),
@@ -14827,6 +15082,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("brpoplpush"),
             Int(4),
@@ -14903,6 +15159,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("blmove"),
             Int(6),
@@ -15002,6 +15259,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("blmpop"),
             Int(-5),
@@ -15077,6 +15335,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bzpopmin"),
             Int(-3),
@@ -15135,6 +15394,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -2,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bzpopmax"),
             Int(-3),
@@ -15193,6 +15453,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bzmpop"),
             Int(-5),
@@ -15269,6 +15530,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("subscribe"),
             Int(-2),
@@ -15303,6 +15565,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("unsubscribe"),
             Int(-1),
@@ -15337,6 +15600,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("psubscribe"),
             Int(-2),
@@ -15374,6 +15638,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("punsubscribe"),
             Int(-1),
@@ -15408,6 +15673,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("ssubscribe"),
             Int(-2),
@@ -15458,6 +15724,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sunsubscribe"),
             Int(-1),
@@ -15508,6 +15775,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("publish"),
             Int(3),
@@ -15539,6 +15807,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("spublish"),
             Int(3),
@@ -15586,6 +15855,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("pubsub"),
             Int(-2),
@@ -15751,6 +16021,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|channels"),
                     Int(-2),
@@ -15785,6 +16056,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|help"),
                     Int(2),
@@ -15812,6 +16084,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|numpat"),
                     Int(2),
@@ -15839,6 +16112,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|numsub"),
                     Int(-2),
@@ -15873,6 +16147,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|shardchannels"),
                     Int(-2),
@@ -15907,6 +16182,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("pubsub|shardnumsub"),
                     Int(-2),
@@ -15944,6 +16220,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("multi"),
             Int(1),
@@ -15977,6 +16254,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("exec"),
             Int(1),
@@ -16004,6 +16282,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("discard"),
             Int(1),
@@ -16037,6 +16316,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: -1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("watch"),
             Int(-2),
@@ -16094,6 +16374,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("unwatch"),
             Int(1),
@@ -16128,6 +16409,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("eval"),
             Int(-3),
@@ -16193,6 +16475,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("evalsha"),
             Int(-3),
@@ -16257,6 +16540,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("eval_ro"),
             Int(-3),
@@ -16323,6 +16607,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("evalsha_ro"),
             Int(-3),
@@ -16388,6 +16673,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("script"),
             Int(-2),
@@ -16590,6 +16876,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|debug"),
                     Int(3),
@@ -16640,6 +16927,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|exists"),
                     Int(-3),
@@ -16677,6 +16965,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|flush"),
                     Int(-2),
@@ -16730,6 +17019,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|help"),
                     Int(2),
@@ -16757,6 +17047,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|kill"),
                     Int(2),
@@ -16787,6 +17078,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("script|load"),
                     Int(3),
@@ -16819,6 +17111,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("fcall"),
             Int(-3),
@@ -16884,6 +17177,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("fcall_ro"),
             Int(-3),
@@ -16950,6 +17244,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("function"),
             Int(-2),
@@ -17230,6 +17525,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|delete"),
                     Int(3),
@@ -17263,6 +17559,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|dump"),
                     Int(2),
@@ -17290,6 +17587,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|flush"),
                     Int(-2),
@@ -17339,6 +17637,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|help"),
                     Int(2),
@@ -17366,6 +17665,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|kill"),
                     Int(2),
@@ -17396,6 +17696,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|list"),
                     Int(-2),
@@ -17437,6 +17738,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|load"),
                     Int(-3),
@@ -17476,6 +17778,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|restore"),
                     Int(-3),
@@ -17531,6 +17834,7 @@ pub static COMMANDS: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("function|stats"),
                     Int(2),
@@ -17567,276 +17871,322 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "acl",
         arity: -2,
         flags: Flags::NONE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|cat",
         arity: -2,
         flags: Flags::NOSCRIPT.with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|deluser",
         arity: -3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|dryrun",
         arity: -4,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|genpass",
         arity: -2,
         flags: Flags::NOSCRIPT.with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|getuser",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|help",
         arity: 2,
         flags: Flags::LOADING.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|list",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|load",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|log",
         arity: -2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|save",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|setuser",
         arity: -3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|users",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "acl|whoami",
         arity: 2,
         flags: Flags::NOSCRIPT.with(Flags::LOADING).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "asking",
         arity: 1,
         flags: Flags::FAST,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "bgrewriteaof",
         arity: 1,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster",
         arity: -2,
         flags: Flags::NONE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|addslots",
         arity: -3,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|addslotsrange",
         arity: -4,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|bumpepoch",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|count-failure-reports",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|countkeysinslot",
         arity: 3,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|delslots",
         arity: -3,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|delslotsrange",
         arity: -4,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|failover",
         arity: -2,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|flushslots",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|forget",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|getkeysinslot",
         arity: 4,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|help",
         arity: 2,
         flags: Flags::LOADING.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|info",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|keyslot",
         arity: 3,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|links",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|meet",
         arity: -4,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|myid",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|nodes",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|replicas",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|replicate",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|reset",
         arity: -2,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|saveconfig",
         arity: 2,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|set-config-epoch",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|setslot",
         arity: -4,
         flags: Flags::ADMIN.with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|shards",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|slaves",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "cluster|slots",
         arity: 2,
         flags: Flags::STALE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "failover",
         arity: -1,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "migrate",
         arity: -6,
         flags: Flags::WRITE.with(Flags::MOVABLEKEYS),
+        keys_proc: KeysProc::Migrate,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("access"), Simple("delete")])),
@@ -17871,36 +18221,42 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "psync",
         arity: -3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::NO_ASYNC_LOADING).with(Flags::NO_MULTI),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "readonly",
         arity: 1,
         flags: Flags::LOADING.with(Flags::STALE).with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "readwrite",
         arity: 1,
         flags: Flags::LOADING.with(Flags::STALE).with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "replconf",
         arity: -1,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::LOADING).with(Flags::STALE).with(Flags::ALLOW_BUSY),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "replicaof",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "restore-asking",
         arity: -4,
         flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::ASKING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("OW"), Simple("update")])),
@@ -17919,30 +18275,35 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "role",
         arity: 1,
         flags: Flags::NOSCRIPT.with(Flags::LOADING).with(Flags::STALE).with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "slaveof",
         arity: 3,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE).with(Flags::NO_ASYNC_LOADING),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "sync",
         arity: 1,
         flags: Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::NO_ASYNC_LOADING).with(Flags::NO_MULTI),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "wait",
         arity: 3,
         flags: Flags::NOSCRIPT,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "xack",
         arity: -4,
         flags: Flags::WRITE.with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("update")])),
@@ -17961,6 +18322,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xadd",
         arity: -5,
         flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("notes", Bulk("UPDATE instead of INSERT because of the optional trimming feature")),
@@ -17980,6 +18342,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xautoclaim",
         arity: -6,
         flags: Flags::WRITE.with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("delete")])),
@@ -17998,6 +18361,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xclaim",
         arity: -6,
         flags: Flags::WRITE.with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("update")])),
@@ -18016,6 +18380,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xdel",
         arity: -3,
         flags: Flags::WRITE.with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("delete")])),
@@ -18034,12 +18399,14 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xgroup",
         arity: -2,
         flags: Flags::NONE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "xgroup|create",
         arity: -5,
         flags: Flags::WRITE.with(Flags::DENYOOM),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("insert")])),
@@ -18058,6 +18425,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xgroup|createconsumer",
         arity: 5,
         flags: Flags::WRITE.with(Flags::DENYOOM),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("insert")])),
@@ -18076,6 +18444,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xgroup|delconsumer",
         arity: 5,
         flags: Flags::WRITE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("delete")])),
@@ -18094,6 +18463,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xgroup|destroy",
         arity: 4,
         flags: Flags::WRITE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("delete")])),
@@ -18112,12 +18482,14 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xgroup|help",
         arity: 2,
         flags: Flags::LOADING.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "xgroup|setid",
         arity: -5,
         flags: Flags::WRITE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("update")])),
@@ -18136,12 +18508,14 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xinfo",
         arity: -2,
         flags: Flags::NONE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "xinfo|consumers",
         arity: 4,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18160,6 +18534,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xinfo|groups",
         arity: 3,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18178,12 +18553,14 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xinfo|help",
         arity: 2,
         flags: Flags::LOADING.with(Flags::STALE),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
     KeySpecs {
         name: "xinfo|stream",
         arity: -3,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18202,6 +18579,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xlen",
         arity: 2,
         flags: Flags::READONLY.with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO")])),
@@ -18220,6 +18598,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xpending",
         arity: -3,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18238,6 +18617,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xrange",
         arity: -4,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18256,6 +18636,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xread",
         arity: -4,
         flags: Flags::READONLY.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18274,6 +18655,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xreadgroup",
         arity: -7,
         flags: Flags::WRITE.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18292,6 +18674,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xrevrange",
         arity: -4,
         flags: Flags::READONLY,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RO"), Simple("access")])),
@@ -18310,6 +18693,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xsetid",
         arity: -3,
         flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("update")])),
@@ -18328,6 +18712,7 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         name: "xtrim",
         arity: -4,
         flags: Flags::WRITE,
+        keys_proc: KeysProc::Specs,
         key_specs: Set(&[
             Map(&[
                 ("flags", Set(&[Simple("RW"), Simple("delete")])),
@@ -18355,6 +18740,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("acl"),
             Int(-2),
@@ -18685,6 +19071,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|cat"),
                     Int(-2),
@@ -18719,6 +19106,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|deluser"),
                     Int(-3),
@@ -18753,6 +19141,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|dryrun"),
                     Int(-4),
@@ -18789,6 +19178,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|genpass"),
                     Int(-2),
@@ -18823,6 +19213,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|getuser"),
                     Int(3),
@@ -18860,6 +19251,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|help"),
                     Int(2),
@@ -18887,6 +19279,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|list"),
                     Int(2),
@@ -18914,6 +19307,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|load"),
                     Int(2),
@@ -18941,6 +19335,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|log"),
                     Int(-2),
@@ -18983,6 +19378,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|save"),
                     Int(2),
@@ -19010,6 +19406,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|setuser"),
                     Int(-3),
@@ -19049,6 +19446,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|users"),
                     Int(2),
@@ -19076,6 +19474,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("acl|whoami"),
                     Int(2),
@@ -19105,6 +19504,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("asking"),
             Int(1),
@@ -19132,6 +19532,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("bgrewriteaof"),
             Int(1),
@@ -19159,6 +19560,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("cluster"),
             Int(-2),
@@ -19832,6 +20234,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|addslots"),
                     Int(-3),
@@ -19866,6 +20269,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|addslotsrange"),
                     Int(-4),
@@ -19904,6 +20308,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|bumpepoch"),
                     Int(2),
@@ -19931,6 +20336,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|count-failure-reports"),
                     Int(3),
@@ -19961,6 +20367,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|countkeysinslot"),
                     Int(3),
@@ -19991,6 +20398,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|delslots"),
                     Int(-3),
@@ -20025,6 +20433,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|delslotsrange"),
                     Int(-4),
@@ -20063,6 +20472,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|failover"),
                     Int(-2),
@@ -20109,6 +20519,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|flushslots"),
                     Int(2),
@@ -20136,6 +20547,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|forget"),
                     Int(3),
@@ -20166,6 +20578,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|getkeysinslot"),
                     Int(4),
@@ -20197,6 +20610,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|help"),
                     Int(2),
@@ -20224,6 +20638,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|info"),
                     Int(2),
@@ -20251,6 +20666,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|keyslot"),
                     Int(3),
@@ -20279,6 +20695,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|links"),
                     Int(2),
@@ -20306,6 +20723,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|meet"),
                     Int(-4),
@@ -20349,6 +20767,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|myid"),
                     Int(2),
@@ -20376,6 +20795,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|nodes"),
                     Int(2),
@@ -20403,6 +20823,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|replicas"),
                     Int(3),
@@ -20433,6 +20854,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|replicate"),
                     Int(3),
@@ -20463,6 +20885,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|reset"),
                     Int(-2),
@@ -20509,6 +20932,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|saveconfig"),
                     Int(2),
@@ -20536,6 +20960,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|set-config-epoch"),
                     Int(3),
@@ -20566,6 +20991,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|setslot"),
                     Int(-4),
@@ -20622,6 +21048,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|shards"),
                     Int(2),
@@ -20649,6 +21076,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|slaves"),
                     Int(3),
@@ -20682,6 +21110,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("cluster|slots"),
                     Int(2),
@@ -20721,6 +21150,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("failover"),
             Int(-1),
@@ -20778,6 +21208,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 3,
         last_key: 3,
         key_step: 1,
+        keys_proc: KeysProc::Migrate,
         info: Array(&[
             Bulk("migrate"),
             Int(-6),
@@ -20916,6 +21347,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("psync"),
             Int(-3),
@@ -20951,6 +21383,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("readonly"),
             Int(1),
@@ -20978,6 +21411,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("readwrite"),
             Int(1),
@@ -21005,6 +21439,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("replconf"),
             Int(-1),
@@ -21039,6 +21474,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("replicaof"),
             Int(3),
@@ -21103,6 +21539,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("restore-asking"),
             Int(-4),
@@ -21185,6 +21622,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("role"),
             Int(1),
@@ -21212,6 +21650,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("slaveof"),
             Int(3),
@@ -21279,6 +21718,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("sync"),
             Int(1),
@@ -21310,6 +21750,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("wait"),
             Int(3),
@@ -21341,6 +21782,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xack"),
             Int(-4),
@@ -21393,6 +21835,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xadd"),
             Int(-5),
@@ -21524,6 +21967,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xautoclaim"),
             Int(-6),
@@ -21592,6 +22036,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xclaim"),
             Int(-6),
@@ -21682,6 +22127,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xdel"),
             Int(-3),
@@ -21733,6 +22179,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xgroup"),
             Int(-2),
@@ -22043,6 +22490,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|create"),
                     Int(-5),
@@ -22121,6 +22569,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|createconsumer"),
                     Int(5),
@@ -22173,6 +22622,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|delconsumer"),
                     Int(5),
@@ -22225,6 +22675,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|destroy"),
                     Int(4),
@@ -22276,6 +22727,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|help"),
                     Int(2),
@@ -22303,6 +22755,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xgroup|setid"),
                     Int(-5),
@@ -22380,6 +22833,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xinfo"),
             Int(-2),
@@ -22575,6 +23029,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xinfo|consumers"),
                     Int(4),
@@ -22626,6 +23081,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xinfo|groups"),
                     Int(3),
@@ -22679,6 +23135,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 0,
                 last_key: 0,
                 key_step: 0,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xinfo|help"),
                     Int(2),
@@ -22706,6 +23163,7 @@ pub static UNSERVED: &[CommandSpec] = &[
                 first_key: 2,
                 last_key: 2,
                 key_step: 1,
+                keys_proc: KeysProc::Specs,
                 info: Array(&[
                     Bulk("xinfo|stream"),
                     Int(-3),
@@ -22779,6 +23237,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xlen"),
             Int(2),
@@ -22825,6 +23284,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xpending"),
             Int(-3),
@@ -22900,6 +23360,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xrange"),
             Int(-4),
@@ -22955,6 +23416,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xread"),
             Int(-4),
@@ -23030,6 +23492,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 0,
         last_key: 0,
         key_step: 0,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xreadgroup"),
             Int(-7),
@@ -23120,6 +23583,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xrevrange"),
             Int(-4),
@@ -23175,6 +23639,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xsetid"),
             Int(-3),
@@ -23242,6 +23707,7 @@ pub static UNSERVED: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
+        keys_proc: KeysProc::Specs,
         info: Array(&[
             Bulk("xtrim"),
             Int(-4),

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use crate::args::is;
 use crate::command_table::Flags;
-use crate::command_table::{CommandSpec, KeySpecs, MetaValue, COMMANDS, KEY_SPECS};
+use crate::command_table::{CommandSpec, KeySpecs, KeysProc, MetaValue, COMMANDS, KEY_SPECS};
 
 /// What finding keys needs of a command.
 pub struct Keyed {
@@ -19,6 +19,7 @@ pub struct Keyed {
     pub arity: i32,
     pub flags: Flags,
     specs: &'static [MetaValue],
+    keys_proc: KeysProc,
 }
 
 /// A key found: its position in the command line and its flags.
@@ -49,6 +50,7 @@ fn from_table(spec: &'static CommandSpec) -> Keyed {
         arity: spec.arity,
         flags: spec.flags,
         specs: table_specs(spec),
+        keys_proc: spec.keys_proc,
     }
 }
 
@@ -62,6 +64,7 @@ fn from_key_specs(entry: &'static KeySpecs) -> Keyed {
         arity: entry.arity,
         flags: entry.flags,
         specs,
+        keys_proc: entry.keys_proc,
     }
 }
 
@@ -164,15 +167,16 @@ impl Keyed {
                 return keys;
             }
         }
-        match self.name {
-            "sort" => sort_keys(argv, true),
-            "sort_ro" => sort_keys(argv, false),
-            "migrate" => migrate_keys(argv),
-            "georadius" | "georadiusbymember" => georadius_keys(argv, self.name == "georadius"),
+        match self.keys_proc {
+            KeysProc::Sort => sort_keys(argv, true),
+            KeysProc::SortRo => sort_keys(argv, false),
+            KeysProc::Migrate => migrate_keys(argv),
+            KeysProc::Georadius => georadius_keys(argv, true),
+            KeysProc::GeoradiusByMember => georadius_keys(argv, false),
             // SET and BITFIELD: one key, at the spec's place.
-            _ if variable => self.keys_by_specs(argv).unwrap_or_default(),
+            KeysProc::Specs if variable => self.keys_by_specs(argv).unwrap_or_default(),
             // The other procedures find no key where the specs failed.
-            _ => Vec::new(),
+            KeysProc::Specs => Vec::new(),
         }
     }
 
