@@ -938,6 +938,9 @@ pub enum KeysProc {
     Migrate,
     Georadius,
     GeoradiusByMember,
+    /// Its keys by its specs; its keys' flags depend on its arguments.
+    Set,
+    Bitfield,
 }
 
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
@@ -1053,7 +1056,8 @@ FLAG_NAMES = (
 # them (CLIENT PAUSE WRITE holds every MAY_REPLICATE command), so they are
 # carried here, by flag, from the 7.0.15 JSON files.
 # The commands whose `get_keys_function` (in Redis 7.0.15's command JSON)
-# COMMAND GETKEYS needs because their key specs are incomplete, carried here
+# COMMAND GETKEYS needs because their key specs are incomplete or their
+# keys' flags vary with the arguments (SET, BITFIELD), carried here
 # as HIDDEN_FLAGS are: the procedure each names, as a `KeysProc` variant.
 KEYS_PROCS = {
     "sort": "Sort",
@@ -1061,6 +1065,8 @@ KEYS_PROCS = {
     "migrate": "Migrate",
     "georadius": "Georadius",
     "georadiusbymember": "GeoradiusByMember",
+    "set": "Set",
+    "bitfield": "Bitfield",
 }
 
 HIDDEN_FLAGS = {

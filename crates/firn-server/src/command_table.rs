@@ -61,6 +61,9 @@ pub enum KeysProc {
     Migrate,
     Georadius,
     GeoradiusByMember,
+    /// Its keys by its specs; its keys' flags depend on its arguments.
+    Set,
+    Bitfield,
 }
 
 use MetaValue::{Array, Bulk, Int, Map, Set, Simple};
@@ -4736,7 +4739,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
-        keys_proc: KeysProc::Specs,
+        keys_proc: KeysProc::Set,
         info: Array(&[
             Bulk("set"),
             Int(-3),
@@ -6286,7 +6289,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         first_key: 1,
         last_key: 1,
         key_step: 1,
-        keys_proc: KeysProc::Specs,
+        keys_proc: KeysProc::Bitfield,
         info: Array(&[
             Bulk("bitfield"),
             Int(-2),

@@ -2,7 +2,9 @@
 //! GETKEYS and GETKEYSANDFLAGS: its key specs (an `index` or a `keyword` to
 //! begin at, then a `range` or a `keynum` count of keys), and, where the
 //! specs are incomplete, the getkeys procedures of SORT, SORT_RO, MIGRATE
-//! and GEORADIUS[BYMEMBER].
+//! and GEORADIUS[BYMEMBER], and the per-call key flags of SET and BITFIELD;
+//! which command has which procedure is declared in the generated table
+//! (`KeysProc`).
 //!
 //! Every Redis command is known here, served or not: the served ones from
 //! the command table, the others from its `KEY_SPECS` list.
@@ -174,9 +176,36 @@ impl Keyed {
             KeysProc::Georadius => georadius_keys(argv, true),
             KeysProc::GeoradiusByMember => georadius_keys(argv, false),
             // SET and BITFIELD: one key, at the spec's place.
+            KeysProc::Set | KeysProc::Bitfield => self.keys_by_specs(argv).unwrap_or_default(),
             KeysProc::Specs if variable => self.keys_by_specs(argv).unwrap_or_default(),
             // The other procedures find no key where the specs failed.
             KeysProc::Specs => Vec::new(),
+        }
+    }
+
+    /// Flags Redis computes per call for its `variable_flags` commands (its
+    /// setGetKeys and bitfieldGetKeys).
+    pub fn variable_flags(&self, full: &[Bytes]) -> Option<&'static [&'static str]> {
+        match self.keys_proc {
+            KeysProc::Set if full[3..].iter().any(|a| is(a, "get")) => {
+                Some(&["RW", "access", "update"])
+            }
+            KeysProc::Set => Some(&["OW", "update"]),
+            KeysProc::Bitfield => {
+                let mut i = 2;
+                while i < full.len() {
+                    let remaining = full.len() - i - 1;
+                    if is(&full[i], "get") && remaining >= 2 {
+                        i += 3;
+                    } else if is(&full[i], "overflow") && remaining >= 1 {
+                        i += 2;
+                    } else {
+                        return Some(&["RW", "access", "update"]);
+                    }
+                }
+                Some(&["RO", "access"])
+            }
+            _ => None,
         }
     }
 

@@ -693,7 +693,7 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, Vec<&'static str>)>> {
             "ERR Invalid arguments specified for command",
         ));
     }
-    let computed = variable_flags(cmd.name, full);
+    let computed = cmd.variable_flags(full);
     Ok(keys
         .into_iter()
         .map(|k| {
@@ -717,30 +717,6 @@ fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .map(|(key, _)| Reply::Bulk(key))
             .collect(),
     ))
-}
-
-/// Flags Redis computes per call for its `variable_flags` commands (its
-/// setGetKeys and bitfieldGetKeys).
-fn variable_flags(name: &str, full: &[Bytes]) -> Option<&'static [&'static str]> {
-    match name {
-        "set" if full[3..].iter().any(|a| is(a, "get")) => Some(&["RW", "access", "update"]),
-        "set" => Some(&["OW", "update"]),
-        "bitfield" => {
-            let mut i = 2;
-            while i < full.len() {
-                let remaining = full.len() - i - 1;
-                if is(&full[i], "get") && remaining >= 2 {
-                    i += 3;
-                } else if is(&full[i], "overflow") && remaining >= 1 {
-                    i += 2;
-                } else {
-                    return Some(&["RW", "access", "update"]);
-                }
-            }
-            Some(&["RO", "access"])
-        }
-        _ => None,
-    }
 }
 
 fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
