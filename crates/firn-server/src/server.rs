@@ -391,6 +391,9 @@ pub struct Server {
     /// Whether the active expiry thread deletes due keys (DEBUG
     /// SET-ACTIVE-EXPIRE turns it off for tests that watch lazy expiry).
     pub active_expire: AtomicBool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call the commands Redis
+    /// flags `noscript` (Redis's test suite calls DEBUG PROTOCOL so).
+    pub scripts_may_call_anything: AtomicBool,
     pub shutdown: watch::Sender<bool>,
     pub last_save_unix: AtomicU64,
     pub bgsave_in_progress: AtomicBool,

@@ -193,6 +193,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         run_id: random_run_id(),
         replid: Mutex::new(random_run_id()),
         active_expire: AtomicBool::new(true),
+        scripts_may_call_anything: AtomicBool::new(false),
         shutdown: shutdown_tx,
         last_save_unix: AtomicU64::new(firn_storage::now_ms() / 1000),
         bgsave_in_progress: AtomicBool::new(false),

@@ -287,3 +287,17 @@ fn reload_empties_the_hot_tier() {
     assert!(storage(&mut conn, "hot_cache_misses") > misses);
     assert_eq!(conn.cmd(&["DBSIZE"]), R::Int(50));
 }
+
+/// DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call `noscript` commands,
+/// as Redis's scripting unit does to reach DEBUG PROTOCOL from Lua.
+#[test]
+fn set_disable_deny_scripts_lets_scripts_call_debug() {
+    let mut d = with_debug("yes");
+    let script = "return redis.call('debug', 'protocol', 'bignum')";
+    d.cmd(&["EVAL", script, "0"]);
+    d.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]);
+    d.cmd(&["EVAL", script, "0"]);
+    d.cmd(&["EVAL", "return redis.call('debug', 'protocol', 'map')", "0"]);
+    d.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]);
+    d.cmd(&["EVAL", script, "0"]);
+}

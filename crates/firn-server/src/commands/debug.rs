@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use super::replies::help_reply;
 use super::{def_all_if, Ctx, Def, Deferred};
+use crate::args::parse_i64;
 use crate::errors::{subcommand_syntax, CmdError, CmdResult, NO_SUCH_KEY};
 use crate::rdb::RdbValue;
 use crate::server::{ClientInfo, Server};
@@ -102,10 +103,16 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.server.active_expire.store(on, Ordering::Relaxed);
             Ok(Reply::ok())
         }
-        (b"set-disable-deny-scripts", 3)
-        | (b"set-skip-checksum-validation", 3)
-        | (b"aof-flush-sleep", 3)
-        | (b"pause-cron", 3) => Ok(Reply::ok()),
+        (b"set-disable-deny-scripts", 3) => {
+            let on = parse_i64(&args[2]).is_some_and(|n| n != 0);
+            ctx.server
+                .scripts_may_call_anything
+                .store(on, Ordering::Relaxed);
+            Ok(Reply::ok())
+        }
+        (b"set-skip-checksum-validation", 3) | (b"aof-flush-sleep", 3) | (b"pause-cron", 3) => {
+            Ok(Reply::ok())
+        }
         (b"quicklist-packed-threshold", 3) => {
             let size = std::str::from_utf8(&args[2])
                 .ok()

@@ -157,7 +157,8 @@ fn redis_call(
         }
     };
     let flags = cmd.spec.flags;
-    if flags.contains(Flags::NOSCRIPT) {
+    let deny = !server.scripts_may_call_anything.load(Ordering::Relaxed);
+    if deny && flags.contains(Flags::NOSCRIPT) {
         return fail("This Redis command is not allowed from script");
     }
     if state.read_only && (cmd.has(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)) {
