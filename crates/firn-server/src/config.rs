@@ -1820,7 +1820,7 @@ fn render_memory_budget() -> String {
          | reserve | 1/8 | no cache: client query and reply buffers, writes queued for the writer thread (the pending-write overlay), OBJECT IDLETIME's access times (1/32 of the budget at most), flush and compaction buffers, SST readers, allocator slack |\n\
          | hot tier | 1/4 | Firn's own cache: meta records (a small string is stored whole in its meta record) in three quarters of it, small collections (up to 512 members) decoded in the last quarter |\n\
          | RocksDB block cache | 5/8 | data blocks, index and filter blocks (partitioned; only the top level of each file and the blocks of level-0 files are pinned), and the memtables |\n\
-         | of which memtables | 1/8 (4 MiB to 512 MiB) | writes not yet flushed to SST files; they are charged to the block cache through RocksDB's write-buffer manager, which flushes when they reach their share and stalls writes if flushes fall behind |\n\n\
+         | of which memtables | 1/8 (4 MiB to 512 MiB) | writes not yet flushed to SST files; they are charged to the block cache through RocksDB's write-buffer manager, which flushes when they pass their share (it never stalls a write: a stall no flush relieves would hold every writer, as CONFIG SET maxmemory 1 once did) |\n\n\
          Index and filter blocks grow with the dataset, so they live in the block cache\n\
          like data blocks instead of beside it: the budget holds whatever the dataset size.\n\
          The column families share the one block cache. `maxmemory 0` means a 1 GiB\n\

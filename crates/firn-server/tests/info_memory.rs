@@ -81,3 +81,26 @@ fn used_memory_is_the_sum_of_components_counted_once() {
         memory.field("maxmemory_block_cache")
     );
 }
+
+/// CONFIG SET maxmemory 1 shrinks the memtable budget at run time below
+/// what the column families' empty memtables hold; RocksDB's write-buffer
+/// manager then stalled every write for ever (FLUSHALL's reply never
+/// came; Redis's scripting unit hung on it). Writes must go on.
+#[test]
+fn a_tiny_maxmemory_set_at_run_time_never_stalls_writes() {
+    let server = Server::firn();
+    let mut c = server.conn();
+    let value = "v".repeat(1000);
+    for round in 0..3 {
+        for i in 0..3000 {
+            c.send(&[b"SET", format!("k{round}-{i}").as_bytes(), value.as_bytes()]);
+        }
+        for _ in 0..3000 {
+            c.read_reply();
+        }
+        c.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+        assert_eq!(c.cmd(&["FLUSHALL"]), R::Simple("OK".into()));
+        assert_eq!(c.cmd(&["SET", "after", "flush"]), R::Simple("OK".into()));
+        c.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    }
+}

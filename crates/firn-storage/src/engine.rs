@@ -82,9 +82,14 @@ impl Engine {
             StorageError::Rocks(format!("cannot create {}: {e}", config.path.display()))
         })?;
         let cache = Cache::new_lru_cache(config.block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        // No stall (`allow_stall` false): the manager flushes memtables
+        // when they pass its limit, on the next write. A stalled write
+        // triggers no further flush, so a limit lowered below what the
+        // memtables hold (CONFIG SET maxmemory 1) stalled the writer for
+        // ever after its one flush picked a near-empty column family.
         let write_buffers = WriteBufferManager::new_write_buffer_manager_with_cache(
             write_buffer_limit(config.write_buffer_bytes),
-            true,
+            false,
             cache.clone(),
         );
         let weak: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
@@ -694,8 +699,20 @@ const MIN_BLOCK_CACHE_BYTES: usize = 8 << 20;
 const MEMTABLE_MAX_RANGE_DELETIONS: &str = "32";
 
 fn write_buffer_limit(write_buffer_bytes: usize) -> usize {
-    write_buffer_bytes.max(2 << 20)
+    write_buffer_bytes.max(MIN_WRITE_BUFFER_BYTES)
 }
+
+/// Each memtable allocates its memory in blocks of this size, and the
+/// write-buffer manager counts the blocks. RocksDB's default block is an
+/// eighth of the memtable's size (8 MB for a 64 MB memtable), more than a
+/// small budget (CONFIG SET maxmemory lowered at run time) leaves for all
+/// the column families together. Small blocks keep what the empty
+/// memtables hold under [`MIN_WRITE_BUFFER_BYTES`] whatever their sizes.
+const ARENA_BLOCK_BYTES: usize = 256 << 10;
+
+/// The write-buffer manager's smallest limit: well above every column
+/// family's first arena block, active and being flushed.
+const MIN_WRITE_BUFFER_BYTES: usize = 8 << 20;
 
 fn cf_options(
     cf: Cf,
@@ -733,6 +750,7 @@ fn cf_options(
         _ => (total / 8).max(1 << 20),
     };
     opts.set_write_buffer_size(write_buffer);
+    opts.set_arena_block_size(ARENA_BLOCK_BYTES);
     if cf == Cf::System {
         opts.set_merge_operator_associative("firn-system", system_merge);
     }
