@@ -1,101 +1,162 @@
-//! Redis's `sdssplitargs`: a line split into arguments the way redis.conf,
-//! redis-cli and a function library's `#!lua name=...` line are split.
-//! Double quotes take `\n`, `\r`, `\t`, `\b`, `\a`, `\xHH` and `\<any>`
-//! escapes; single quotes take only `\'`; a quote may open in the middle
-//! of an argument (`name="foo"` is `name=foo`), and a closing quote must be
-//! followed by a blank or the end of the line.
+//! Redis's `sdssplitargs`: a line split into arguments the way the inline
+//! protocol, redis.conf and a function library's `#!lua name=...` line are
+//! split. Double quotes take `\n`, `\r`, `\t`, `\b`, `\a`, `\xHH` and
+//! `\<any>` escapes; single quotes take only `\'`; a quote may open in the
+//! middle of an argument (`name="foo"` is `name=foo`), and a closing quote
+//! must be followed by a blank or the end of the line.
 
-/// C's isspace, as sdssplitargs skips blanks.
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+/// An inline argument: a slice of the line when it was taken verbatim, or
+/// the bytes quoting rules produced.
+#[derive(Debug, PartialEq)]
+pub enum Token {
+    Slice(usize, usize),
+    Owned(Vec<u8>),
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
-}
+impl Token {
+    /// Its bytes, `line` being the line it was split from.
+    pub fn bytes<'a>(&'a self, line: &'a [u8]) -> &'a [u8] {
+        match self {
+            Token::Slice(start, end) => line.get(*start..*end).unwrap_or_default(),
+            Token::Owned(bytes) => bytes,
+        }
+    }
 
-/// The arguments of `line`, or None for unbalanced quotes or a closing
-/// quote followed by something else (sdssplitargs's NULL).
-pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    loop {
-        while at < line.len() && is_space(line[at]) {
-            at += 1;
+    fn push(&mut self, line: &[u8], byte: u8) {
+        match self {
+            Token::Slice(start, end) => {
+                let mut owned = line.get(*start..*end).unwrap_or_default().to_vec();
+                owned.push(byte);
+                *self = Token::Owned(owned);
+            }
+            Token::Owned(bytes) => bytes.push(byte),
         }
-        if at >= line.len() {
-            return Some(out);
-        }
-        let (arg, next) = one_arg(line, at)?;
-        out.push(arg);
-        at = next;
     }
 }
 
-/// The argument starting at `at` and where the scan goes on.
-fn one_arg(line: &[u8], mut at: usize) -> Option<(Vec<u8>, usize)> {
-    let byte = |i: usize| line.get(i).copied();
-    let ends_here = |i: usize| byte(i).is_none_or(is_space);
-    let mut arg = Vec::new();
-    let (mut in_double, mut in_single) = (false, false);
+/// C's `isspace` in the C locale (Redis never sets LC_CTYPE).
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Redis's `sdssplitargs` over a C string: `line` ends at its first NUL,
+/// if any. `None` is "unbalanced quotes": an unterminated quote, or a
+/// closing quote followed by something other than a space.
+pub fn split_tokens(line: &[u8]) -> Option<Vec<Token>> {
+    let line = match memchr::memchr(0, line) {
+        Some(nul) => line.get(..nul).unwrap_or_default(),
+        None => line,
+    };
+    // The byte at `i`, or the terminating NUL.
+    let at = |i: usize| line.get(i).copied().unwrap_or(0);
+    let mut tokens = Vec::new();
+    let mut p = 0;
     loop {
-        let c = byte(at);
-        if in_double {
-            match c? {
-                b'\\'
-                    if byte(at + 1) == Some(b'x')
-                        && byte(at + 2).and_then(hex_value).is_some()
-                        && byte(at + 3).and_then(hex_value).is_some() =>
-                {
-                    let high = byte(at + 2).and_then(hex_value)?;
-                    let low = byte(at + 3).and_then(hex_value)?;
-                    arg.push(high * 16 + low);
-                    at += 3;
+        while is_space(at(p)) {
+            p += 1;
+        }
+        if p >= line.len() {
+            return Some(tokens);
+        }
+        let mut token = Token::Slice(p, p);
+        let (mut in_double, mut in_single) = (false, false);
+        loop {
+            let c = at(p);
+            if in_double {
+                if c == b'\\' && at(p + 1) == b'x' {
+                    if let (Some(high), Some(low)) = (hex_value(at(p + 2)), hex_value(at(p + 3))) {
+                        token.push(line, high * 16 + low);
+                        p += 4;
+                        continue;
+                    }
                 }
-                b'\\' if byte(at + 1).is_some() => {
-                    at += 1;
-                    arg.push(match byte(at)? {
+                if c == b'\\' && at(p + 1) != 0 {
+                    let escaped = match at(p + 1) {
                         b'n' => b'\n',
                         b'r' => b'\r',
                         b't' => b'\t',
                         b'b' => 0x08,
                         b'a' => 0x07,
                         other => other,
-                    });
-                }
-                b'"' => {
-                    if !ends_here(at + 1) {
+                    };
+                    token.push(line, escaped);
+                    p += 2;
+                } else if c == b'"' {
+                    // A closing quote must be followed by a space or the end.
+                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
                         return None;
                     }
-                    return Some((arg, at + 1));
+                    p += 1;
+                    break;
+                } else if c == 0 {
+                    return None;
+                } else {
+                    token.push(line, c);
+                    p += 1;
                 }
-                other => arg.push(other),
-            }
-        } else if in_single {
-            match c? {
-                b'\\' if byte(at + 1) == Some(b'\'') => {
-                    at += 1;
-                    arg.push(b'\'');
-                }
-                b'\'' => {
-                    if !ends_here(at + 1) {
+            } else if in_single {
+                if c == b'\\' && at(p + 1) == b'\'' {
+                    token.push(line, b'\'');
+                    p += 2;
+                } else if c == b'\'' {
+                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
                         return None;
                     }
-                    return Some((arg, at + 1));
+                    p += 1;
+                    break;
+                } else if c == 0 {
+                    return None;
+                } else {
+                    token.push(line, c);
+                    p += 1;
                 }
-                other => arg.push(other),
-            }
-        } else {
-            match c {
-                None => return Some((arg, at)),
-                Some(b) if is_space(b) => return Some((arg, at)),
-                Some(b'"') => in_double = true,
-                Some(b'\'') => in_single = true,
-                Some(other) => arg.push(other),
+            } else {
+                match c {
+                    // Only these end a bare word (not '\v' or '\f').
+                    b' ' | b'\n' | b'\r' | b'\t' | 0 => {
+                        if c != 0 {
+                            p += 1;
+                        }
+                        break;
+                    }
+                    b'"' | b'\'' => {
+                        // From here on the token is rewritten: own it.
+                        if let Token::Slice(start, end) = token {
+                            token = Token::Owned(line.get(start..end).unwrap_or_default().to_vec());
+                        }
+                        in_double = c == b'"';
+                        in_single = c == b'\'';
+                        p += 1;
+                    }
+                    _ => {
+                        match &mut token {
+                            // Bare bytes are consecutive: widen the slice.
+                            Token::Slice(_, end) => *end = p + 1,
+                            Token::Owned(bytes) => bytes.push(c),
+                        }
+                        p += 1;
+                    }
+                }
             }
         }
-        at += 1;
+        tokens.push(token);
     }
+}
+
+/// The arguments of `line` as owned bytes, or None for unbalanced quotes
+/// (sdssplitargs's NULL).
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let tokens = split_tokens(line)?;
+    Some(tokens.iter().map(|t| t.bytes(line).to_vec()).collect())
 }
 
 #[cfg(test)]
@@ -127,6 +188,22 @@ mod tests {
         assert_eq!(split("\"\" ''"), Some(vec![String::new(), String::new()]));
         assert_eq!(split("\"a\\zb\""), Some(vec!["azb".into()]));
         assert_eq!(split(""), Some(vec![]));
+    }
+
+    #[test]
+    fn stops_at_nul() {
+        // As C's string ends: the inline decoder never passes a NUL (it
+        // blocks the line), redis.conf lines may hold one.
+        assert_eq!(split_tokens(b"a\0b c"), Some(vec![Token::Slice(0, 1)]));
+        assert_eq!(split_tokens(b"\"a\0\""), None);
+        assert_eq!(split_tokens(b""), Some(vec![]));
+        assert_eq!(split_args(b"x\0y"), Some(vec![b"x".to_vec()]));
+    }
+
+    #[test]
+    fn only_blanks_of_the_protocol_end_a_bare_word() {
+        // '\v' and '\f' are skipped between arguments but end no word.
+        assert_eq!(split("a\x0bb"), Some(vec!["a\x0bb".into()]));
     }
 
     #[test]

@@ -27,6 +27,7 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::encode::Reply;
+use firn_prims::splitargs::{split_tokens, Token};
 use firn_prims::string2ll;
 
 /// Limits enforced while decoding (configured by the server).
@@ -407,7 +408,7 @@ impl RequestDecoder {
             Some(cr) if buf.get(cr) == Some(&b'\r') => cr,
             _ => newline,
         };
-        let tokens = split_args(buf.get(..line_end).unwrap_or_default())
+        let tokens = split_tokens(buf.get(..line_end).unwrap_or_default())
             .ok_or(ProtocolError::UnbalancedQuotes)?;
         let line = buf.split_to(newline + 1).freeze();
         Ok(Some(
@@ -419,145 +420,6 @@ impl RequestDecoder {
                 })
                 .collect(),
         ))
-    }
-}
-
-/// An inline argument: a slice of the line when it was taken verbatim, or
-/// the bytes quoting rules produced.
-#[derive(Debug, PartialEq)]
-enum Token {
-    Slice(usize, usize),
-    Owned(Vec<u8>),
-}
-
-impl Token {
-    fn push(&mut self, line: &[u8], byte: u8) {
-        match self {
-            Token::Slice(start, end) => {
-                let mut owned = line.get(*start..*end).unwrap_or_default().to_vec();
-                owned.push(byte);
-                *self = Token::Owned(owned);
-            }
-            Token::Owned(bytes) => bytes.push(byte),
-        }
-    }
-}
-
-/// C's `isspace` in the C locale (Redis never sets LC_CTYPE).
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// Redis's `sdssplitargs` over a C string: `line` ends at its first NUL,
-/// if any. `None` is "unbalanced quotes": an unterminated quote, or a
-/// closing quote followed by something other than a space.
-fn split_args(line: &[u8]) -> Option<Vec<Token>> {
-    let line = match memchr::memchr(0, line) {
-        Some(nul) => line.get(..nul).unwrap_or_default(),
-        None => line,
-    };
-    // The byte at `i`, or the terminating NUL.
-    let at = |i: usize| line.get(i).copied().unwrap_or(0);
-    let mut tokens = Vec::new();
-    let mut p = 0;
-    loop {
-        while is_space(at(p)) {
-            p += 1;
-        }
-        if p >= line.len() {
-            return Some(tokens);
-        }
-        let mut token = Token::Slice(p, p);
-        let (mut in_double, mut in_single) = (false, false);
-        loop {
-            let c = at(p);
-            if in_double {
-                if c == b'\\' && at(p + 1) == b'x' {
-                    if let (Some(high), Some(low)) = (hex_value(at(p + 2)), hex_value(at(p + 3))) {
-                        token.push(line, high * 16 + low);
-                        p += 4;
-                        continue;
-                    }
-                }
-                if c == b'\\' && at(p + 1) != 0 {
-                    let escaped = match at(p + 1) {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    };
-                    token.push(line, escaped);
-                    p += 2;
-                } else if c == b'"' {
-                    // A closing quote must be followed by a space or the end.
-                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
-                        return None;
-                    }
-                    p += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    token.push(line, c);
-                    p += 1;
-                }
-            } else if in_single {
-                if c == b'\\' && at(p + 1) == b'\'' {
-                    token.push(line, b'\'');
-                    p += 2;
-                } else if c == b'\'' {
-                    if at(p + 1) != 0 && !is_space(at(p + 1)) {
-                        return None;
-                    }
-                    p += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    token.push(line, c);
-                    p += 1;
-                }
-            } else {
-                match c {
-                    // Only these end a bare word (not '\v' or '\f').
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => {
-                        if c != 0 {
-                            p += 1;
-                        }
-                        break;
-                    }
-                    b'"' | b'\'' => {
-                        // From here on the token is rewritten: own it.
-                        if let Token::Slice(start, end) = token {
-                            token = Token::Owned(line.get(start..end).unwrap_or_default().to_vec());
-                        }
-                        in_double = c == b'"';
-                        in_single = c == b'\'';
-                        p += 1;
-                    }
-                    _ => {
-                        match &mut token {
-                            // Bare bytes are consecutive: widen the slice.
-                            Token::Slice(_, end) => *end = p + 1,
-                            Token::Owned(bytes) => bytes.push(c),
-                        }
-                        p += 1;
-                    }
-                }
-            }
-        }
-        tokens.push(token);
     }
 }
 

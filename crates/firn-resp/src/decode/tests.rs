@@ -491,15 +491,6 @@ fn inline_quoting_follows_sdssplitargs() {
     }
 }
 
-#[test]
-fn sdssplitargs_stops_at_nul() {
-    // Unreachable from the decoder (a NUL blocks the line) but part of the
-    // C semantics the splitter reproduces.
-    assert_eq!(split_args(b"a\0b c"), Some(vec![Token::Slice(0, 1)]));
-    assert_eq!(split_args(b"\"a\0\""), None);
-    assert_eq!(split_args(b""), Some(vec![]));
-}
-
 /// Multibulk counts and bulk lengths are read with `string2ll`
 /// (`firn_prims`, where its own cases live): any text it refuses is an
 /// invalid length, as in Redis.
