@@ -513,6 +513,10 @@ fn client_field(r: &R, field: &str) -> String {
 fn client_kill_skipme_no_replies_before_closing_the_caller() {
     let mut d = Diff::new();
     let other = d.open_client();
+    // Once it has answered, the other connection is surely registered.
+    d.use_client(other);
+    d.cmd(&["PING"]);
+    d.use_client(0);
     d.cmd_type_only(&["CLIENT", "KILL", "SKIPME", "yes"]);
     d.use_client(other);
     d.assert_closed_both();
