@@ -31,7 +31,7 @@ pub struct LatencyTracking;
 impl Observer for LatencyTracking {
     fn finished(&self, call: &Call, micros: u64, _reply: Option<&Reply>) {
         let fast = call.cmd.has(Flags::FAST);
-        let now_secs = firn_storage::now_ms() / 1000;
+        let now_secs = || firn_storage::now_ms() / 1000;
         call.server
             .latency
             .record(call.cmd.name(), micros, fast, now_secs);

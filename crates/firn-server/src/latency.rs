@@ -73,8 +73,9 @@ impl Latency {
         self.threshold_ms.store(threshold_ms, Ordering::Relaxed);
     }
 
-    /// A call of `name` that took `micros`; `fast` names its monitor event.
-    pub fn record(&self, name: &str, micros: u64, fast: bool, now_secs: u64) {
+    /// A call of `name` that took `micros`; `fast` names its monitor event,
+    /// and `now_secs` (asked only when the monitor records it) dates it.
+    pub fn record(&self, name: &str, micros: u64, fast: bool, now_secs: impl FnOnce() -> u64) {
         if self.tracking.load(Ordering::Relaxed) {
             if let Some(slot) = self.histograms.get(name) {
                 let ns = micros
@@ -102,7 +103,7 @@ impl Latency {
                 .lock()
                 .entry(event)
                 .or_default()
-                .add(now_secs, ms);
+                .add(now_secs(), ms);
         }
     }
 
@@ -200,7 +201,7 @@ mod tests {
     fn histograms_count_calls_in_power_of_two_buckets() {
         let latency = Latency::new(["get", "set"]);
         for micros in [1, 3, 3, 100] {
-            latency.record("get", micros, true, 0);
+            latency.record("get", micros, true, || 0);
         }
         let (calls, buckets) = latency.histogram("get").expect("get was called");
         assert_eq!(calls, 4);
@@ -217,11 +218,11 @@ mod tests {
     #[test]
     fn the_monitor_records_only_past_its_threshold() {
         let latency = Latency::new(["get"]);
-        latency.record("get", 50_000, true, 1);
+        latency.record("get", 50_000, true, || 1);
         assert!(latency.events().is_empty());
         latency.configure(true, 10);
-        latency.record("get", 5_000, true, 1);
-        latency.record("get", 50_000, false, 2);
+        latency.record("get", 5_000, true, || 1);
+        latency.record("get", 50_000, false, || 2);
         let events = latency.events();
         assert_eq!(events["command"].samples, vec![(2, 50)]);
         assert_eq!(latency.reset(&[]), 1);

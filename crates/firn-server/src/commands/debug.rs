@@ -145,7 +145,9 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// C's `atoi`: the leading integer, 0 when there is none.
 fn atoi(arg: &[u8]) -> i64 {
-    let text = String::from_utf8_lossy(arg);
+    // strtod reads a number's prefix; no number needs more than 64 bytes,
+    // and a longer argument must not cost a parse per prefix length.
+    let text = String::from_utf8_lossy(&arg[..arg.len().min(64)]);
     let text = text.trim_start();
     let (sign, digits) = match text.strip_prefix('-') {
         Some(rest) => (-1, rest),
