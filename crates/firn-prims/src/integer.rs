@@ -1,6 +1,7 @@
 //! Redis's `string2ll` (util.c): the one rule by which Firn reads an
 //! integer, whether a command argument, a RESP length, an intset member or
-//! the integer encoding of an RDB string.
+//! the integer encoding of an RDB string; and `string2ull`, which stream
+//! IDs are read with.
 
 /// Redis's `string2ll`: optional '-', then digits without a leading zero
 /// ("0" itself excepted), no '+', no spaces, no "-0", at most 20
@@ -36,9 +37,70 @@ pub fn string2ll(bytes: &[u8]) -> Option<i64> {
     }
 }
 
+/// Redis's `string2ull`: `string2ll` when that reads a non-negative
+/// value, a negative one is refused, and anything else is left to C's
+/// `strtoull` (base 10), which takes leading spaces, a sign (a minus
+/// negates, wrapping) and leading zeros, and refuses an overflow. The text
+/// ends at its first NUL, as a C string does.
+pub fn string2ull(bytes: &[u8]) -> Option<u64> {
+    let text = match bytes.iter().position(|&b| b == 0) {
+        Some(nul) => &bytes[..nul],
+        None => bytes,
+    };
+    if let Some(v) = string2ll(text) {
+        return u64::try_from(v).ok();
+    }
+    let mut rest = text;
+    while let Some((first, tail)) = rest.split_first() {
+        if !crate::double::is_c_space(*first) {
+            break;
+        }
+        rest = tail;
+    }
+    let negative = match rest.first() {
+        Some(b'-') => {
+            rest = &rest[1..];
+            true
+        }
+        Some(b'+') => {
+            rest = &rest[1..];
+            false
+        }
+        _ => false,
+    };
+    if rest.is_empty() || !rest.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in rest {
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn string2ull_falls_back_to_strtoull() {
+        assert_eq!(string2ull(b"5"), Some(5));
+        assert_eq!(string2ull(b"-5"), None);
+        assert_eq!(string2ull(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(string2ull(b"18446744073709551616"), None);
+        assert_eq!(string2ull(b"05"), Some(5));
+        assert_eq!(string2ull(b" +7"), Some(7));
+        assert_eq!(string2ull(b"-0"), Some(0));
+        assert_eq!(string2ull(b" -1"), Some(u64::MAX));
+        assert_eq!(string2ull(b"1x"), None);
+        assert_eq!(string2ull(b""), None);
+        assert_eq!(string2ull(b" "), None);
+        assert_eq!(string2ull(&[b'1', b'2', 0, b'x']), Some(12));
+    }
 
     #[test]
     fn string2ll_is_redis_string2ll() {

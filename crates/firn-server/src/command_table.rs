@@ -14959,6 +14959,2033 @@ pub static COMMANDS: &[CommandSpec] = &[
         ]),
         subcommands: &[],
     },
+    // streams
+    CommandSpec {
+        name: "xadd",
+        arity: -5,
+        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xadd"),
+            Int(-5),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("notes", Bulk("UPDATE instead of INSERT because of the optional trimming feature")),
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Appends an entry to a stream, creating it unless NOMKSTREAM, and may trim the stream; replies the new entry's ID.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.2.0"),
+                    Bulk("Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
+                ]),
+                Array(&[Bulk("7.0.0"), Bulk("Added support for the `<ms>-*` explicit ID form.")]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("nomkstream")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("NOMKSTREAM")),
+                    ("since", Bulk("6.2.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("trim")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("strategy")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("maxlen")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("MAXLEN")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("minid")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("MINID")),
+                                    ("since", Bulk("6.2.0")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("operator")),
+                            ("type", Bulk("oneof")),
+                            ("flags", Set(&[Simple("optional")])),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("equal")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("=")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("approximately")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("~")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[("name", Bulk("threshold")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("LIMIT")),
+                            ("since", Bulk("6.2.0")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("id_or_auto")),
+                    ("type", Bulk("oneof")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("auto_id")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("*")),
+                        ]),
+                        Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("field_value")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("multiple")])),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("value")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xrange",
+        arity: -4,
+        flags: Flags::READONLY,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xrange"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the entries of a stream between two IDs, oldest first.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
+            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added exclusive ranges.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xrevrange",
+        arity: -4,
+        flags: Flags::READONLY,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xrevrange"),
+            Int(-4),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Returns the entries of a stream between two IDs, newest first.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
+            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added exclusive ranges.")])])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xlen",
+        arity: 2,
+        flags: Flags::READONLY.with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xlen"),
+            Int(2),
+            Set(&[Simple("readonly"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@stream"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Counts the entries of a stream.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1)")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xdel",
+        arity: -3,
+        flags: Flags::WRITE.with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xdel"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes entries from a stream by ID; replies how many were there.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1) for each single item to delete in the stream, regardless of the stream size.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("id")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xtrim",
+        arity: -4,
+        flags: Flags::WRITE,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xtrim"),
+            Int(-4),
+            Set(&[Simple("write")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Removes the oldest entries of a stream, down to a length or up to an ID.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.2.0"),
+                    Bulk("Added the `MINID` trimming strategy and the `LIMIT` option."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[
+                    ("name", Bulk("trim")),
+                    ("type", Bulk("block")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("strategy")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("maxlen")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("MAXLEN")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("minid")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("MINID")),
+                                    ("since", Bulk("6.2.0")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("operator")),
+                            ("type", Bulk("oneof")),
+                            ("flags", Set(&[Simple("optional")])),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("equal")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("=")),
+                                ]),
+                                Map(&[
+                                    ("name", Bulk("approximately")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("~")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[("name", Bulk("threshold")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("count")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("LIMIT")),
+                            ("since", Bulk("6.2.0")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xread",
+        arity: -4,
+        flags: Flags::READONLY.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xread"),
+            Int(-4),
+            Set(&[Simple("readonly"), Simple("blocking"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(2)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Reads the entries after given IDs from one or more streams, waiting for new ones if asked.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("milliseconds")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("BLOCK")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("streams")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("STREAMS")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                            ("flags", Set(&[Simple("multiple")])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("string")),
+                            ("flags", Set(&[Simple("multiple")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xreadgroup",
+        arity: -7,
+        flags: Flags::WRITE.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xreadgroup"),
+            Int(-7),
+            Set(&[Simple("write"), Simple("blocking"), Simple("movablekeys")]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@slow"), Simple("@blocking")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("keyword")),
+                        ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(4))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(-1)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(2)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Reads entries for a consumer of a group: new ones, which become pending, or its own pending ones.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.")),
+            ("arguments", Array(&[
+                Map(&[
+                    ("name", Bulk("group_consumer")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("GROUP")),
+                    ("arguments", Array(&[
+                        Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("milliseconds")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("BLOCK")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("noack")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("NOACK")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("streams")),
+                    ("type", Bulk("block")),
+                    ("token", Bulk("STREAMS")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                            ("flags", Set(&[Simple("multiple")])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("string")),
+                            ("flags", Set(&[Simple("multiple")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xgroup",
+        arity: -2,
+        flags: Flags::NONE,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xgroup"),
+            Int(-2),
+            Set(&[]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@slow")]),
+            Set(&[]),
+            Set(&[]),
+            Array(&[
+                Array(&[
+                    Bulk("xgroup|create"),
+                    Int(-5),
+                    Set(&[Simple("write"), Simple("denyoom")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xgroup|createconsumer"),
+                    Int(5),
+                    Set(&[Simple("write"), Simple("denyoom")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xgroup|delconsumer"),
+                    Int(5),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xgroup|destroy"),
+                    Int(4),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xgroup|help"),
+                    Int(2),
+                    Set(&[Simple("loading"), Simple("stale")]),
+                    Int(0),
+                    Int(0),
+                    Int(0),
+                    Set(&[Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xgroup|setid"),
+                    Int(-5),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("update")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+            ]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Groups the commands that manage a stream's consumer groups.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("Depends on subcommand.")),
+            ("subcommands", Map(&[
+                ("xgroup|create", Map(&[
+                    ("summary", Bulk("Creates a consumer group on a stream, starting after a given ID.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries_read` named argument.")]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
+                                Map(&[
+                                    ("name", Bulk("new_id")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("$")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mkstream")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MKSTREAM")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("entries_read")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("ENTRIESREAD")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ])),
+                ("xgroup|createconsumer", Map(&[
+                    ("summary", Bulk("Adds a consumer to a consumer group.")),
+                    ("since", Bulk("6.2.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
+                    ])),
+                ])),
+                ("xgroup|delconsumer", Map(&[
+                    ("summary", Bulk("Removes a consumer, and its pending entries, from a consumer group.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
+                    ])),
+                ])),
+                ("xgroup|destroy", Map(&[
+                    ("summary", Bulk("Removes a consumer group with its consumers and pending entries.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(N) where N is the number of entries in the group's pending entries list (PEL).")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                    ])),
+                ])),
+                ("xgroup|help", Map(&[
+                    ("summary", Bulk("Lists the XGROUP subcommands and what they do.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                ])),
+                ("xgroup|setid", Map(&[
+                    ("summary", Bulk("Moves a consumer group's last delivered ID.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[
+                            Bulk("7.0.0"),
+                            Bulk("Added the optional `entries_read` argument."),
+                        ]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
+                                Map(&[
+                                    ("name", Bulk("new_id")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("$")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("entries_read")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("ENTRIESREAD")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ])),
+            ])),
+        ]),
+        subcommands: &[
+            CommandSpec {
+                name: "xgroup|create",
+                arity: -5,
+                flags: Flags::WRITE.with(Flags::DENYOOM),
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|create"),
+                    Int(-5),
+                    Set(&[Simple("write"), Simple("denyoom")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Creates a consumer group on a stream, starting after a given ID.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries_read` named argument.")]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
+                                Map(&[
+                                    ("name", Bulk("new_id")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("$")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("mkstream")),
+                            ("type", Bulk("pure-token")),
+                            ("token", Bulk("MKSTREAM")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("entries_read")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("ENTRIESREAD")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xgroup|createconsumer",
+                arity: 5,
+                flags: Flags::WRITE.with(Flags::DENYOOM),
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|createconsumer"),
+                    Int(5),
+                    Set(&[Simple("write"), Simple("denyoom")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Adds a consumer to a consumer group.")),
+                    ("since", Bulk("6.2.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xgroup|delconsumer",
+                arity: 5,
+                flags: Flags::WRITE,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|delconsumer"),
+                    Int(5),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Removes a consumer, and its pending entries, from a consumer group.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xgroup|destroy",
+                arity: 4,
+                flags: Flags::WRITE,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|destroy"),
+                    Int(4),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Removes a consumer group with its consumers and pending entries.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(N) where N is the number of entries in the group's pending entries list (PEL).")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xgroup|help",
+                arity: 2,
+                flags: Flags::LOADING.with(Flags::STALE),
+                first_key: 0,
+                last_key: 0,
+                key_step: 0,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|help"),
+                    Int(2),
+                    Set(&[Simple("loading"), Simple("stale")]),
+                    Int(0),
+                    Int(0),
+                    Int(0),
+                    Set(&[Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Lists the XGROUP subcommands and what they do.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xgroup|setid",
+                arity: -5,
+                flags: Flags::WRITE,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xgroup|setid"),
+                    Int(-5),
+                    Set(&[Simple("write")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RW"), Simple("update")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Moves a consumer group's last delivered ID.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[
+                            Bulk("7.0.0"),
+                            Bulk("Added the optional `entries_read` argument."),
+                        ]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                        Map(&[
+                            ("name", Bulk("id")),
+                            ("type", Bulk("oneof")),
+                            ("arguments", Array(&[
+                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
+                                Map(&[
+                                    ("name", Bulk("new_id")),
+                                    ("type", Bulk("pure-token")),
+                                    ("token", Bulk("$")),
+                                ]),
+                            ])),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("entries_read")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("ENTRIESREAD")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+        ],
+    },
+    CommandSpec {
+        name: "xack",
+        arity: -4,
+        flags: Flags::WRITE.with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xack"),
+            Int(-4),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Acknowledges entries, removing them from a group's pending list.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1) for each message ID processed.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("id")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xpending",
+        arity: -3,
+        flags: Flags::READONLY,
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xpending"),
+            Int(-3),
+            Set(&[Simple("readonly")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RO"), Simple("access")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Summarizes a group's pending entries, or lists them with their consumer, idle time and deliveries.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("6.2.0"),
+                    Bulk("Added the `IDLE` option and exclusive range intervals."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("filters")),
+                    ("type", Bulk("block")),
+                    ("flags", Set(&[Simple("optional")])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("min-idle-time")),
+                            ("type", Bulk("integer")),
+                            ("token", Bulk("IDLE")),
+                            ("since", Bulk("6.2.0")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                        Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
+                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
+                        Map(&[
+                            ("name", Bulk("consumer")),
+                            ("type", Bulk("string")),
+                            ("flags", Set(&[Simple("optional")])),
+                        ]),
+                    ])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xclaim",
+        arity: -6,
+        flags: Flags::WRITE.with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xclaim"),
+            Int(-6),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Gives pending entries of a group to another consumer.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(log N) with N being the number of messages in the PEL of the consumer group.")),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("min-idle-time")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("id")),
+                    ("type", Bulk("string")),
+                    ("flags", Set(&[Simple("multiple")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("ms")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("IDLE")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("unix-time-milliseconds")),
+                    ("type", Bulk("unix-time")),
+                    ("token", Bulk("TIME")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("RETRYCOUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("force")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("FORCE")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("justid")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("JUSTID")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("id")),
+                    ("type", Bulk("string")),
+                    ("token", Bulk("LASTID")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xautoclaim",
+        arity: -6,
+        flags: Flags::WRITE.with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xautoclaim"),
+            Int(-6),
+            Set(&[Simple("write"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[Bulk("nondeterministic_output")]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Gives the pending entries idle for long enough to another consumer, scanning from an ID.")),
+            ("since", Bulk("6.2.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1) if COUNT is small.")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("7.0.0"),
+                    Bulk("Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("min-idle-time")), ("type", Bulk("string"))]),
+                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("count")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("COUNT")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("justid")),
+                    ("type", Bulk("pure-token")),
+                    ("token", Bulk("JUSTID")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
+    CommandSpec {
+        name: "xinfo",
+        arity: -2,
+        flags: Flags::NONE,
+        first_key: 0,
+        last_key: 0,
+        key_step: 0,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xinfo"),
+            Int(-2),
+            Set(&[]),
+            Int(0),
+            Int(0),
+            Int(0),
+            Set(&[Simple("@slow")]),
+            Set(&[]),
+            Set(&[]),
+            Array(&[
+                Array(&[
+                    Bulk("xinfo|consumers"),
+                    Int(4),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[Bulk("nondeterministic_output")]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xinfo|groups"),
+                    Int(3),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xinfo|help"),
+                    Int(2),
+                    Set(&[Simple("loading"), Simple("stale")]),
+                    Int(0),
+                    Int(0),
+                    Int(0),
+                    Set(&[Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[]),
+                    Set(&[]),
+                ]),
+                Array(&[
+                    Bulk("xinfo|stream"),
+                    Int(-3),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+            ]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Groups the commands that describe streams, their groups and consumers.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("Depends on subcommand.")),
+            ("subcommands", Map(&[
+                ("xinfo|consumers", Map(&[
+                    ("summary", Bulk("Describes the consumers of a consumer group.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                    ])),
+                ])),
+                ("xinfo|groups", Map(&[
+                    ("summary", Bulk("Describes the consumer groups of a stream.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries-read` and `lag` fields")]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                    ])),
+                ])),
+                ("xinfo|help", Map(&[
+                    ("summary", Bulk("Lists the XINFO subcommands and what they do.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                ])),
+                ("xinfo|stream", Map(&[
+                    ("summary", Bulk("Describes a stream, or with FULL its entries, groups and consumers too.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("6.0.0"), Bulk("Added the `FULL` modifier.")]),
+                        Array(&[
+                            Bulk("7.0.0"),
+                            Bulk("Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+                        ]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("full")),
+                            ("type", Bulk("block")),
+                            ("token", Bulk("FULL")),
+                            ("flags", Set(&[Simple("optional")])),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("count")),
+                                    ("type", Bulk("integer")),
+                                    ("token", Bulk("COUNT")),
+                                    ("flags", Set(&[Simple("optional")])),
+                                ]),
+                            ])),
+                        ]),
+                    ])),
+                ])),
+            ])),
+        ]),
+        subcommands: &[
+            CommandSpec {
+                name: "xinfo|consumers",
+                arity: 4,
+                flags: Flags::READONLY,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xinfo|consumers"),
+                    Int(4),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[Bulk("nondeterministic_output")]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Describes the consumers of a consumer group.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xinfo|groups",
+                arity: 3,
+                flags: Flags::READONLY,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xinfo|groups"),
+                    Int(3),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Describes the consumer groups of a stream.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries-read` and `lag` fields")]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xinfo|help",
+                arity: 2,
+                flags: Flags::LOADING.with(Flags::STALE),
+                first_key: 0,
+                last_key: 0,
+                key_step: 0,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xinfo|help"),
+                    Int(2),
+                    Set(&[Simple("loading"), Simple("stale")]),
+                    Int(0),
+                    Int(0),
+                    Int(0),
+                    Set(&[Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Lists the XINFO subcommands and what they do.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                ]),
+                subcommands: &[],
+            },
+            CommandSpec {
+                name: "xinfo|stream",
+                arity: -3,
+                flags: Flags::READONLY,
+                first_key: 2,
+                last_key: 2,
+                key_step: 1,
+                keys_proc: KeysProc::Specs,
+                info: Array(&[
+                    Bulk("xinfo|stream"),
+                    Int(-3),
+                    Set(&[Simple("readonly")]),
+                    Int(2),
+                    Int(2),
+                    Int(1),
+                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
+                    Set(&[]),
+                    Set(&[
+                        Map(&[
+                            ("flags", Set(&[Simple("RO"), Simple("access")])),
+                            ("begin_search", Map(&[
+                                ("type", Bulk("index")),
+                                ("spec", Map(&[("index", Int(2))])),
+                            ])),
+                            ("find_keys", Map(&[
+                                ("type", Bulk("range")),
+                                ("spec", Map(&[
+                                    ("lastkey", Int(0)),
+                                    ("keystep", Int(1)),
+                                    ("limit", Int(0)),
+                                ])),
+                            ])),
+                        ]),
+                    ]),
+                    Set(&[]),
+                ]),
+                docs: Map(&[
+                    ("summary", Bulk("Describes a stream, or with FULL its entries, groups and consumers too.")),
+                    ("since", Bulk("5.0.0")),
+                    ("group", Bulk("stream")),
+                    ("complexity", Bulk("O(1)")),
+                    ("history", Set(&[
+                        Array(&[Bulk("6.0.0"), Bulk("Added the `FULL` modifier.")]),
+                        Array(&[
+                            Bulk("7.0.0"),
+                            Bulk("Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+                        ]),
+                    ])),
+                    ("arguments", Array(&[
+                        Map(&[
+                            ("name", Bulk("key")),
+                            ("type", Bulk("key")),
+                            ("key_spec_index", Int(0)),
+                        ]),
+                        Map(&[
+                            ("name", Bulk("full")),
+                            ("type", Bulk("block")),
+                            ("token", Bulk("FULL")),
+                            ("flags", Set(&[Simple("optional")])),
+                            ("arguments", Array(&[
+                                Map(&[
+                                    ("name", Bulk("count")),
+                                    ("type", Bulk("integer")),
+                                    ("token", Bulk("COUNT")),
+                                    ("flags", Set(&[Simple("optional")])),
+                                ]),
+                            ])),
+                        ]),
+                    ])),
+                ]),
+                subcommands: &[],
+            },
+        ],
+    },
+    CommandSpec {
+        name: "xsetid",
+        arity: -3,
+        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
+        first_key: 1,
+        last_key: 1,
+        key_step: 1,
+        keys_proc: KeysProc::Specs,
+        info: Array(&[
+            Bulk("xsetid"),
+            Int(-3),
+            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
+            Int(1),
+            Int(1),
+            Int(1),
+            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
+            Set(&[]),
+            Set(&[
+                Map(&[
+                    ("flags", Set(&[Simple("RW"), Simple("update")])),
+                    ("begin_search", Map(&[
+                        ("type", Bulk("index")),
+                        ("spec", Map(&[("index", Int(1))])),
+                    ])),
+                    ("find_keys", Map(&[
+                        ("type", Bulk("range")),
+                        ("spec", Map(&[
+                            ("lastkey", Int(0)),
+                            ("keystep", Int(1)),
+                            ("limit", Int(0)),
+                        ])),
+                    ])),
+                ]),
+            ]),
+            Set(&[]),
+        ]),
+        docs: Map(&[
+            ("summary", Bulk("Sets a stream's last ID, and optionally its count of added entries and its largest deleted ID.")),
+            ("since", Bulk("5.0.0")),
+            ("group", Bulk("stream")),
+            ("complexity", Bulk("O(1)")),
+            ("history", Set(&[
+                Array(&[
+                    Bulk("7.0.0"),
+                    Bulk("Added the `entries_added` and `max_deleted_entry_id` arguments."),
+                ]),
+            ])),
+            ("arguments", Array(&[
+                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
+                Map(&[("name", Bulk("last-id")), ("type", Bulk("string"))]),
+                Map(&[
+                    ("name", Bulk("entries_added")),
+                    ("type", Bulk("integer")),
+                    ("token", Bulk("ENTRIESADDED")),
+                    ("since", Bulk("7.0.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+                Map(&[
+                    ("name", Bulk("max_deleted_entry_id")),
+                    ("type", Bulk("string")),
+                    ("token", Bulk("MAXDELETEDID")),
+                    ("since", Bulk("7.0.0")),
+                    ("flags", Set(&[Simple("optional")])),
+                ]),
+            ])),
+        ]),
+        subcommands: &[],
+    },
     // blocking
     CommandSpec {
         name: "blpop",
@@ -18302,434 +20329,6 @@ pub static KEY_SPECS: &[KeySpecs] = &[
         keys_proc: KeysProc::Specs,
         key_specs: Set(&[]),
     },
-    KeySpecs {
-        name: "xack",
-        arity: -4,
-        flags: Flags::WRITE.with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xadd",
-        arity: -5,
-        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("notes", Bulk("UPDATE instead of INSERT because of the optional trimming feature")),
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xautoclaim",
-        arity: -6,
-        flags: Flags::WRITE.with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xclaim",
-        arity: -6,
-        flags: Flags::WRITE.with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xdel",
-        arity: -3,
-        flags: Flags::WRITE.with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xgroup",
-        arity: -2,
-        flags: Flags::NONE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "xgroup|create",
-        arity: -5,
-        flags: Flags::WRITE.with(Flags::DENYOOM),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xgroup|createconsumer",
-        arity: 5,
-        flags: Flags::WRITE.with(Flags::DENYOOM),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xgroup|delconsumer",
-        arity: 5,
-        flags: Flags::WRITE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xgroup|destroy",
-        arity: 4,
-        flags: Flags::WRITE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xgroup|help",
-        arity: 2,
-        flags: Flags::LOADING.with(Flags::STALE),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "xgroup|setid",
-        arity: -5,
-        flags: Flags::WRITE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xinfo",
-        arity: -2,
-        flags: Flags::NONE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "xinfo|consumers",
-        arity: 4,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xinfo|groups",
-        arity: 3,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xinfo|help",
-        arity: 2,
-        flags: Flags::LOADING.with(Flags::STALE),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[]),
-    },
-    KeySpecs {
-        name: "xinfo|stream",
-        arity: -3,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(2))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xlen",
-        arity: 2,
-        flags: Flags::READONLY.with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xpending",
-        arity: -3,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xrange",
-        arity: -4,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xread",
-        arity: -4,
-        flags: Flags::READONLY.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(2))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xreadgroup",
-        arity: -7,
-        flags: Flags::WRITE.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("keyword")),
-                    ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(4))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(-1)), ("keystep", Int(1)), ("limit", Int(2))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xrevrange",
-        arity: -4,
-        flags: Flags::READONLY,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RO"), Simple("access")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xsetid",
-        arity: -3,
-        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("update")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
-    KeySpecs {
-        name: "xtrim",
-        arity: -4,
-        flags: Flags::WRITE,
-        keys_proc: KeysProc::Specs,
-        key_specs: Set(&[
-            Map(&[
-                ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                ("begin_search", Map(&[
-                    ("type", Bulk("index")),
-                    ("spec", Map(&[("index", Int(1))])),
-                ])),
-                ("find_keys", Map(&[
-                    ("type", Bulk("range")),
-                    ("spec", Map(&[("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0))])),
-                ])),
-            ]),
-        ]),
-    },
 ];
 
 /// Every other Redis 7.0 command, with its subcommands, sorted by name: COMMAND INFO and
@@ -21774,2032 +23373,6 @@ pub static UNSERVED: &[CommandSpec] = &[
             ("arguments", Array(&[
                 Map(&[("name", Bulk("numreplicas")), ("type", Bulk("integer"))]),
                 Map(&[("name", Bulk("timeout")), ("type", Bulk("integer"))]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xack",
-        arity: -4,
-        flags: Flags::WRITE.with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xack"),
-            Int(-4),
-            Set(&[Simple("write"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("update")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XACK, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1) for each message ID processed.")),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("id")),
-                    ("type", Bulk("string")),
-                    ("flags", Set(&[Simple("multiple")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xadd",
-        arity: -5,
-        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xadd"),
-            Int(-5),
-            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[Bulk("nondeterministic_output")]),
-            Set(&[
-                Map(&[
-                    ("notes", Bulk("UPDATE instead of INSERT because of the optional trimming feature")),
-                    ("flags", Set(&[Simple("RW"), Simple("update")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XADD, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.")),
-            ("history", Set(&[
-                Array(&[
-                    Bulk("6.2.0"),
-                    Bulk("Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
-                ]),
-                Array(&[Bulk("7.0.0"), Bulk("Added support for the `<ms>-*` explicit ID form.")]),
-            ])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[
-                    ("name", Bulk("nomkstream")),
-                    ("type", Bulk("pure-token")),
-                    ("token", Bulk("NOMKSTREAM")),
-                    ("since", Bulk("6.2.0")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("trim")),
-                    ("type", Bulk("block")),
-                    ("flags", Set(&[Simple("optional")])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("strategy")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("maxlen")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("MAXLEN")),
-                                ]),
-                                Map(&[
-                                    ("name", Bulk("minid")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("MINID")),
-                                    ("since", Bulk("6.2.0")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("operator")),
-                            ("type", Bulk("oneof")),
-                            ("flags", Set(&[Simple("optional")])),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("equal")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("=")),
-                                ]),
-                                Map(&[
-                                    ("name", Bulk("approximately")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("~")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[("name", Bulk("threshold")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("count")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("LIMIT")),
-                            ("since", Bulk("6.2.0")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ]),
-                Map(&[
-                    ("name", Bulk("id_or_auto")),
-                    ("type", Bulk("oneof")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("auto_id")),
-                            ("type", Bulk("pure-token")),
-                            ("token", Bulk("*")),
-                        ]),
-                        Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                Map(&[
-                    ("name", Bulk("field_value")),
-                    ("type", Bulk("block")),
-                    ("flags", Set(&[Simple("multiple")])),
-                    ("arguments", Array(&[
-                        Map(&[("name", Bulk("field")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("value")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xautoclaim",
-        arity: -6,
-        flags: Flags::WRITE.with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xautoclaim"),
-            Int(-6),
-            Set(&[Simple("write"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[Bulk("nondeterministic_output")]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XAUTOCLAIM, which Firn does not serve yet.")),
-            ("since", Bulk("6.2.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1) if COUNT is small.")),
-            ("history", Set(&[
-                Array(&[
-                    Bulk("7.0.0"),
-                    Bulk("Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
-                ]),
-            ])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("min-idle-time")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("COUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("justid")),
-                    ("type", Bulk("pure-token")),
-                    ("token", Bulk("JUSTID")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xclaim",
-        arity: -6,
-        flags: Flags::WRITE.with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xclaim"),
-            Int(-6),
-            Set(&[Simple("write"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[Bulk("nondeterministic_output")]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("update")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XCLAIM, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(log N) with N being the number of messages in the PEL of the consumer group.")),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("min-idle-time")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("id")),
-                    ("type", Bulk("string")),
-                    ("flags", Set(&[Simple("multiple")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("ms")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("IDLE")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("unix-time-milliseconds")),
-                    ("type", Bulk("unix-time")),
-                    ("token", Bulk("TIME")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("RETRYCOUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("force")),
-                    ("type", Bulk("pure-token")),
-                    ("token", Bulk("FORCE")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("justid")),
-                    ("type", Bulk("pure-token")),
-                    ("token", Bulk("JUSTID")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("id")),
-                    ("type", Bulk("string")),
-                    ("token", Bulk("LASTID")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xdel",
-        arity: -3,
-        flags: Flags::WRITE.with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xdel"),
-            Int(-3),
-            Set(&[Simple("write"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XDEL, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1) for each single item to delete in the stream, regardless of the stream size.")),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[
-                    ("name", Bulk("id")),
-                    ("type", Bulk("string")),
-                    ("flags", Set(&[Simple("multiple")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xgroup",
-        arity: -2,
-        flags: Flags::NONE,
-        first_key: 0,
-        last_key: 0,
-        key_step: 0,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xgroup"),
-            Int(-2),
-            Set(&[]),
-            Int(0),
-            Int(0),
-            Int(0),
-            Set(&[Simple("@slow")]),
-            Set(&[]),
-            Set(&[]),
-            Array(&[
-                Array(&[
-                    Bulk("xgroup|create"),
-                    Int(-5),
-                    Set(&[Simple("write"), Simple("denyoom")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xgroup|createconsumer"),
-                    Int(5),
-                    Set(&[Simple("write"), Simple("denyoom")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xgroup|delconsumer"),
-                    Int(5),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xgroup|destroy"),
-                    Int(4),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xgroup|help"),
-                    Int(2),
-                    Set(&[Simple("loading"), Simple("stale")]),
-                    Int(0),
-                    Int(0),
-                    Int(0),
-                    Set(&[Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xgroup|setid"),
-                    Int(-5),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("update")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-            ]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XGROUP, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("Depends on subcommand.")),
-            ("subcommands", Map(&[
-                ("xgroup|create", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP CREATE, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries_read` named argument.")]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
-                                Map(&[
-                                    ("name", Bulk("new_id")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("$")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("mkstream")),
-                            ("type", Bulk("pure-token")),
-                            ("token", Bulk("MKSTREAM")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("entries_read")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("ENTRIESREAD")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ])),
-                ("xgroup|createconsumer", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP CREATECONSUMER, which Firn does not serve yet.")),
-                    ("since", Bulk("6.2.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
-                    ])),
-                ])),
-                ("xgroup|delconsumer", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP DELCONSUMER, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
-                    ])),
-                ])),
-                ("xgroup|destroy", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP DESTROY, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(N) where N is the number of entries in the group's pending entries list (PEL).")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                    ])),
-                ])),
-                ("xgroup|help", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP HELP, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                ])),
-                ("xgroup|setid", Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP SETID, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[
-                            Bulk("7.0.0"),
-                            Bulk("Added the optional `entries_read` argument."),
-                        ]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
-                                Map(&[
-                                    ("name", Bulk("new_id")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("$")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("entries_read")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("ENTRIESREAD")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ])),
-            ])),
-        ]),
-        subcommands: &[
-            CommandSpec {
-                name: "xgroup|create",
-                arity: -5,
-                flags: Flags::WRITE.with(Flags::DENYOOM),
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|create"),
-                    Int(-5),
-                    Set(&[Simple("write"), Simple("denyoom")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP CREATE, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries_read` named argument.")]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
-                                Map(&[
-                                    ("name", Bulk("new_id")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("$")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("mkstream")),
-                            ("type", Bulk("pure-token")),
-                            ("token", Bulk("MKSTREAM")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("entries_read")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("ENTRIESREAD")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xgroup|createconsumer",
-                arity: 5,
-                flags: Flags::WRITE.with(Flags::DENYOOM),
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|createconsumer"),
-                    Int(5),
-                    Set(&[Simple("write"), Simple("denyoom")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("insert")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP CREATECONSUMER, which Firn does not serve yet.")),
-                    ("since", Bulk("6.2.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xgroup|delconsumer",
-                arity: 5,
-                flags: Flags::WRITE,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|delconsumer"),
-                    Int(5),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP DELCONSUMER, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("consumername")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xgroup|destroy",
-                arity: 4,
-                flags: Flags::WRITE,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|destroy"),
-                    Int(4),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP DESTROY, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(N) where N is the number of entries in the group's pending entries list (PEL).")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xgroup|help",
-                arity: 2,
-                flags: Flags::LOADING.with(Flags::STALE),
-                first_key: 0,
-                last_key: 0,
-                key_step: 0,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|help"),
-                    Int(2),
-                    Set(&[Simple("loading"), Simple("stale")]),
-                    Int(0),
-                    Int(0),
-                    Int(0),
-                    Set(&[Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP HELP, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xgroup|setid",
-                arity: -5,
-                flags: Flags::WRITE,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xgroup|setid"),
-                    Int(-5),
-                    Set(&[Simple("write")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RW"), Simple("update")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XGROUP SETID, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[
-                            Bulk("7.0.0"),
-                            Bulk("Added the optional `entries_read` argument."),
-                        ]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[("name", Bulk("id")), ("type", Bulk("string"))]),
-                                Map(&[
-                                    ("name", Bulk("new_id")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("$")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("entries_read")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("ENTRIESREAD")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-        ],
-    },
-    CommandSpec {
-        name: "xinfo",
-        arity: -2,
-        flags: Flags::NONE,
-        first_key: 0,
-        last_key: 0,
-        key_step: 0,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xinfo"),
-            Int(-2),
-            Set(&[]),
-            Int(0),
-            Int(0),
-            Int(0),
-            Set(&[Simple("@slow")]),
-            Set(&[]),
-            Set(&[]),
-            Array(&[
-                Array(&[
-                    Bulk("xinfo|consumers"),
-                    Int(4),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[Bulk("nondeterministic_output")]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xinfo|groups"),
-                    Int(3),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xinfo|help"),
-                    Int(2),
-                    Set(&[Simple("loading"), Simple("stale")]),
-                    Int(0),
-                    Int(0),
-                    Int(0),
-                    Set(&[Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[]),
-                    Set(&[]),
-                ]),
-                Array(&[
-                    Bulk("xinfo|stream"),
-                    Int(-3),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-            ]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XINFO, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("Depends on subcommand.")),
-            ("subcommands", Map(&[
-                ("xinfo|consumers", Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO CONSUMERS, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                    ])),
-                ])),
-                ("xinfo|groups", Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO GROUPS, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries-read` and `lag` fields")]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                    ])),
-                ])),
-                ("xinfo|help", Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO HELP, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                ])),
-                ("xinfo|stream", Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO STREAM, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("6.0.0"), Bulk("Added the `FULL` modifier.")]),
-                        Array(&[
-                            Bulk("7.0.0"),
-                            Bulk("Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
-                        ]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("full")),
-                            ("type", Bulk("block")),
-                            ("token", Bulk("FULL")),
-                            ("flags", Set(&[Simple("optional")])),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("count")),
-                                    ("type", Bulk("integer")),
-                                    ("token", Bulk("COUNT")),
-                                    ("flags", Set(&[Simple("optional")])),
-                                ]),
-                            ])),
-                        ]),
-                    ])),
-                ])),
-            ])),
-        ]),
-        subcommands: &[
-            CommandSpec {
-                name: "xinfo|consumers",
-                arity: 4,
-                flags: Flags::READONLY,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xinfo|consumers"),
-                    Int(4),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[Bulk("nondeterministic_output")]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO CONSUMERS, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[("name", Bulk("groupname")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xinfo|groups",
-                arity: 3,
-                flags: Flags::READONLY,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xinfo|groups"),
-                    Int(3),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO GROUPS, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("7.0.0"), Bulk("Added the `entries-read` and `lag` fields")]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xinfo|help",
-                arity: 2,
-                flags: Flags::LOADING.with(Flags::STALE),
-                first_key: 0,
-                last_key: 0,
-                key_step: 0,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xinfo|help"),
-                    Int(2),
-                    Set(&[Simple("loading"), Simple("stale")]),
-                    Int(0),
-                    Int(0),
-                    Int(0),
-                    Set(&[Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO HELP, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                ]),
-                subcommands: &[],
-            },
-            CommandSpec {
-                name: "xinfo|stream",
-                arity: -3,
-                flags: Flags::READONLY,
-                first_key: 2,
-                last_key: 2,
-                key_step: 1,
-                keys_proc: KeysProc::Specs,
-                info: Array(&[
-                    Bulk("xinfo|stream"),
-                    Int(-3),
-                    Set(&[Simple("readonly")]),
-                    Int(2),
-                    Int(2),
-                    Int(1),
-                    Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-                    Set(&[]),
-                    Set(&[
-                        Map(&[
-                            ("flags", Set(&[Simple("RO"), Simple("access")])),
-                            ("begin_search", Map(&[
-                                ("type", Bulk("index")),
-                                ("spec", Map(&[("index", Int(2))])),
-                            ])),
-                            ("find_keys", Map(&[
-                                ("type", Bulk("range")),
-                                ("spec", Map(&[
-                                    ("lastkey", Int(0)),
-                                    ("keystep", Int(1)),
-                                    ("limit", Int(0)),
-                                ])),
-                            ])),
-                        ]),
-                    ]),
-                    Set(&[]),
-                ]),
-                docs: Map(&[
-                    ("summary", Bulk("Redis 7.0's XINFO STREAM, which Firn does not serve yet.")),
-                    ("since", Bulk("5.0.0")),
-                    ("group", Bulk("stream")),
-                    ("complexity", Bulk("O(1)")),
-                    ("history", Set(&[
-                        Array(&[Bulk("6.0.0"), Bulk("Added the `FULL` modifier.")]),
-                        Array(&[
-                            Bulk("7.0.0"),
-                            Bulk("Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
-                        ]),
-                    ])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("full")),
-                            ("type", Bulk("block")),
-                            ("token", Bulk("FULL")),
-                            ("flags", Set(&[Simple("optional")])),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("count")),
-                                    ("type", Bulk("integer")),
-                                    ("token", Bulk("COUNT")),
-                                    ("flags", Set(&[Simple("optional")])),
-                                ]),
-                            ])),
-                        ]),
-                    ])),
-                ]),
-                subcommands: &[],
-            },
-        ],
-    },
-    CommandSpec {
-        name: "xlen",
-        arity: 2,
-        flags: Flags::READONLY.with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xlen"),
-            Int(2),
-            Set(&[Simple("readonly"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@read"), Simple("@stream"), Simple("@fast")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XLEN, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1)")),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xpending",
-        arity: -3,
-        flags: Flags::READONLY,
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xpending"),
-            Int(-3),
-            Set(&[Simple("readonly")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-            Set(&[Bulk("nondeterministic_output")]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO"), Simple("access")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XPENDING, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.")),
-            ("history", Set(&[
-                Array(&[
-                    Bulk("6.2.0"),
-                    Bulk("Added the `IDLE` option and exclusive range intervals."),
-                ]),
-            ])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("filters")),
-                    ("type", Bulk("block")),
-                    ("flags", Set(&[Simple("optional")])),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("min-idle-time")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("IDLE")),
-                            ("since", Bulk("6.2.0")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                        Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("count")), ("type", Bulk("integer"))]),
-                        Map(&[
-                            ("name", Bulk("consumer")),
-                            ("type", Bulk("string")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xrange",
-        arity: -4,
-        flags: Flags::READONLY,
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xrange"),
-            Int(-4),
-            Set(&[Simple("readonly")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO"), Simple("access")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XRANGE, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
-            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added exclusive ranges.")])])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("COUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xread",
-        arity: -4,
-        flags: Flags::READONLY.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
-        first_key: 0,
-        last_key: 0,
-        key_step: 0,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xread"),
-            Int(-4),
-            Set(&[Simple("readonly"), Simple("blocking"), Simple("movablekeys")]),
-            Int(0),
-            Int(0),
-            Int(0),
-            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow"), Simple("@blocking")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO"), Simple("access")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("keyword")),
-                        ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(-1)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(2)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XREAD, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.")),
-            ("arguments", Array(&[
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("COUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("milliseconds")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("BLOCK")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("streams")),
-                    ("type", Bulk("block")),
-                    ("token", Bulk("STREAMS")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                            ("flags", Set(&[Simple("multiple")])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("string")),
-                            ("flags", Set(&[Simple("multiple")])),
-                        ]),
-                    ])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xreadgroup",
-        arity: -7,
-        flags: Flags::WRITE.with(Flags::BLOCKING).with(Flags::MOVABLEKEYS),
-        first_key: 0,
-        last_key: 0,
-        key_step: 0,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xreadgroup"),
-            Int(-7),
-            Set(&[Simple("write"), Simple("blocking"), Simple("movablekeys")]),
-            Int(0),
-            Int(0),
-            Int(0),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@slow"), Simple("@blocking")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO"), Simple("access")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("keyword")),
-                        ("spec", Map(&[("keyword", Bulk("STREAMS")), ("startfrom", Int(4))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(-1)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(2)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XREADGROUP, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.")),
-            ("arguments", Array(&[
-                Map(&[
-                    ("name", Bulk("group_consumer")),
-                    ("type", Bulk("block")),
-                    ("token", Bulk("GROUP")),
-                    ("arguments", Array(&[
-                        Map(&[("name", Bulk("group")), ("type", Bulk("string"))]),
-                        Map(&[("name", Bulk("consumer")), ("type", Bulk("string"))]),
-                    ])),
-                ]),
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("COUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("milliseconds")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("BLOCK")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("noack")),
-                    ("type", Bulk("pure-token")),
-                    ("token", Bulk("NOACK")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("streams")),
-                    ("type", Bulk("block")),
-                    ("token", Bulk("STREAMS")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("key")),
-                            ("type", Bulk("key")),
-                            ("key_spec_index", Int(0)),
-                            ("flags", Set(&[Simple("multiple")])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("id")),
-                            ("type", Bulk("string")),
-                            ("flags", Set(&[Simple("multiple")])),
-                        ]),
-                    ])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xrevrange",
-        arity: -4,
-        flags: Flags::READONLY,
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xrevrange"),
-            Int(-4),
-            Set(&[Simple("readonly")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@read"), Simple("@stream"), Simple("@slow")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RO"), Simple("access")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XREVRANGE, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
-            ("history", Set(&[Array(&[Bulk("6.2.0"), Bulk("Added exclusive ranges.")])])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("end")), ("type", Bulk("string"))]),
-                Map(&[("name", Bulk("start")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("count")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("COUNT")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xsetid",
-        arity: -3,
-        flags: Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST),
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xsetid"),
-            Int(-3),
-            Set(&[Simple("write"), Simple("denyoom"), Simple("fast")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@fast")]),
-            Set(&[]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("update")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XSETID, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(1)")),
-            ("history", Set(&[
-                Array(&[
-                    Bulk("7.0.0"),
-                    Bulk("Added the `entries_added` and `max_deleted_entry_id` arguments."),
-                ]),
-            ])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[("name", Bulk("last-id")), ("type", Bulk("string"))]),
-                Map(&[
-                    ("name", Bulk("entries_added")),
-                    ("type", Bulk("integer")),
-                    ("token", Bulk("ENTRIESADDED")),
-                    ("since", Bulk("7.0.0")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-                Map(&[
-                    ("name", Bulk("max_deleted_entry_id")),
-                    ("type", Bulk("string")),
-                    ("token", Bulk("MAXDELETEDID")),
-                    ("since", Bulk("7.0.0")),
-                    ("flags", Set(&[Simple("optional")])),
-                ]),
-            ])),
-        ]),
-        subcommands: &[],
-    },
-    CommandSpec {
-        name: "xtrim",
-        arity: -4,
-        flags: Flags::WRITE,
-        first_key: 1,
-        last_key: 1,
-        key_step: 1,
-        keys_proc: KeysProc::Specs,
-        info: Array(&[
-            Bulk("xtrim"),
-            Int(-4),
-            Set(&[Simple("write")]),
-            Int(1),
-            Int(1),
-            Int(1),
-            Set(&[Simple("@write"), Simple("@stream"), Simple("@slow")]),
-            Set(&[Bulk("nondeterministic_output")]),
-            Set(&[
-                Map(&[
-                    ("flags", Set(&[Simple("RW"), Simple("delete")])),
-                    ("begin_search", Map(&[
-                        ("type", Bulk("index")),
-                        ("spec", Map(&[("index", Int(1))])),
-                    ])),
-                    ("find_keys", Map(&[
-                        ("type", Bulk("range")),
-                        ("spec", Map(&[
-                            ("lastkey", Int(0)),
-                            ("keystep", Int(1)),
-                            ("limit", Int(0)),
-                        ])),
-                    ])),
-                ]),
-            ]),
-            Set(&[]),
-        ]),
-        docs: Map(&[
-            ("summary", Bulk("Redis 7.0's XTRIM, which Firn does not serve yet.")),
-            ("since", Bulk("5.0.0")),
-            ("group", Bulk("stream")),
-            ("complexity", Bulk("O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")),
-            ("history", Set(&[
-                Array(&[
-                    Bulk("6.2.0"),
-                    Bulk("Added the `MINID` trimming strategy and the `LIMIT` option."),
-                ]),
-            ])),
-            ("arguments", Array(&[
-                Map(&[("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0))]),
-                Map(&[
-                    ("name", Bulk("trim")),
-                    ("type", Bulk("block")),
-                    ("arguments", Array(&[
-                        Map(&[
-                            ("name", Bulk("strategy")),
-                            ("type", Bulk("oneof")),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("maxlen")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("MAXLEN")),
-                                ]),
-                                Map(&[
-                                    ("name", Bulk("minid")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("MINID")),
-                                    ("since", Bulk("6.2.0")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[
-                            ("name", Bulk("operator")),
-                            ("type", Bulk("oneof")),
-                            ("flags", Set(&[Simple("optional")])),
-                            ("arguments", Array(&[
-                                Map(&[
-                                    ("name", Bulk("equal")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("=")),
-                                ]),
-                                Map(&[
-                                    ("name", Bulk("approximately")),
-                                    ("type", Bulk("pure-token")),
-                                    ("token", Bulk("~")),
-                                ]),
-                            ])),
-                        ]),
-                        Map(&[("name", Bulk("threshold")), ("type", Bulk("string"))]),
-                        Map(&[
-                            ("name", Bulk("count")),
-                            ("type", Bulk("integer")),
-                            ("token", Bulk("LIMIT")),
-                            ("since", Bulk("6.2.0")),
-                            ("flags", Set(&[Simple("optional")])),
-                        ]),
-                    ])),
-                ]),
             ])),
         ]),
         subcommands: &[],

@@ -1134,10 +1134,30 @@ pub static OPTIONS: &[OptionDef] = &[
         "Checked and reported only: Redis 7.0 reports every list as `quicklist` whatever its nodes, and so does Firn, whose lists are stored element by element. DUMP writes quicklist nodes of 8 KB (the default -2)."),
     kept("list-compress-depth", None, true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never,
         "Checked and reported only: RocksDB compresses its blocks whatever the setting."),
-    kept("stream-node-max-bytes", None, true, Kind::UMemory(0, i64::MAX as u64), "4096", Warn::Never,
-        "Checked and reported only: Firn serves no streams yet."),
-    kept("stream-node-max-entries", None, true, Kind::Int(0, i64::MAX), "100", Warn::Never,
-        "Checked and reported only: Firn serves no streams yet."),
+    OptionDef {
+        name: "stream-node-max-bytes",
+        alias: None,
+        mutable: true,
+        doc: "A stream's node (Redis's listpack) takes no entry that would bring its listpack to this many bytes (0: Redis's 1 GiB cap). Firn stores entries one by one and keeps only each node's counts and size, so the option decides what Redis's nodes decide: which entries approximate trimming (`MAXLEN ~`, `MINID ~`) removes together, and XINFO's `radix-tree-keys`.",
+        get: |c| c.encoding.stream_node_max_bytes.to_string(),
+        set: |c, a| {
+            c.encoding.stream_node_max_bytes = memory_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "stream-node-max-entries",
+        alias: None,
+        mutable: true,
+        doc: "A stream's node holds at most this many entries, deleted ones included (0: no limit), with the effects described above.",
+        get: |c| c.encoding.stream_node_max_entries.to_string(),
+        set: |c, a| {
+            c.encoding.stream_node_max_entries = uint_in(a, i64::MAX as u64)?;
+            Ok(())
+        },
+        kept: None,
+    },
     OptionDef {
         name: "daemonize",
         alias: None,

@@ -39,6 +39,7 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(commands::hyperloglog::COMMANDS)
         .chain(commands::geo::COMMANDS)
         .chain(commands::sort::COMMANDS)
+        .chain(commands::streams::COMMANDS)
         .chain(blocking::commands::COMMANDS)
         .chain(pubsub::commands::COMMANDS)
         .chain(tracking::commands::COMMANDS)

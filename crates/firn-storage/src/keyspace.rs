@@ -117,8 +117,9 @@ impl Txn<'_> {
         // next, instead of one batch and overlay entry per member; no meta
         // names the new version until this transaction commits.
         let staged = self.mode() == ReadMode::Blocking;
-        // A sorted set also has its by-score index in `zscore`.
-        for cf in [Cf::Data, Cf::ZScore] {
+        // A sorted set also has its by-score index in `zscore`; a stream
+        // lives in `stream`.
+        for cf in [Cf::Data, Cf::ZScore, Cf::Stream] {
             let mut from = src_prefix.clone();
             loop {
                 let mut members: Vec<(Vec<u8>, Bytes)> = Vec::new();

@@ -29,6 +29,8 @@ pub mod meta;
 mod overlay;
 mod set;
 mod state;
+mod stream;
+mod stream_meta;
 mod string;
 mod system;
 mod ticket;
@@ -56,6 +58,10 @@ pub use memory::MemoryUsage;
 pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
 pub use set::intset_value;
 pub use state::{EngineStats, SyncPolicy};
+pub use stream::{AppendError, StreamEntry, Trim, STREAM_LISTPACK_MAX_SIZE};
+pub use stream_meta::{
+    PendingEntry, StreamConsumer, StreamGroup, StreamId, StreamMeta, StreamNode,
+};
 pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};

@@ -1,8 +1,10 @@
 //! The thresholds of Redis's compact encodings (`hash-max-listpack-*`,
 //! `zset-max-listpack-*`, `set-max-intset-entries`), which decide when a
-//! collection's sticky `big` flag is set (see `collection.rs`): the server
-//! sets them from its configuration, every write reads them. They change
-//! what OBJECT ENCODING and DUMP report, never how members are stored.
+//! collection's sticky `big` flag is set (see `collection.rs`), and the
+//! size of a stream's nodes (`stream-node-max-*`, see stream.rs): the
+//! server sets them from its configuration, every write reads them. They
+//! change what OBJECT ENCODING, DUMP, XINFO and approximate trimming
+//! report, never how members are stored.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,6 +22,12 @@ pub struct EncodingLimits {
     pub zset_max_listpack_value: u64,
     /// A set of integers with more members converts to a hashtable.
     pub set_max_intset_entries: u64,
+    /// A stream's node takes no entry that would bring it to this many
+    /// bytes (0: no limit but Redis's 1 GiB).
+    pub stream_node_max_bytes: u64,
+    /// A stream's node holds at most this many entries, deleted ones
+    /// included (0: no limit).
+    pub stream_node_max_entries: u64,
 }
 
 impl Default for EncodingLimits {
@@ -32,12 +40,14 @@ impl Default for EncodingLimits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             set_max_intset_entries: 512,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }
 
 /// The engine's current thresholds, read without a lock.
-pub(crate) struct LimitCell([AtomicU64; 5]);
+pub(crate) struct LimitCell([AtomicU64; 7]);
 
 impl Default for LimitCell {
     fn default() -> Self {
@@ -56,6 +66,8 @@ impl LimitCell {
             zset_max_listpack_entries: get(2),
             zset_max_listpack_value: get(3),
             set_max_intset_entries: get(4),
+            stream_node_max_bytes: get(5),
+            stream_node_max_entries: get(6),
         }
     }
 
@@ -66,6 +78,8 @@ impl LimitCell {
             limits.zset_max_listpack_entries,
             limits.zset_max_listpack_value,
             limits.set_max_intset_entries,
+            limits.stream_node_max_bytes,
+            limits.stream_node_max_entries,
         ]
         .into_iter()
         .enumerate()

@@ -65,6 +65,8 @@ fn block(ctx: &mut Ctx<'_>, keys: &[Bytes], timeout_ms: u64, reply: Reply) -> Cm
     ctx.deferred = Some(Deferred::Block(BlockOn {
         keys: keys.to_vec(),
         timeout_ms,
+        rerun: None,
+        wake_all: false,
     }));
     Ok(reply)
 }

@@ -54,6 +54,12 @@ pub struct BlockOn {
     pub keys: Vec<Bytes>,
     /// 0 means forever.
     pub timeout_ms: u64,
+    /// The command line the runs after a wake-up use, when it differs
+    /// (XREAD's `$` resolved to the ID it meant when the client blocked).
+    pub rerun: Option<Vec<Bytes>>,
+    /// Every change to a key wakes this waiter, not only its first waiter:
+    /// stream readers do not consume what they read, so each may be served.
+    pub wake_all: bool,
 }
 
 /// How CLIENT UNBLOCK ended a wait.
@@ -74,6 +80,8 @@ pub struct Waiter {
     client_id: u64,
     db: u8,
     keys: Vec<Bytes>,
+    /// Woken by every change to its keys (stream readers).
+    wake_all: bool,
     signal: Notify,
     /// A change reached it and it has not retried since.
     woken: AtomicBool,
@@ -170,6 +178,7 @@ impl Blocking {
         db: u8,
         keys: &[Bytes],
         timed: bool,
+        wake_all: bool,
         subscribe: impl FnOnce() -> Subscription,
     ) -> Registration {
         let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
@@ -182,6 +191,7 @@ impl Blocking {
             client_id,
             db,
             keys: unique,
+            wake_all,
             signal: Notify::new(),
             woken: AtomicBool::new(false),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
@@ -299,6 +309,9 @@ impl Blocking {
                     if let Some(first) = queue.front() {
                         first.wake();
                     }
+                    for reader in queue.iter().skip(1).filter(|w| w.wake_all) {
+                        reader.wake();
+                    }
                 }
             }
         }
@@ -379,8 +392,8 @@ mod tests {
     async fn the_first_waiter_is_woken_and_passes_on_when_served() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, || plain(&tx));
-        let second = registry.register(2, 0, &[key("q"), key("q")], true, || plain(&tx));
+        let first = registry.register(1, 0, &[key("q")], false, false, || plain(&tx));
+        let second = registry.register(2, 0, &[key("q"), key("q")], true, false, || plain(&tx));
         assert_eq!(registry.blocked_clients(), 2);
         assert_eq!(registry.clients_with_timeout(), 1);
         registry.on_change(&change(&["q"], "LPUSH"));
@@ -402,9 +415,9 @@ mod tests {
     async fn an_unused_wake_up_is_passed_on_and_unblock_reaches_one_client() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, || plain(&tx));
-        let second = registry.register(2, 0, &[key("q")], false, || plain(&tx));
-        let other_db = registry.register(3, 1, &[key("q")], false, || plain(&tx));
+        let first = registry.register(1, 0, &[key("q")], false, false, || plain(&tx));
+        let second = registry.register(2, 0, &[key("q")], false, false, || plain(&tx));
+        let other_db = registry.register(3, 1, &[key("q")], false, false, || plain(&tx));
         registry.on_change(&change(&["q"], "RPUSH"));
         assert!(other_db.waiter().woken.load(Ordering::Acquire));
         drop(first);

@@ -31,6 +31,7 @@ pub mod scan;
 pub mod server_cmds;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod zsets;
 

@@ -67,10 +67,14 @@ impl Connection {
             self.session.db,
             &on.keys,
             deadline.is_some(),
+            on.wake_all,
             || Box::new(server.engine.subscribe_submits()),
         );
         self.client.blocked.store(true, Ordering::Release);
-        let waited = self.wait_for_keys(cmd, args, &registration, deadline).await;
+        let rerun = on.rerun.as_deref().unwrap_or(args);
+        let waited = self
+            .wait_for_keys(cmd, rerun, &registration, deadline)
+            .await;
         self.client.blocked.store(false, Ordering::Release);
         let reply = match waited {
             Waited::Served(executed) => {
