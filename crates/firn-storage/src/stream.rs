@@ -328,7 +328,7 @@ impl Txn<'_> {
                 Trim::MinId(min) => node.last_id < min,
             };
             if whole {
-                let ids = self.node_entry_ids(db, key, stream, &node, u64::MAX)?;
+                let ids = self.node_entry_ids(db, key, stream, &node, node.last_id, u64::MAX)?;
                 self.delete_entries(db, key, stream, &ids);
                 deleted += node.live;
                 self.remove_stream_node(db, key, stream, &node)?;
@@ -337,14 +337,14 @@ impl Txn<'_> {
             if approx {
                 break;
             }
-            let wanted = match trim {
-                Trim::MaxLen(max) => stream.len() - max,
-                Trim::MinId(_) => u64::MAX,
+            let (wanted, below) = match trim {
+                Trim::MaxLen(max) => (stream.len() - max, node.last_id),
+                Trim::MinId(min) => match min.prev() {
+                    Some(before) => (u64::MAX, before.min(node.last_id)),
+                    None => (0, node.last_id),
+                },
             };
-            let mut ids = self.node_entry_ids(db, key, stream, &node, wanted)?;
-            if let Trim::MinId(min) = trim {
-                ids.retain(|id| *id < min);
-            }
+            let ids = self.node_entry_ids(db, key, stream, &node, below, wanted)?;
             self.delete_entries(db, key, stream, &ids);
             let n = ids.len() as u64;
             deleted += n;
@@ -363,21 +363,24 @@ impl Txn<'_> {
         Ok(deleted)
     }
 
-    /// The live entries of `node` from its start, at most `count`.
+    /// The live entries of `node` from its start up to `last`, at most
+    /// `count`.
+    #[allow(clippy::too_many_arguments)]
     fn node_entry_ids(
         &mut self,
         db: u8,
         key: &[u8],
         stream: &StreamMeta,
         node: &StreamNode,
+        last: StreamId,
         count: u64,
     ) -> Result<Vec<StreamId>> {
         let mut ids = Vec::new();
-        if count == 0 || node.live == 0 {
+        if count == 0 || node.live == 0 || last < node.master {
             return Ok(ids);
         }
-        let from = member(ENTRY, &[&node.master.to_bytes()]);
-        let to = member(ENTRY, &[&node.last_id.to_bytes()]);
+        let from = member(ENTRY, &[&node.master.max(stream.first_id).to_bytes()]);
+        let to = member(ENTRY, &[&last.to_bytes()]);
         self.scan_members(
             Cf::Stream,
             db,
