@@ -1,6 +1,8 @@
 // The list-append workload for elle.go: transactions (MULTI/EXEC, EVAL,
 // WATCH + MULTI/EXEC, and MULTI ... DISCARD) that RPUSH unique values to a
-// few lists and read them whole with LRANGE 0 -1. A WATCHed transaction's
+// few lists and read them whole with LRANGE 0 -1; or, as the stream-append
+// workload, XADD them to streams (`XADD key * v <value>`) and read them
+// whole with XRANGE - +, which must keep every append in order the same way. A WATCHed transaction's
 // LRANGE before MULTI counts as part of it when EXEC commits (WATCH
 // guarantees the key did not change); an aborted EXEC and a DISCARD are
 // failed transactions, whose values must never be read. Keys rotate every
@@ -25,6 +27,7 @@ import (
 
 type appendConfig struct {
 	name     string
+	kind     *appendKind
 	clients  int
 	maxTxns  int
 	duration time.Duration
@@ -44,6 +47,72 @@ for i = 1, #KEYS do
   end
 end
 return out`
+
+// appendKind is the structure a workload appends to: its commands and how a
+// read's reply lists the values.
+type appendKind struct {
+	prefix     string // key names
+	push, read string // command names, for descriptions
+	lua        string
+	appendArgs func(key, value string) []interface{}
+	readArgs   func(key string) []interface{}
+	values     func(val interface{}) ([]string, bool)
+}
+
+var listKind = &appendKind{
+	prefix: "la", push: "RPUSH", read: "LRANGE", lua: appendLua,
+	appendArgs: func(key, value string) []interface{} { return []interface{}{"RPUSH", key, value} },
+	readArgs:   func(key string) []interface{} { return []interface{}{"LRANGE", key, 0, -1} },
+	values: func(val interface{}) ([]string, bool) {
+		items, ok := val.([]interface{})
+		if !ok {
+			return nil, false
+		}
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i], _ = it.(string)
+		}
+		return out, true
+	},
+}
+
+// streamLua is appendLua for streams.
+const streamLua = `local out = {}
+for i = 1, #KEYS do
+  if ARGV[2*i-1] == 'a' then
+    redis.call('XADD', KEYS[i], '*', 'v', ARGV[2*i])
+    out[i] = 0
+  else
+    out[i] = redis.call('XRANGE', KEYS[i], '-', '+')
+  end
+end
+return out`
+
+var streamKind = &appendKind{
+	prefix: "sa", push: "XADD", read: "XRANGE", lua: streamLua,
+	appendArgs: func(key, value string) []interface{} { return []interface{}{"XADD", key, "*", "v", value} },
+	readArgs:   func(key string) []interface{} { return []interface{}{"XRANGE", key, "-", "+"} },
+	// [[id, ["v", value]] ...]
+	values: func(val interface{}) ([]string, bool) {
+		entries, ok := val.([]interface{})
+		if !ok {
+			return nil, false
+		}
+		out := make([]string, len(entries))
+		for i, e := range entries {
+			entry, ok := e.([]interface{})
+			if !ok || len(entry) != 2 {
+				return nil, false
+			}
+			fields, ok := entry[1].([]interface{})
+			if !ok || len(fields) != 2 {
+				return nil, false
+			}
+			out[i], _ = fields[1].(string)
+		}
+		return out, true
+	},
+}
 
 const keysLive = 4        // keys in use at once
 const txnsPerKeyset = 250 // transactions before the window moves on
@@ -113,7 +182,7 @@ func appendClient(r *run, cfg appendConfig, worker int, values, ids *atomic.Int6
 	for r.more() {
 		rdb := c.ready()
 		base := int(r.issued.Load()) / txnsPerKeyset
-		key := func() string { return "la" + strconv.Itoa(base+rng.Intn(keysLive)) }
+		key := func() string { return cfg.kind.prefix + strconv.Itoa(base+rng.Intn(keysLive)) }
 		mop := func() Mop {
 			if rng.Intn(2) == 0 {
 				return Mop{Append: true, Key: key(), Value: strconv.FormatInt(values.Add(1), 10)}
@@ -128,22 +197,22 @@ func appendClient(r *run, cfg appendConfig, worker int, values, ids *atomic.Int6
 			for i := 1 + rng.Intn(4); i > 0; i-- {
 				t.Mops = append(t.Mops, mop())
 			}
-			err = appendMulti(ctx, rdb, &t, r)
+			err = appendMulti(cfg.kind, ctx, rdb, &t, r)
 		case n < 70:
 			for i := 1 + rng.Intn(4); i > 0; i-- {
 				t.Mops = append(t.Mops, mop())
 			}
-			err = appendEval(ctx, rdb, &t, r)
+			err = appendEval(cfg.kind, ctx, rdb, &t, r)
 		case n < 92:
 			k := key()
 			t.Mops = []Mop{{Key: k}, {Append: true, Key: k, Value: strconv.FormatInt(values.Add(1), 10)}}
 			if rng.Intn(2) == 0 {
 				t.Mops = append(t.Mops, mop())
 			}
-			err = appendWatch(ctx, rdb, &t, r)
+			err = appendWatch(cfg.kind, ctx, rdb, &t, r)
 		default:
 			t.Mops = []Mop{{Append: true, Key: key(), Value: strconv.FormatInt(values.Add(1), 10)}}
-			err = appendDiscard(ctx, rdb, &t)
+			err = appendDiscard(cfg.kind, ctx, rdb, &t)
 		}
 		cancel()
 		if err != nil {
@@ -160,65 +229,62 @@ func appendClient(r *run, cfg appendConfig, worker int, values, ids *atomic.Int6
 	return txns
 }
 
-func mopsText(mops []Mop) string {
+func mopsText(k *appendKind, mops []Mop) string {
 	parts := make([]string, len(mops))
 	for i, m := range mops {
 		if m.Append {
-			parts[i] = "RPUSH " + m.Key + " " + m.Value
+			parts[i] = k.push + " " + m.Key + " " + m.Value
 		} else {
-			parts[i] = "LRANGE " + m.Key
+			parts[i] = k.read + " " + m.Key
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-// readReply fills a read mop from an LRANGE reply (or notes an error).
-func readReply(m *Mop, val interface{}, err error, r *run, desc string) error {
+// readReply fills a read mop from a read's reply (or notes an error).
+func readReply(k *appendKind, m *Mop, val interface{}, err error, r *run, desc string) error {
 	if err != nil {
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
-			r.note(fmt.Sprintf("%s: LRANGE %s -> %v", desc, m.Key, err))
+			r.note(fmt.Sprintf("%s: %s %s -> %v", desc, k.read, m.Key, err))
 			return nil // the read is unknown; the transaction still ran
 		}
 		return err
 	}
-	items, ok := val.([]interface{})
+	values, ok := k.values(val)
 	if !ok {
-		r.note(fmt.Sprintf("%s: LRANGE %s -> %v", desc, m.Key, val))
+		r.note(fmt.Sprintf("%s: %s %s -> %v", desc, k.read, m.Key, val))
 		return nil
 	}
-	m.Read = make([]string, len(items))
-	for i, it := range items {
-		m.Read[i], _ = it.(string)
-	}
+	m.Read = values
 	m.ReadKnown = true
 	return nil
 }
 
-func queue(ctx context.Context, p redis.Pipeliner, mops []Mop) []*redis.Cmd {
+func queue(k *appendKind, ctx context.Context, p redis.Pipeliner, mops []Mop) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(mops))
 	for i, m := range mops {
 		if m.Append {
-			cmds[i] = p.Do(ctx, "RPUSH", m.Key, m.Value)
+			cmds[i] = p.Do(ctx, k.appendArgs(m.Key, m.Value)...)
 		} else {
-			cmds[i] = p.Do(ctx, "LRANGE", m.Key, 0, -1)
+			cmds[i] = p.Do(ctx, k.readArgs(m.Key)...)
 		}
 	}
 	return cmds
 }
 
-func appendMulti(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
-	t.Desc = "MULTI " + mopsText(t.Mops) + " EXEC"
+func appendMulti(k *appendKind, ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	t.Desc = "MULTI " + mopsText(k, t.Mops) + " EXEC"
 	var cmds []*redis.Cmd
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		cmds = queue(ctx, p, t.Mops)
+		cmds = queue(k, ctx, p, t.Mops)
 		return nil
 	})
-	return finishExec(t, cmds, err, r)
+	return finishExec(k, t, cmds, err, r)
 }
 
 // finishExec reads EXEC's replies into the mops.
-func finishExec(t *Txn, cmds []*redis.Cmd, err error, r *run) error {
+func finishExec(k *appendKind, t *Txn, cmds []*redis.Cmd, err error, r *run) error {
 	if errors.Is(err, redis.TxFailedErr) {
 		t.Status = TxnFail
 		return nil
@@ -237,12 +303,12 @@ func finishExec(t *Txn, cmds []*redis.Cmd, err error, r *run) error {
 			if cerr != nil {
 				// An error where Redis has none: whether the
 				// transaction's appends happened is unknown.
-				r.note(fmt.Sprintf("%s: RPUSH -> %v", t.Desc, cerr))
+				r.note(fmt.Sprintf("%s: %s -> %v", t.Desc, k.push, cerr))
 				t.Status = TxnInfo
 			}
 			continue
 		}
-		if e := readReply(&t.Mops[i], val, cerr, r, t.Desc); e != nil {
+		if e := readReply(k, &t.Mops[i], val, cerr, r, t.Desc); e != nil {
 			return e
 		}
 		if !t.Mops[i].ReadKnown {
@@ -257,8 +323,8 @@ func finishExec(t *Txn, cmds []*redis.Cmd, err error, r *run) error {
 	return nil
 }
 
-func appendEval(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
-	t.Desc = "EVAL " + mopsText(t.Mops)
+func appendEval(k *appendKind, ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	t.Desc = "EVAL " + mopsText(k, t.Mops)
 	keys := make([]string, len(t.Mops))
 	argv := make([]interface{}, 0, 2*len(t.Mops))
 	for i, m := range t.Mops {
@@ -269,7 +335,7 @@ func appendEval(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
 			argv = append(argv, "r", "")
 		}
 	}
-	val, err := rdb.Eval(ctx, appendLua, keys, argv...).Result()
+	val, err := rdb.Eval(ctx, k.lua, keys, argv...).Result()
 	if err != nil {
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
@@ -285,7 +351,7 @@ func appendEval(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
 	}
 	for i := range t.Mops {
 		if !t.Mops[i].Append {
-			if e := readReply(&t.Mops[i], items[i], nil, r, t.Desc); e != nil {
+			if e := readReply(k, &t.Mops[i], items[i], nil, r, t.Desc); e != nil {
 				return e
 			}
 		}
@@ -294,20 +360,20 @@ func appendEval(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
 	return nil
 }
 
-// appendWatch: WATCH k; LRANGE k; MULTI; the other mops; EXEC.
-func appendWatch(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
-	k := t.Mops[0].Key
-	t.Desc = "WATCH " + k + "; LRANGE " + k + "; MULTI " + mopsText(t.Mops[1:]) + " EXEC"
+// appendWatch: WATCH key; read key; MULTI; the other mops; EXEC.
+func appendWatch(k *appendKind, ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
+	key := t.Mops[0].Key
+	t.Desc = "WATCH " + key + "; " + k.read + " " + key + "; MULTI " + mopsText(k, t.Mops[1:]) + " EXEC"
 	var inner error
 	err := rdb.Watch(ctx, func(tx *redis.Tx) error {
-		val, err := tx.Do(ctx, "LRANGE", k, 0, -1).Result()
-		if e := readReply(&t.Mops[0], val, err, r, t.Desc); e != nil {
+		val, err := tx.Do(ctx, k.readArgs(key)...).Result()
+		if e := readReply(k, &t.Mops[0], val, err, r, t.Desc); e != nil {
 			inner = e
 			return e
 		}
 		var cmds []*redis.Cmd
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			cmds = queue(ctx, p, t.Mops[1:])
+			cmds = queue(k, ctx, p, t.Mops[1:])
 			return nil
 		})
 		if errors.Is(err, redis.TxFailedErr) {
@@ -315,10 +381,10 @@ func appendWatch(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
 			return nil
 		}
 		rest := Txn{Mops: t.Mops[1:], Desc: t.Desc}
-		inner = finishExec(&rest, cmds, err, r)
+		inner = finishExec(k, &rest, cmds, err, r)
 		t.Status = rest.Status
 		return inner
-	}, k)
+	}, key)
 	if inner != nil {
 		return inner
 	}
@@ -331,15 +397,15 @@ func appendWatch(ctx context.Context, rdb *redis.Client, t *Txn, r *run) error {
 	return nil
 }
 
-// appendDiscard: MULTI; RPUSH; DISCARD on one connection.
-func appendDiscard(ctx context.Context, rdb *redis.Client, t *Txn) error {
-	t.Desc = "MULTI " + mopsText(t.Mops) + " DISCARD"
+// appendDiscard: MULTI; an append; DISCARD on one connection.
+func appendDiscard(k *appendKind, ctx context.Context, rdb *redis.Client, t *Txn) error {
+	t.Desc = "MULTI " + mopsText(k, t.Mops) + " DISCARD"
 	conn := rdb.Conn()
 	defer conn.Close()
 	if err := conn.Do(ctx, "MULTI").Err(); err != nil {
 		return err
 	}
-	if err := conn.Do(ctx, "RPUSH", t.Mops[0].Key, t.Mops[0].Value).Err(); err != nil {
+	if err := conn.Do(ctx, k.appendArgs(t.Mops[0].Key, t.Mops[0].Value)...).Err(); err != nil {
 		return err
 	}
 	if err := conn.Do(ctx, "DISCARD").Err(); err != nil {

@@ -26,7 +26,7 @@ func main() {
 	redisBin := flag.String("redis-server", "redis-server", "redis-server binary for -redis")
 	addr := flag.String("addr", "", "check an already running server at host:port (no kill -9; its data is FLUSHALLed)")
 	modes := flag.String("modes", "default,cold", "firn configurations: default, cold (debug-cold-reads yes, writer-threads 2)")
-	workloads := flag.String("workloads", "perkey,mixed,listappend", "workloads: perkey, mixed, listappend")
+	workloads := flag.String("workloads", "perkey,mixed,listappend,streamappend", "workloads: perkey, mixed, listappend, streamappend")
 	kill := flag.Bool("kill", true, "also run histories with a kill -9 and restart halfway (servers the checker starts)")
 	duration := flag.Duration("duration", 60*time.Second, "time budget of the run: rounds with new seeds follow one another while the next one fits")
 	roundTime := flag.Duration("round", 60*time.Second, "nominal length of one round: each history may send operations for 60% of its share")
@@ -181,9 +181,13 @@ func runMode(m mode, plan []planned, s settings) (passed, failed int) {
 				name: name, clients: s.mixedClients, keys: s.keys, maxOps: s.mixedOps,
 				duration: s.perHistory, wide: true, kill: p.kill, seed: seed,
 			}, s.artefacts)
-		case "listappend":
+		case "listappend", "streamappend":
+			kind := listKind
+			if p.workload == "streamappend" {
+				kind = streamKind
+			}
 			res = runListAppend(srv, appendConfig{
-				name: name, clients: s.clients, maxTxns: s.maxOps,
+				name: name, kind: kind, clients: s.clients, maxTxns: s.maxOps,
 				duration: s.perHistory, kill: p.kill, seed: seed,
 			}, s.artefacts)
 		default:

@@ -31,8 +31,8 @@ python3 scripts/gen_command_table.py --check
 # The concurrent history checker (checker/, Go): many clients against the
 # firn that cargo test built, in rounds of histories with new seeds, in the
 # default mode and with every read cold and two writers: the single-key
-# and mixed workloads, and the list-append (Elle) workload with and
-# without a kill -9 halfway. Mixed histories are kept to 1000 operations,
+# and mixed workloads, and the list-append (Elle) workload on lists and on
+# streams (XADD/XRANGE), with and without a kill -9 halfway. Mixed histories are kept to 1000 operations,
 # and those with a kill -9 to 300 operations of 4 clients (the operations
 # the kill leaves without a reply make Porcupine's search far longer), so
 # that it does not run out of time on this 2-core machine; an inconclusive
@@ -44,4 +44,4 @@ firn="$CARGO_TARGET_DIR/debug/firn"
     -duration 45s)
 (cd checker && go run . -firn "$firn" -workloads mixed -mixed-clients 4 -mixed-ops 300 \
     -round 10s -duration 15s)
-(cd checker && go run . -firn "$firn" -workloads listappend -duration 20s)
+(cd checker && go run . -firn "$firn" -workloads listappend,streamappend -duration 30s)
