@@ -152,17 +152,40 @@ fn a_ten_million_entry_stream_costs_what_each_command_touches() {
     }
     let (reply, scanned, reads) = measured(
         &mut c,
-        &["XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "big", ">"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "10",
+            "STREAMS",
+            "big",
+            ">",
+        ],
     );
     assert_eq!(reply.items()[0].items()[1].items().len(), 10);
     assert!(scanned <= 10 + 1 + SLACK, "XREADGROUP > scanned {scanned}");
     assert!(reads <= 10 * 3 + 10, "XREADGROUP > made {reads} reads");
     let (reply, scanned, _) = measured(
         &mut c,
-        &["XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "big", "1000-1"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "10",
+            "STREAMS",
+            "big",
+            "1000-1",
+        ],
     );
     assert_eq!(reply.items()[0].items()[1].items().len(), 10);
-    assert!(scanned <= 10 + SLACK, "XREADGROUP history scanned {scanned}");
+    assert!(
+        scanned <= 10 + SLACK,
+        "XREADGROUP history scanned {scanned}"
+    );
     let from = format!("{}-1", pending / 3);
     let (reply, scanned, _) = measured(&mut c, &["XPENDING", "big", "g", &from, "+", "10"]);
     assert_eq!(reply.items().len(), 10);
@@ -172,19 +195,30 @@ fn a_ten_million_entry_stream_costs_what_each_command_touches() {
         &["XPENDING", "big", "g", "IDLE", "0", &from, "+", "10", "c"],
     );
     assert_eq!(reply.items().len(), 10);
-    assert!(scanned <= 10 + SLACK, "XPENDING of a consumer scanned {scanned}");
+    assert!(
+        scanned <= 10 + SLACK,
+        "XPENDING of a consumer scanned {scanned}"
+    );
 
     // Trimming 1,000 entries from the head visits those entries, their ten
     // nodes and the next first entry.
     let first = c.cmd(&["XRANGE", "big", "-", "+", "COUNT", "1"]);
     let first_id = ids(&first)[0].clone();
-    let first_ms: u64 = first_id.split('-').next().unwrap_or("0").parse().unwrap_or(0);
+    let first_ms: u64 = first_id
+        .split('-')
+        .next()
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0);
     let (reply, scanned, _) = measured(
         &mut c,
         &["XTRIM", "big", "MINID", &format!("{}-0", first_ms + 1001)],
     );
     assert_eq!(reply, R::Int(1000));
-    assert!(scanned <= 1000 + 10 + 1 + SLACK, "XTRIM of 1,000 scanned {scanned}");
+    assert!(
+        scanned <= 1000 + 10 + 1 + SLACK,
+        "XTRIM of 1,000 scanned {scanned}"
+    );
 
     // Deleting the whole stream is O(1).
     let (reply, scanned, _) = measured(&mut c, &["DEL", "big"]);

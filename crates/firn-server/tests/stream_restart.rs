@@ -14,7 +14,9 @@ use std::time::Duration;
 type Id = (u64, u64);
 
 fn parse_id(r: &R) -> Id {
-    let text = r.as_str().unwrap_or_else(|| panic!("ID expected: {}", r.render()));
+    let text = r
+        .as_str()
+        .unwrap_or_else(|| panic!("ID expected: {}", r.render()));
     let (ms, seq) = text.split_once('-').expect("ms-seq");
     (ms.parse().expect("ms"), seq.parse().expect("seq"))
 }
@@ -175,7 +177,10 @@ fn a_kill_9_keeps_what_the_replies_said() {
         .iter()
         .map(|e| parse_id(&e.items()[0]))
         .collect();
-    let acked_adds: BTreeSet<Id> = added.iter().flat_map(|(ids, _)| ids.iter().copied()).collect();
+    let acked_adds: BTreeSet<Id> = added
+        .iter()
+        .flat_map(|(ids, _)| ids.iter().copied())
+        .collect();
     assert!(!acked_adds.is_empty(), "no XADD was acknowledged");
     let missing: Vec<_> = acked_adds.difference(&stored).collect();
     assert!(missing.is_empty(), "acknowledged XADDs lost: {missing:?}");
@@ -226,7 +231,12 @@ fn a_kill_9_keeps_what_the_replies_said() {
     let per_consumer: i64 = summary.items()[3]
         .items()
         .iter()
-        .map(|pair| pair.items()[1].as_str().and_then(|n| n.parse::<i64>().ok()).unwrap_or(-1))
+        .map(|pair| {
+            pair.items()[1]
+                .as_str()
+                .and_then(|n| n.parse::<i64>().ok())
+                .unwrap_or(-1)
+        })
         .sum();
     assert_eq!(per_consumer, pel.len() as i64);
     // last-delivered-id: at least every delivered ID, at most the last entry.
@@ -243,7 +253,17 @@ fn a_kill_9_keeps_what_the_replies_said() {
     // And the stream takes new work after the restart.
     let next = c.cmd(&["XADD", "s", "*", "f", "after"]);
     assert!(parse_id(&next) > *stored.last().unwrap_or(&(0, 0)));
-    let read = c.cmd(&["XREADGROUP", "GROUP", "g", "late", "COUNT", "1000000", "STREAMS", "s", ">"]);
+    let read = c.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "late",
+        "COUNT",
+        "1000000",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
     assert!(delivered_ids(&read).contains(&parse_id(&next)));
 }
 
@@ -252,14 +272,40 @@ fn a_clean_restart_keeps_a_stream_with_its_groups() {
     let mut server = Server::firn();
     let mut c = server.conn();
     for i in 1..=250 {
-        c.cmd(&["XADD", "s", &format!("{i}-1"), "field", &format!("value-{i}")]);
+        c.cmd(&[
+            "XADD",
+            "s",
+            &format!("{i}-1"),
+            "field",
+            &format!("value-{i}"),
+        ]);
     }
     c.cmd(&["XDEL", "s", "3-1", "100-1"]);
     c.cmd(&["XTRIM", "s", "MAXLEN", "~", "120"]);
     c.cmd(&["XGROUP", "CREATE", "s", "g1", "0"]);
     c.cmd(&["XGROUP", "CREATE", "s", "g2", "200-1", "ENTRIESREAD", "190"]);
-    c.cmd(&["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "20", "STREAMS", "s", ">"]);
-    c.cmd(&["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "5", "STREAMS", "s", ">"]);
+    c.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "20",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    c.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
     c.cmd(&["XACK", "s", "g1", "140-1", "141-1"]);
     c.cmd(&["XCLAIM", "s", "g1", "bob", "0", "150-1", "JUSTID"]);
     c.cmd(&["XSETID", "s", "300-0", "MAXDELETEDID", "100-1"]);
@@ -268,7 +314,10 @@ fn a_clean_restart_keeps_a_stream_with_its_groups() {
     drop(c);
     server.restart();
     let mut c = server.conn();
-    assert_eq!(c.cmd(&["XINFO", "STREAM", "s", "FULL", "COUNT", "0"]), before);
+    assert_eq!(
+        c.cmd(&["XINFO", "STREAM", "s", "FULL", "COUNT", "0"]),
+        before
+    );
     assert_eq!(c.cmd(&["XINFO", "GROUPS", "s"]), groups);
     assert_eq!(c.cmd(&["XADD", "s", "300-0", "f", "v"]).is_error(), true);
     assert_eq!(c.cmd(&["XADD", "s", "300-1", "f", "v"]), R::bulk(b"300-1"));
