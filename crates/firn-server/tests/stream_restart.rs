@@ -319,6 +319,6 @@ fn a_clean_restart_keeps_a_stream_with_its_groups() {
         before
     );
     assert_eq!(c.cmd(&["XINFO", "GROUPS", "s"]), groups);
-    assert_eq!(c.cmd(&["XADD", "s", "300-0", "f", "v"]).is_error(), true);
+    assert!(c.cmd(&["XADD", "s", "300-0", "f", "v"]).is_error());
     assert_eq!(c.cmd(&["XADD", "s", "300-1", "f", "v"]), R::bulk(b"300-1"));
 }
