@@ -201,7 +201,9 @@ fn a_ten_million_entry_stream_costs_what_each_command_touches() {
     );
 
     // Trimming 1,000 entries from the head visits those entries, their ten
-    // nodes and the next first entry.
+    // nodes and the next first entry; on ten million entries the oldest are
+    // on disk only, so a first memory-only attempt may stop part-way and
+    // the run on the cold-read pool visit them all again.
     let first = c.cmd(&["XRANGE", "big", "-", "+", "COUNT", "1"]);
     let first_id = ids(&first)[0].clone();
     let first_ms: u64 = first_id
@@ -216,7 +218,7 @@ fn a_ten_million_entry_stream_costs_what_each_command_touches() {
     );
     assert_eq!(reply, R::Int(1000));
     assert!(
-        scanned <= 1000 + 10 + 1 + SLACK,
+        scanned <= 2 * (1000 + 11 + 1) + SLACK,
         "XTRIM of 1,000 scanned {scanned}"
     );
 
