@@ -11,7 +11,8 @@
 //! - `payload`: the DUMP envelope (object, version, CRC64): [`dump`],
 //!   [`restore`], and the footer FUNCTION DUMP shares;
 //! - `function_payload`: FUNCTION DUMP/RESTORE's libraries;
-//! - `object`: each type's encodings, written and read;
+//! - `object`: each type's encodings, written and read, with `stream`
+//!   for streams (the value types, [`StreamValue`], are there too);
 //! - `listpack`, `ziplist` (with zipmap), `intset`: the embedded blobs,
 //!   with `blob` for what they share;
 //! - `encoding`: lengths, strings and doubles, and the reader over them;
@@ -30,6 +31,9 @@
 //! - sorted sets: a listpack for up to 128 members of at most 64 bytes,
 //!   else the binary-double skiplist form, highest score first.
 //! - hashes: a listpack for up to 512 pairs of at most 64 bytes, else plain.
+//! - streams: type 19 (RDB_TYPE_STREAM_LISTPACKS_2), the entries in
+//!   listpack nodes split as XADD splits them under `stream-node-max-entries`
+//!   100 and `stream-node-max-bytes` 4096 (other limits: [`dump_stream_with`]).
 //!
 //! Checked against redis-server 7.0.15, the output is byte-identical for
 //! strings, and for collections whenever the members come in the order
@@ -39,18 +43,23 @@
 //! A Redis value whose encoding does not follow the thresholds (a hash
 //! that grew past them and shrank, a list built by LPUSH or LINSERT) is
 //! dumped differently by Redis; both forms restore in either server.
+//! Streams are byte-identical unless Redis's holds tombstones: entries
+//! XDEL or an exact XTRIM marked deleted inside a node, which the decoded
+//! value does not keep (groups, consumers and PELs are sorted here).
 //!
 //! Reading accepts every encoding Redis 7.0 writes or still loads for these
 //! types: string (raw, int8/16/32, LZF), list (plain, ziplist, quicklist of
 //! ziplists, quicklist 2), set (plain, intset), sorted set (plain with text
 //! or binary scores, ziplist, listpack), hash (plain, zipmap, ziplist,
-//! listpack). Every length and offset in a payload is untrusted: all are
+//! listpack), stream (types 15 and 19, and 21 of Redis 7.2, which Redis 7.0
+//! does not know). Every length and offset in a payload is untrusted: all are
 //! checked against the bytes actually present, and preallocation never
 //! exceeds what the remaining input could hold. The embedded blobs
 //! (listpack, ziplist, intset, zipmap) are always validated in full - the
 //! equivalent of Redis's `sanitize-dump-payload yes` - so a payload with a
 //! malformed blob, duplicate set/hash/zset members, a NaN score or an empty
-//! collection is refused (Redis 7.0 by default refuses only some of those).
+//! collection is refused (Redis 7.0 by default refuses only some of those);
+//! so is a stream whose IDs, counts or PELs do not agree (see `stream`).
 //! Like Redis, bytes between the object and the footer are ignored.
 
 mod blob;
@@ -61,16 +70,26 @@ mod listpack;
 mod lzf;
 mod object;
 mod payload;
+mod stream;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;
 mod ziplist;
 
 pub use encoding::{read_length_at, read_string_at, write_string};
 pub use listpack::score_text;
-pub use payload::{append_footer, dump, dump_as, restore, verify_footer, RDB_VERSION};
+pub use payload::{
+    append_footer, dump, dump_as, dump_stream_with, restore, verify_footer, RDB_VERSION,
+};
+pub use stream::{
+    PendingEntry, StreamConsumer, StreamFields, StreamGroup, StreamId, StreamValue,
+    STREAM_NODE_MAX_BYTES, STREAM_NODE_MAX_ENTRIES,
+};
 
 /// A decoded value. Set and hash members keep the payload's order; sorted
-/// set members come back ordered by score, then member bytes.
+/// set members come back ordered by score, then member bytes; a stream's
+/// groups, consumers and PELs in Redis's order (names and IDs ascending).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RdbValue {
     String(Vec<u8>),
@@ -78,6 +97,7 @@ pub enum RdbValue {
     Set(Vec<Vec<u8>>),
     SortedSet(Vec<(Vec<u8>, f64)>),
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    Stream(StreamValue),
 }
 
 impl RdbValue {
@@ -89,6 +109,7 @@ impl RdbValue {
             RdbValue::Set(_) => "set",
             RdbValue::SortedSet(_) => "zset",
             RdbValue::Hash(_) => "hash",
+            RdbValue::Stream(_) => "stream",
         }
     }
 }
@@ -99,16 +120,12 @@ pub enum RdbError {
     /// Reply: "ERR DUMP payload version or checksum are wrong".
     #[error("DUMP payload version or checksum are wrong")]
     BadChecksum,
-    /// The checksum holds but the object does not decode.
+    /// The checksum holds but the object does not decode, or is of a type
+    /// Redis 7.0 cannot restore either (module values: Firn loads no
+    /// modules, and Redis replies the same without the module).
     /// Reply: "ERR Bad data format".
     #[error("Bad data format")]
     BadFormat,
-    /// An object of a type Redis 7.0 knows and Firn cannot store yet
-    /// (streams; their body is not examined). Not a Redis error: Redis
-    /// would restore it.
-    /// Reply: "ERR Firn cannot restore a stream value yet".
-    #[error("Firn cannot restore a {} value yet", object::object_type_name(*.0))]
-    UnsupportedType(u8),
 }
 
 impl RdbError {

@@ -54,46 +54,31 @@ impl ListpackWriter {
 
     pub(crate) fn push(&mut self, element: &[u8]) {
         let start = self.buf.len();
-        let buf = &mut self.buf;
         match string2ll(element) {
-            Some(v @ 0..=127) => buf.push(v as u8),
-            Some(v @ -4096..=4095) => {
-                let bits = (v as u64) & 0x1FFF;
-                buf.push(0xC0 | (bits >> 8) as u8);
-                buf.push(bits as u8);
-            }
-            Some(v) if i16::try_from(v).is_ok() => {
-                buf.push(0xF1);
-                buf.extend_from_slice(&v.to_le_bytes()[..2]);
-            }
-            Some(v @ -8_388_608..=8_388_607) => {
-                buf.push(0xF2);
-                buf.extend_from_slice(&v.to_le_bytes()[..3]);
-            }
-            Some(v) if i32::try_from(v).is_ok() => {
-                buf.push(0xF3);
-                buf.extend_from_slice(&v.to_le_bytes()[..4]);
-            }
-            Some(v) => {
-                buf.push(0xF4);
-                buf.extend_from_slice(&v.to_le_bytes());
-            }
-            None => {
-                let len = element.len();
-                if len < 64 {
-                    buf.push(0x80 | len as u8);
-                } else if len < 4096 {
-                    buf.push(0xE0 | (len >> 8) as u8);
-                    buf.push(len as u8);
-                } else {
-                    buf.push(0xF0);
-                    buf.extend_from_slice(&(len as u32).to_le_bytes());
-                }
-                buf.extend_from_slice(element);
-            }
+            Some(value) => push_integer_encoding(&mut self.buf, value),
+            None => push_string_encoding(&mut self.buf, element),
         }
-        let entry_len = buf.len() - start;
-        push_backlen(buf, entry_len as u64);
+        self.end_element(start);
+    }
+
+    /// Appends an integer as lpAppendInteger does: the same bytes `push`
+    /// writes for its decimal text.
+    pub(crate) fn push_integer(&mut self, value: i64) {
+        let start = self.buf.len();
+        push_integer_encoding(&mut self.buf, value);
+        self.end_element(start);
+    }
+
+    /// Appends the elements of another listpack under construction.
+    pub(crate) fn extend(&mut self, tail: ListpackWriter) {
+        self.buf
+            .extend_from_slice(tail.buf.get(6..).unwrap_or_default());
+        self.count += tail.count;
+    }
+
+    fn end_element(&mut self, start: usize) {
+        let entry_len = self.buf.len() - start;
+        push_backlen(&mut self.buf, entry_len as u64);
         self.count += 1;
     }
 
@@ -105,6 +90,56 @@ impl ListpackWriter {
         self.buf[4..6].copy_from_slice(&count.to_le_bytes());
         self.buf
     }
+}
+
+/// The bytes an integer element takes in a listpack, its backlen
+/// included (always one byte: an integer's encoding is at most 9).
+pub(crate) fn integer_element_bytes(value: i64) -> usize {
+    let mut encoding = Vec::with_capacity(9);
+    push_integer_encoding(&mut encoding, value);
+    encoding.len() + 1
+}
+
+/// An integer in the smallest of the listpack's integer encodings.
+fn push_integer_encoding(buf: &mut Vec<u8>, value: i64) {
+    match value {
+        0..=127 => buf.push(value as u8),
+        -4096..=4095 => {
+            let bits = (value as u64) & 0x1FFF;
+            buf.push(0xC0 | (bits >> 8) as u8);
+            buf.push(bits as u8);
+        }
+        _ if i16::try_from(value).is_ok() => {
+            buf.push(0xF1);
+            buf.extend_from_slice(&value.to_le_bytes()[..2]);
+        }
+        -8_388_608..=8_388_607 => {
+            buf.push(0xF2);
+            buf.extend_from_slice(&value.to_le_bytes()[..3]);
+        }
+        _ if i32::try_from(value).is_ok() => {
+            buf.push(0xF3);
+            buf.extend_from_slice(&value.to_le_bytes()[..4]);
+        }
+        _ => {
+            buf.push(0xF4);
+            buf.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+}
+
+fn push_string_encoding(buf: &mut Vec<u8>, element: &[u8]) {
+    let len = element.len();
+    if len < 64 {
+        buf.push(0x80 | len as u8);
+    } else if len < 4096 {
+        buf.push(0xE0 | (len >> 8) as u8);
+        buf.push(len as u8);
+    } else {
+        buf.push(0xF0);
+        buf.extend_from_slice(&(len as u32).to_le_bytes());
+    }
+    buf.extend_from_slice(element);
 }
 
 fn push_backlen(out: &mut Vec<u8>, len: u64) {

@@ -1,9 +1,9 @@
 //! One Redis object per type, in the encodings of RDB version 10: what
 //! DUMP writes for each type (the choice of encoding follows Redis 7.0's
 //! default thresholds) and every encoding RESTORE still reads, down to the
-//! zipmaps and ziplists of older versions. The blobs inside (listpack,
-//! ziplist, zipmap, intset) have modules of their own; `payload` wraps an
-//! object in the DUMP footer.
+//! zipmaps and ziplists of older versions. Streams have a module of their
+//! own (`stream`), and so do the blobs inside (listpack, ziplist, zipmap,
+//! intset); `payload` wraps an object in the DUMP footer.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -12,6 +12,10 @@ use crate::blob::{Entry, Pairs};
 use crate::encoding::{write_len, write_string, Reader};
 use crate::intset::{intset_bytes, intset_values};
 use crate::listpack::{listpack_entries, score_text, ListpackWriter};
+use crate::stream::{
+    read_stream, write_stream, NodeLimits, TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2,
+    TYPE_STREAM_LISTPACKS_3,
+};
 use crate::ziplist::{ziplist_entries, zipmap_pairs};
 use crate::{RdbError, RdbValue};
 use firn_prims::string2ll;
@@ -29,11 +33,9 @@ pub(crate) const TYPE_SET_INTSET: u8 = 11;
 pub(crate) const TYPE_ZSET_ZIPLIST: u8 = 12;
 pub(crate) const TYPE_HASH_ZIPLIST: u8 = 13;
 pub(crate) const TYPE_LIST_QUICKLIST: u8 = 14;
-pub(crate) const TYPE_STREAM_LISTPACKS: u8 = 15;
 pub(crate) const TYPE_HASH_LISTPACK: u8 = 16;
 pub(crate) const TYPE_ZSET_LISTPACK: u8 = 17;
 pub(crate) const TYPE_LIST_QUICKLIST_2: u8 = 18;
-pub(crate) const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 
 // Quicklist 2 node containers.
 const QUICKLIST_NODE_PLAIN: u64 = 1;
@@ -56,14 +58,6 @@ const LIST_ENTRY_OVERHEAD_ESTIMATE: usize = 8;
 /// Elements this large get a plain quicklist node of their own.
 const LIST_PACKED_THRESHOLD: usize = 1 << 30;
 
-/// The name of an object type Firn knows and cannot restore.
-pub(crate) fn object_type_name(object_type: u8) -> &'static str {
-    match object_type {
-        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => "stream",
-        _ => "unknown",
-    }
-}
-
 /// Writes the object: its type byte, then its encoding.
 pub(crate) fn write_object(out: &mut Vec<u8>, value: &RdbValue, compact: Option<bool>) {
     match value {
@@ -75,6 +69,7 @@ pub(crate) fn write_object(out: &mut Vec<u8>, value: &RdbValue, compact: Option<
         RdbValue::Set(members) => write_set(out, members, compact),
         RdbValue::SortedSet(members) => write_zset(out, members, compact),
         RdbValue::Hash(pairs) => write_hash(out, pairs, compact),
+        RdbValue::Stream(stream) => write_stream(out, stream, NodeLimits::DEFAULT),
     }
 }
 
@@ -290,8 +285,8 @@ pub(crate) fn read_object(object_type: u8, r: &mut Reader<'_>) -> Result<RdbValu
             }
             list_value(items)
         }
-        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
-            Err(RdbError::UnsupportedType(object_type))
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
+            Ok(RdbValue::Stream(read_stream(object_type, r)?))
         }
         _ => Err(RdbError::BadFormat),
     }

@@ -7,14 +7,16 @@ use crc::{Crc, CRC_64_REDIS};
 
 use crate::encoding::Reader;
 use crate::object::{read_object, write_object};
-use crate::{RdbError, RdbValue};
+use crate::stream::{write_stream, NodeLimits};
+use crate::{RdbError, RdbValue, StreamValue};
 
 pub const RDB_VERSION: u16 = 10;
 pub(crate) const CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
 
 /// Serialises a value as redis-server 7.0 DUMP does. Collections must be
-/// non-empty and set, hash and sorted set members distinct (as in any
-/// Redis value); a payload breaking that is refused by `restore`.
+/// non-empty and set, hash and sorted set members distinct, and a stream
+/// consistent (see [`StreamValue`]), as in any Redis value; a payload
+/// breaking that is refused by `restore`.
 pub fn dump(value: &RdbValue) -> Vec<u8> {
     dump_as(value, None)
 }
@@ -23,9 +25,29 @@ pub fn dump(value: &RdbValue) -> Vec<u8> {
 /// for the compact one (listpack, intset), `Some(false)` for the big one
 /// (hashtable, skiplist), `None` to decide from the contents under Redis's
 /// default thresholds. A set that is not all integers is never an intset.
+/// Strings, lists and streams have one encoding each.
 pub fn dump_as(value: &RdbValue, compact: Option<bool>) -> Vec<u8> {
     let mut out = Vec::new();
     write_object(&mut out, value, compact);
+    append_footer(&mut out);
+    out
+}
+
+/// [`dump`] of a stream whose nodes XADD split under the given
+/// `stream-node-max-entries` and `stream-node-max-bytes` (0: no limit);
+/// `dump` uses Redis's defaults, [`STREAM_NODE_MAX_ENTRIES`](crate::STREAM_NODE_MAX_ENTRIES)
+/// and [`STREAM_NODE_MAX_BYTES`](crate::STREAM_NODE_MAX_BYTES).
+pub fn dump_stream_with(
+    stream: &StreamValue,
+    node_max_entries: u64,
+    node_max_bytes: u64,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let limits = NodeLimits {
+        max_entries: node_max_entries,
+        max_bytes: node_max_bytes,
+    };
+    write_stream(&mut out, stream, limits);
     append_footer(&mut out);
     out
 }
