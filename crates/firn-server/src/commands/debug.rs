@@ -421,6 +421,7 @@ fn object_digest(digest: &mut [u8; 20], value: &RdbValue, expires: bool) {
         RdbValue::Set(_) => 2,
         RdbValue::SortedSet(_) => 3,
         RdbValue::Hash(_) => 4,
+        RdbValue::Stream(_) => 6,
     };
     mix_digest(digest, &code.to_be_bytes());
     match value {
@@ -449,6 +450,15 @@ fn object_digest(digest: &mut [u8; 20], value: &RdbValue, expires: bool) {
                 mix_digest(&mut element, field);
                 mix_digest(&mut element, value);
                 xor_digest(digest, &element);
+            }
+        }
+        RdbValue::Stream(stream) => {
+            for (id, fields) in &stream.entries {
+                mix_digest(digest, format!("{}.{}", id.ms, id.seq).as_bytes());
+                for (field, value) in fields {
+                    mix_digest(digest, field);
+                    mix_digest(digest, value);
+                }
             }
         }
     }

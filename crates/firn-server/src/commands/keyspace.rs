@@ -761,8 +761,18 @@ pub(crate) fn value_of(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<
 /// DUMP's payload for `key`, whose metadata is `meta`.
 pub(crate) fn dump_payload(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<Vec<u8>> {
     let value = value_of(ctx, key, meta)?;
-    if let RdbValue::String(_) = value {
-        return Ok(crate::rdb::dump(&value));
+    match &value {
+        RdbValue::String(_) => return Ok(crate::rdb::dump(&value)),
+        // Nodes cut as this server's stream-node-max-* cut them.
+        RdbValue::Stream(stream) => {
+            let limits = ctx.txn.encoding_limits();
+            return Ok(crate::rdb::dump_stream_with(
+                stream,
+                limits.stream_node_max_entries,
+                limits.stream_node_max_bytes,
+            ));
+        }
+        _ => {}
     }
     // Hashes, sets and sorted sets in the encoding the configured
     // thresholds gave them (OBJECT ENCODING), as Redis dumps them.
@@ -855,9 +865,12 @@ fn dump_collection(ctx: &mut Ctx<'_>, key: &[u8], meta: &Meta) -> CmdResult<RdbV
         ValueType::List => super::lists::dump_value(ctx, key, &coll),
         ValueType::Set => super::sets::dump_value(ctx, key, &coll),
         ValueType::ZSet => super::zsets::dump_value(ctx, key, &coll),
-        other => Err(CmdError::Owned(format!(
-            "ERR Firn cannot dump a {} value yet",
-            other.name()
+        ValueType::Stream => {
+            let stream = firn_storage::StreamMeta::from_collection(coll)?;
+            super::streams::dump_value(ctx, key, &stream)
+        }
+        ValueType::String => Err(CmdError::Storage(firn_storage::StorageError::Corrupt(
+            "collection meta",
         ))),
     }
 }
@@ -877,6 +890,7 @@ fn restore_collection(
         RdbValue::SortedSet(members) => {
             super::zsets::restore_value(ctx, key, members, expire_at_ms)
         }
+        RdbValue::Stream(stream) => super::streams::restore_value(ctx, key, stream, expire_at_ms),
         RdbValue::String(_) => Err(CmdError::Static("ERR Bad data format")),
     }
 }

@@ -22,6 +22,10 @@ use super::{def, Ctx, Def, Deferred};
 use crate::args::{int_arg, is, parse_i64};
 use crate::blocking::state::BlockOn;
 use crate::errors::{subcommand_syntax, wrong_arity, CmdError, CmdResult, SYNTAX};
+use crate::rdb::{
+    PendingEntry as RdbPending, RdbValue, StreamConsumer as RdbConsumer, StreamGroup as RdbGroup,
+    StreamId as RdbId, StreamValue as RdbStream,
+};
 
 pub const COMMANDS: &[Def] = &[
     def("xadd", xadd),
@@ -1767,6 +1771,159 @@ fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.notify(class::STREAM, "xsetid", key);
     ctx.dirty(1);
     Ok(Reply::ok())
+}
+
+// ---- DUMP and RESTORE ----
+
+fn rdb_id(id: StreamId) -> RdbId {
+    RdbId {
+        ms: id.ms,
+        seq: id.seq,
+    }
+}
+
+fn our_id(id: RdbId) -> StreamId {
+    StreamId::new(id.ms, id.seq)
+}
+
+/// The whole stream, its groups, pending lists and consumers, for DUMP.
+pub fn dump_value(ctx: &mut Ctx<'_>, key: &[u8], stream: &StreamMeta) -> CmdResult<RdbValue> {
+    let db = ctx.db();
+    let entries = ctx
+        .txn
+        .stream_entries(db, key, stream, StreamId::MIN, StreamId::MAX, false, 0)?
+        .into_iter()
+        .map(|(id, pairs)| {
+            let fields = pairs.into_iter().map(|(f, v)| (f.to_vec(), v.to_vec()));
+            (rdb_id(id), fields.collect())
+        })
+        .collect();
+    let mut groups = Vec::new();
+    for group in ctx.txn.stream_groups(db, key, stream)? {
+        let mut pending = Vec::new();
+        ctx.txn.stream_pending_range(
+            db,
+            key,
+            stream,
+            &group,
+            StreamId::MIN,
+            StreamId::MAX,
+            false,
+            |e| {
+                pending.push(RdbPending {
+                    id: rdb_id(e.id),
+                    delivery_time_ms: e.delivery_time_ms,
+                    delivery_count: e.delivery_count,
+                    consumer: e.consumer.to_vec(),
+                });
+                true
+            },
+        )?;
+        let mut consumers = Vec::new();
+        for consumer in ctx.txn.stream_consumers(db, key, stream, &group)? {
+            let own = ctx.txn.stream_consumer_pending(
+                db,
+                key,
+                stream,
+                &group,
+                &consumer.name,
+                StreamId::MIN,
+                StreamId::MAX,
+                0,
+            )?;
+            consumers.push(RdbConsumer {
+                name: consumer.name.to_vec(),
+                seen_time_ms: consumer.seen_time_ms,
+                pending: own.into_iter().map(rdb_id).collect(),
+            });
+        }
+        groups.push(RdbGroup {
+            name: group.name.to_vec(),
+            last_id: rdb_id(group.last_id),
+            entries_read: group.entries_read,
+            pending,
+            consumers,
+        });
+    }
+    Ok(RdbValue::Stream(RdbStream {
+        entries,
+        length: stream.len(),
+        last_id: rdb_id(stream.last_id),
+        first_id: rdb_id(stream.first_id),
+        max_deleted_id: rdb_id(stream.max_deleted_id),
+        entries_added: stream.entries_added,
+        groups,
+    }))
+}
+
+/// Stores a restored stream at `key` (which RESTORE has cleared). Its
+/// entries are appended in order, so its nodes are cut as this server's
+/// `stream-node-max-*` cut them.
+pub fn restore_value(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    value: RdbStream,
+    expire_at_ms: u64,
+) -> CmdResult<()> {
+    let bad = || CmdError::Static("ERR Bad data format");
+    let db = ctx.db();
+    let mut stream = ctx.txn.new_stream();
+    stream.coll.expire_at_ms = expire_at_ms;
+    for (id, fields) in value.entries {
+        let pairs: Vec<(Bytes, Bytes)> = fields
+            .into_iter()
+            .map(|(f, v)| (Bytes::from(f), Bytes::from(v)))
+            .collect();
+        match ctx
+            .txn
+            .stream_append(db, key, &mut stream, our_id(id), &pairs)
+        {
+            Ok(stored) => stored?,
+            Err(_) => return Err(bad()),
+        }
+    }
+    stream.last_id = our_id(value.last_id);
+    stream.first_id = our_id(value.first_id);
+    stream.max_deleted_id = our_id(value.max_deleted_id);
+    stream.entries_added = value.entries_added;
+    for g in value.groups {
+        let created = ctx.txn.stream_create_group(
+            db,
+            key,
+            &mut stream,
+            &g.name,
+            our_id(g.last_id),
+            g.entries_read,
+        )?;
+        let mut group = created.ok_or_else(bad)?;
+        for consumer in &g.consumers {
+            let made = ctx.txn.stream_create_consumer(
+                db,
+                key,
+                &stream,
+                &mut group,
+                &consumer.name,
+                consumer.seen_time_ms,
+            )?;
+            if !made {
+                return Err(bad());
+            }
+        }
+        for p in g.pending {
+            let entry = PendingEntry {
+                id: our_id(p.id),
+                consumer: Bytes::from(p.consumer),
+                delivery_time_ms: p.delivery_time_ms,
+                delivery_count: p.delivery_count,
+            };
+            ctx.txn
+                .stream_put_pending(db, key, &stream, &mut group, &entry, None)
+                .map_err(|_| bad())?;
+        }
+        ctx.txn.save_group(db, key, &stream, &group);
+    }
+    ctx.txn.save_stream(db, key, &mut stream)?;
+    Ok(())
 }
 
 #[cfg(test)]
