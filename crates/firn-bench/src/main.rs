@@ -15,11 +15,13 @@
 //! Each client is a thread with one blocking connection and one request in
 //! flight (pipeline depth 1 measures latency honestly); `load` pipelines.
 //! The blocking-command workloads (`--mode queue`, `--mode idle-blocked`)
-//! live in `blocking.rs`. `firn-load --help` lists every flag and default;
+//! live in `blocking.rs`, the stream workloads (`--mode xadd`, `--mode
+//! stream-pipeline`) in `streams.rs`. `firn-load --help` lists every flag and default;
 //! one set of flags serves every mode, and each mode reads the ones it
 //! needs.
 
 mod blocking;
+mod streams;
 
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
@@ -28,8 +30,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// firn-load: GET/SET/load/subscribe traffic, or the blocking-command
-/// workloads, against a Redis-protocol server; prints one JSON line.
+/// firn-load: GET/SET/load/subscribe traffic, the blocking-command
+/// workloads or the stream workloads, against a Redis-protocol server;
+/// prints one JSON line.
 #[derive(Parser, Clone, Debug)]
 #[command(name = "firn-load", version)]
 struct Args {
@@ -41,7 +44,8 @@ struct Args {
     /// What to run.
     #[arg(long, value_enum, default_value_t = Mode::Get)]
     mode: Mode,
-    /// Keys are `<prefix><n>`; in subscribe mode, the channel.
+    /// Keys are `<prefix><n>`; in subscribe mode, the channel; in
+    /// stream-pipeline, the stream.
     #[arg(long, default_value = "key:")]
     prefix: String,
     /// Keys in the range [default: 100000; 1000 hot keys in idle-blocked].
@@ -51,17 +55,18 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     first: u64,
     /// Client threads (consumers in queue mode, GET clients in
-    /// idle-blocked).
+    /// idle-blocked, XREADGROUP consumers in stream-pipeline).
     #[arg(long, default_value_t = 4, value_parser = at_least_one)]
     clients: usize,
     /// How long to run (every mode but load).
     #[arg(long, default_value_t = 10)]
     seconds: u64,
-    /// Bytes per value (per item in queue mode).
+    /// Bytes per value (per item in queue mode, of each entry's `f` field
+    /// in the stream modes).
     #[arg(long, default_value_t = 100)]
     value_size: usize,
-    /// LPUSH clients.
-    #[arg(long, default_value_t = 4, value_parser = at_least_one, help_heading = "queue")]
+    /// LPUSH clients (queue), XADD clients (stream-pipeline).
+    #[arg(long, default_value_t = 4, value_parser = at_least_one, help_heading = "queue, stream-pipeline")]
     producers: usize,
     /// Lists the producers and consumers share.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), help_heading = "queue")]
@@ -75,6 +80,12 @@ struct Args {
     /// The server's process id, to read its RSS from /proc.
     #[arg(long, default_value_t = 0, help_heading = "idle-blocked")]
     pid: u32,
+    /// Streams the XADD clients spread over, `<prefix>0`, `<prefix>1`...
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), help_heading = "xadd")]
+    streams: u64,
+    /// Entries per XREADGROUP (its COUNT).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), help_heading = "stream-pipeline")]
+    count: u64,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +102,11 @@ enum Mode {
     Queue,
     /// Idle connections, some in BLPOP, while GET clients measure.
     IdleBlocked,
+    /// XADD to `--streams` streams, one in flight per client.
+    Xadd,
+    /// Producers XADD, a consumer group XREADGROUPs and XACKs; checks
+    /// that every entry was acknowledged.
+    StreamPipeline,
 }
 
 impl Mode {
@@ -271,12 +287,14 @@ fn client(o: &Args, index: usize) -> std::io::Result<Outcome> {
 
 fn main() {
     let options = Args::parse();
-    let blocking = match options.mode {
+    let own_report = match options.mode {
         Mode::Queue => Some(blocking::queue(&options)),
         Mode::IdleBlocked => Some(blocking::idle_blocked(&options)),
+        Mode::Xadd => Some(streams::xadd(&options)),
+        Mode::StreamPipeline => Some(streams::pipeline(&options)),
         _ => None,
     };
-    if let Some(result) = blocking {
+    if let Some(result) = own_report {
         match result {
             Ok(json) => println!("{json}"),
             Err(e) => {
