@@ -20,7 +20,7 @@ use firn_storage::ValueType;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
-use crate::blocking::state::BlockOn;
+use crate::blocking::state::{BlockOn, Wake};
 use crate::commands::lists::{self, End};
 use crate::commands::zsets;
 use crate::commands::{def, Ctx, Def, Deferred};
@@ -66,7 +66,7 @@ fn block(ctx: &mut Ctx<'_>, keys: &[Bytes], timeout_ms: u64, reply: Reply) -> Cm
         keys: keys.to_vec(),
         timeout_ms,
         rerun: None,
-        wake_all: false,
+        wake: Wake::First,
     }));
     Ok(reply)
 }

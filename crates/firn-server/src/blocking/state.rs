@@ -57,9 +57,20 @@ pub struct BlockOn {
     /// The command line the runs after a wake-up use, when it differs
     /// (XREAD's `$` resolved to the ID it meant when the client blocked).
     pub rerun: Option<Vec<Bytes>>,
-    /// Every change to a key wakes this waiter, not only its first waiter:
-    /// stream readers do not consume what they read, so each may be served.
-    pub wake_all: bool,
+    /// Which waiters of a changed key are woken with it.
+    pub wake: Wake,
+}
+
+/// Whom a change of a key wakes, among the clients waiting on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The first in line: waiters compete for what arrives (the pops).
+    First,
+    /// Every such waiter: each may read what arrives (XREAD).
+    Every,
+    /// The first in line of its consumer group: a group's readers share
+    /// its entries, and each group reads all of them (XREADGROUP).
+    Group(Bytes),
 }
 
 /// How CLIENT UNBLOCK ended a wait.
@@ -80,8 +91,7 @@ pub struct Waiter {
     client_id: u64,
     db: u8,
     keys: Vec<Bytes>,
-    /// Woken by every change to its keys (stream readers).
-    wake_all: bool,
+    wake: Wake,
     signal: Notify,
     /// A change reached it and it has not retried since.
     woken: AtomicBool,
@@ -124,6 +134,11 @@ struct State {
     /// A listener task holds a change-stream subscription.
     listening: bool,
 }
+
+/// Whether a command (by name) only removes or acknowledges, so that a
+/// batch of such commands wakes nobody; the caller reads it from the
+/// command's declaration.
+pub type AddsNothing = fn(&[u8]) -> bool;
 
 /// The registry on `Server`.
 #[derive(Default)]
@@ -176,13 +191,13 @@ impl Blocking {
         self: &Arc<Self>,
         client_id: u64,
         db: u8,
-        keys: &[Bytes],
-        timed: bool,
-        wake_all: bool,
+        on: &BlockOn,
+        adds_nothing: AddsNothing,
         subscribe: impl FnOnce() -> Subscription,
     ) -> Registration {
-        let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
-        for key in keys {
+        let timed = on.timeout_ms > 0;
+        let mut unique: Vec<Bytes> = Vec::with_capacity(on.keys.len());
+        for key in &on.keys {
             if !unique.contains(key) {
                 unique.push(key.clone());
             }
@@ -191,7 +206,7 @@ impl Blocking {
             client_id,
             db,
             keys: unique,
-            wake_all,
+            wake: on.wake.clone(),
             signal: Notify::new(),
             woken: AtomicBool::new(false),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
@@ -210,7 +225,7 @@ impl Blocking {
                 // Subscribed before the caller's next attempt reads: every
                 // later commit reaches the listener.
                 state.listening = true;
-                tokio::spawn(listen(self.clone(), subscribe()));
+                tokio::spawn(listen(self.clone(), subscribe(), adds_nothing));
             }
         }
         self.blocked.fetch_add(1, Ordering::Relaxed);
@@ -246,7 +261,15 @@ impl Blocking {
                 let queue = &mut queues[at].1;
                 queue.retain(|w| !Arc::ptr_eq(w, waiter));
                 if pass_on {
-                    if let Some(next) = queue.front() {
+                    let next = match &waiter.wake {
+                        Wake::First => queue.front(),
+                        // Its wake-up reached every other reader too.
+                        Wake::Every => None,
+                        Wake::Group(group) => queue
+                            .iter()
+                            .find(|w| matches!(&w.wake, Wake::Group(g) if g == group)),
+                    };
+                    if let Some(next) = next {
                         next.wake();
                     }
                 }
@@ -291,12 +314,14 @@ impl Blocking {
 
     /// Wakes the first waiter of every key a committed batch may have
     /// added elements to, or everyone for a whole-database change.
-    fn on_change(&self, change: &Change) {
+    fn on_change(&self, change: &Change, adds_nothing: AddsNothing) {
         if !change.whole_dbs.is_empty() {
             self.wake_all();
             return;
         }
-        if !may_add_elements(change) {
+        if !change.command_names.is_empty()
+            && change.command_names.iter().all(|name| adds_nothing(name))
+        {
             return;
         }
         let state = self.state.lock();
@@ -306,12 +331,7 @@ impl Blocking {
             // waiter in another database simply finds nothing.
             if let Some(queues) = state.by_key.get(key) {
                 for (_, queue) in queues {
-                    if let Some(first) = queue.front() {
-                        first.wake();
-                    }
-                    for reader in queue.iter().skip(1).filter(|w| w.wake_all) {
-                        reader.wake();
-                    }
+                    wake_in_line(queue);
                 }
             }
         }
@@ -325,23 +345,32 @@ impl Blocking {
     }
 }
 
-/// Whether a batch may have made a key non-empty: every batch except those
-/// that only pop (a woken client's own pop, most of a queue's traffic).
-fn may_add_elements(change: &Change) -> bool {
-    change.command_names.is_empty()
-        || change.command_names.iter().any(|name| {
-            !["LPOP", "RPOP", "ZPOPMIN", "ZPOPMAX"]
-                .iter()
-                .any(|pop| name.eq_ignore_ascii_case(pop.as_bytes()))
-        })
+/// Wakes, among one key's waiters, the first in line, every XREAD reader
+/// and the first reader of each group.
+fn wake_in_line(queue: &VecDeque<Arc<Waiter>>) {
+    let mut groups: Vec<&Bytes> = Vec::new();
+    for (at, waiter) in queue.iter().enumerate() {
+        let wake = match &waiter.wake {
+            Wake::First => at == 0,
+            Wake::Every => true,
+            Wake::Group(group) if !groups.contains(&group) => {
+                groups.push(group);
+                true
+            }
+            Wake::Group(_) => false,
+        };
+        if wake {
+            waiter.wake();
+        }
+    }
 }
 
 /// Consumes the change stream while clients are blocked.
-async fn listen(registry: Arc<Blocking>, mut changes: Subscription) {
+async fn listen(registry: Arc<Blocking>, mut changes: Subscription, adds_nothing: AddsNothing) {
     let mut idle_since: Option<Instant> = None;
     loop {
         match tokio::time::timeout(LISTENER_IDLE, changes.recv()).await {
-            Ok(Ok(change)) => registry.on_change(&change),
+            Ok(Ok(change)) => registry.on_change(&change, adds_nothing),
             Ok(Err(RecvError::Lagged(_))) => registry.wake_all(),
             Ok(Err(RecvError::Closed)) => {
                 registry.state.lock().listening = false;
@@ -384,6 +413,23 @@ mod tests {
         }
     }
 
+    /// A wait on `keys`, with a timeout when `timed`.
+    fn on(keys: &[Bytes], timed: bool, wake: Wake) -> BlockOn {
+        BlockOn {
+            keys: keys.to_vec(),
+            timeout_ms: if timed { 1000 } else { 0 },
+            rerun: None,
+            wake,
+        }
+    }
+
+    /// The pops, as their registrations declare them.
+    fn pops(name: &[u8]) -> bool {
+        [&b"LPOP"[..], b"RPOP", b"ZPOPMIN", b"ZPOPMAX", b"XACK"]
+            .iter()
+            .any(|pop| name.eq_ignore_ascii_case(pop))
+    }
+
     fn key(name: &str) -> Bytes {
         Bytes::copy_from_slice(name.as_bytes())
     }
@@ -392,16 +438,24 @@ mod tests {
     async fn the_first_waiter_is_woken_and_passes_on_when_served() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, false, || plain(&tx));
-        let second = registry.register(2, 0, &[key("q"), key("q")], true, false, || plain(&tx));
+        let first = registry.register(1, 0, &on(&[key("q")], false, Wake::First), pops, || {
+            plain(&tx)
+        });
+        let second = registry.register(
+            2,
+            0,
+            &on(&[key("q"), key("q")], true, Wake::First),
+            pops,
+            || plain(&tx),
+        );
         assert_eq!(registry.blocked_clients(), 2);
         assert_eq!(registry.clients_with_timeout(), 1);
-        registry.on_change(&change(&["q"], "LPUSH"));
+        registry.on_change(&change(&["q"], "LPUSH"), pops);
         assert!(first.waiter().woken.load(Ordering::Acquire));
         assert!(!second.waiter().woken.load(Ordering::Acquire));
         // A pop wakes nobody.
         first.waiter().take_wake();
-        registry.on_change(&change(&["q"], "RPOP"));
+        registry.on_change(&change(&["q"], "RPOP"), pops);
         assert!(!first.waiter().woken.load(Ordering::Acquire));
         first.served();
         assert!(second.waiter().woken.load(Ordering::Acquire));
@@ -415,10 +469,16 @@ mod tests {
     async fn an_unused_wake_up_is_passed_on_and_unblock_reaches_one_client() {
         let registry = Arc::new(Blocking::default());
         let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &[key("q")], false, false, || plain(&tx));
-        let second = registry.register(2, 0, &[key("q")], false, false, || plain(&tx));
-        let other_db = registry.register(3, 1, &[key("q")], false, false, || plain(&tx));
-        registry.on_change(&change(&["q"], "RPUSH"));
+        let first = registry.register(1, 0, &on(&[key("q")], false, Wake::First), pops, || {
+            plain(&tx)
+        });
+        let second = registry.register(2, 0, &on(&[key("q")], false, Wake::First), pops, || {
+            plain(&tx)
+        });
+        let other_db = registry.register(3, 1, &on(&[key("q")], false, Wake::First), pops, || {
+            plain(&tx)
+        });
+        registry.on_change(&change(&["q"], "RPUSH"), pops);
         assert!(other_db.waiter().woken.load(Ordering::Acquire));
         drop(first);
         assert!(second.waiter().woken.load(Ordering::Acquire));
@@ -426,5 +486,39 @@ mod tests {
         assert!(!registry.unblock(2, Unblocked::Timeout));
         assert_eq!(second.waiter().unblocked(), Some(Unblocked::Error));
         assert!(!registry.unblock(9, Unblocked::Timeout));
+    }
+
+    #[tokio::test]
+    async fn stream_readers_are_woken_each_or_first_of_their_group() {
+        let registry = Arc::new(Blocking::default());
+        let (tx, _) = tokio::sync::broadcast::channel(16);
+        let group = |g: &str| Wake::Group(key(g));
+        let a1 = registry.register(1, 0, &on(&[key("s")], false, group("a")), pops, || {
+            plain(&tx)
+        });
+        let x1 = registry.register(2, 0, &on(&[key("s")], false, Wake::Every), pops, || {
+            plain(&tx)
+        });
+        let a2 = registry.register(3, 0, &on(&[key("s")], false, group("a")), pops, || {
+            plain(&tx)
+        });
+        let b1 = registry.register(4, 0, &on(&[key("s")], false, group("b")), pops, || {
+            plain(&tx)
+        });
+        let x2 = registry.register(5, 0, &on(&[key("s")], false, Wake::Every), pops, || {
+            plain(&tx)
+        });
+        let woken = |r: &Registration| r.waiter().woken.load(Ordering::Acquire);
+        // An acknowledgement gives nobody anything.
+        registry.on_change(&change(&["s"], "XACK"), pops);
+        assert!(![&a1, &x1, &a2, &b1, &x2].iter().any(|r| woken(r)));
+        registry.on_change(&change(&["s"], "XADD"), pops);
+        assert!(woken(&a1) && woken(&x1) && woken(&b1) && woken(&x2));
+        assert!(!woken(&a2), "the second reader of group a waits its turn");
+        // Served, the first of group a hands on to the next of its group.
+        a1.served();
+        assert!(woken(&a2));
+        drop((x1, a2, b1, x2));
+        assert_eq!(registry.blocked_clients(), 0);
     }
 }

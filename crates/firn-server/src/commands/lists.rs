@@ -18,7 +18,7 @@ use std::ops::Bound;
 
 use super::collection::{stream_span, streamed, Shape, Span};
 use super::offload::{off_thread_if, INLINE_MEMBERS};
-use super::{def, Ctx, Def};
+use super::{def, Ctx, Def, Traits};
 use crate::args::{int_arg, is, parse_i64};
 use crate::errors::{wrong_arity, CmdError, CmdResult, NO_SUCH_KEY, SYNTAX};
 use crate::rdb::RdbValue;
@@ -29,8 +29,8 @@ pub const COMMANDS: &[Def] = &[
     def("rpush", rpush),
     def("lpushx", lpushx),
     def("rpushx", rpushx),
-    def("lpop", lpop),
-    def("rpop", rpop),
+    def("lpop", lpop).with(Traits::ADDS_NOTHING),
+    def("rpop", rpop).with(Traits::ADDS_NOTHING),
     def("llen", llen),
     def("lindex", lindex),
     def("lset", lset),

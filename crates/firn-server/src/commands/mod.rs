@@ -203,6 +203,11 @@ impl Traits {
     /// Its handler hands the work to the script thread
     /// (`Deferred::Script`): EXEC commits the commands before it first.
     pub const SCRIPT_THREAD: Traits = Traits(1 << 5);
+    /// Its writes never give a blocked client something to take: it only
+    /// removes or acknowledges (LPOP, ZPOPMIN, XACK, XREADGROUP...), so a
+    /// batch of such commands alone wakes no blocked client
+    /// (blocking/state.rs). Redis signals no key as ready for them either.
+    pub const ADDS_NOTHING: Traits = Traits(1 << 6);
 
     /// Whether every trait of `other` is declared.
     pub const fn contains(self, other: Traits) -> bool {

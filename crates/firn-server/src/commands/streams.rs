@@ -18,9 +18,9 @@ use std::sync::atomic::Ordering;
 
 use super::offload::off_thread_if;
 use super::replies::help_reply;
-use super::{def, Ctx, Def, Deferred};
+use super::{def, Ctx, Def, Deferred, Traits};
 use crate::args::{int_arg, is, parse_i64};
-use crate::blocking::state::BlockOn;
+use crate::blocking::state::{BlockOn, Wake};
 use crate::errors::{subcommand_syntax, wrong_arity, CmdError, CmdResult, SYNTAX};
 use crate::rdb::{
     PendingEntry as RdbPending, RdbValue, StreamConsumer as RdbConsumer, StreamGroup as RdbGroup,
@@ -32,20 +32,20 @@ pub const COMMANDS: &[Def] = &[
     def("xrange", xrange),
     def("xrevrange", xrevrange),
     def("xlen", xlen),
-    def("xdel", xdel),
-    def("xtrim", xtrim),
+    def("xdel", xdel).with(Traits::ADDS_NOTHING),
+    def("xtrim", xtrim).with(Traits::ADDS_NOTHING),
     def("xread", xread),
-    def("xreadgroup", xread),
+    def("xreadgroup", xread).with(Traits::ADDS_NOTHING),
     def("xgroup|create", xgroup),
     def("xgroup|setid", xgroup),
     def("xgroup|destroy", xgroup),
     def("xgroup|createconsumer", xgroup),
     def("xgroup|delconsumer", xgroup),
     def("xgroup|help", xgroup),
-    def("xack", xack),
+    def("xack", xack).with(Traits::ADDS_NOTHING),
     def("xpending", xpending),
-    def("xclaim", xclaim),
-    def("xautoclaim", xautoclaim),
+    def("xclaim", xclaim).with(Traits::ADDS_NOTHING),
+    def("xautoclaim", xautoclaim).with(Traits::ADDS_NOTHING),
     def("xinfo|stream", xinfo),
     def("xinfo|groups", xinfo),
     def("xinfo|consumers", xinfo),
@@ -726,7 +726,12 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         keys: keys.to_vec(),
         timeout_ms,
         rerun,
-        wake_all: true,
+        // Readers of one group share its entries as BLPOP's clients share
+        // a list's; XREAD readers each read everything.
+        wake: match &read.group {
+            Some((group, _)) => Wake::Group(group.clone()),
+            None => Wake::Every,
+        },
     }));
     Ok(Reply::NullArray)
 }
@@ -752,20 +757,10 @@ fn serve_key(
         let After::Id(after) = after else {
             return Ok(None);
         };
-        if stream.is_empty() || stream.last_id <= after {
-            return Ok(None);
-        }
-        let Some(last) = ctx.txn.stream_edge(db, key, &stream, true)? else {
-            return Ok(None);
-        };
-        let (Some(start), true) = (after.next(), last > after) else {
-            return Ok(None);
-        };
-        off_thread_if(ctx, visit_bound(&stream, count))?;
-        let entries =
-            ctx.txn
-                .stream_entries(db, key, &stream, start, StreamId::MAX, false, count)?;
-        return Ok(Some(entries_reply(entries)));
+        // Served when an entry lies after the ID (Redis compares the last
+        // live entry): the read itself tells.
+        let entries = read_after(ctx, key, &stream, after, count)?;
+        return Ok((!entries.is_empty()).then(|| entries_reply(entries)));
     };
     let Some(mut group) = ctx.txn.stream_group(db, key, &stream, group_name)? else {
         return Ok(None);
@@ -779,21 +774,11 @@ fn serve_key(
             Reply::Array(history)
         }
         After::New => {
-            if stream.is_empty() {
-                return Ok(None);
-            }
-            let Some(last) = ctx.txn.stream_edge(db, key, &stream, true)? else {
-                return Ok(None);
-            };
-            if last <= group.last_id {
+            let entries = read_after(ctx, key, &stream, group.last_id, count)?;
+            if entries.is_empty() {
                 return Ok(None);
             }
             touch_consumer(ctx, key, &stream, &mut group, consumer, now)?;
-            let start = group.last_id.next().unwrap_or(StreamId::MAX);
-            off_thread_if(ctx, visit_bound(&stream, count))?;
-            let entries =
-                ctx.txn
-                    .stream_entries(db, key, &stream, start, StreamId::MAX, false, count)?;
             for (id, _) in &entries {
                 stream.advance_group(&mut group, *id);
                 if !read.noack {
@@ -806,6 +791,24 @@ fn serve_key(
     ctx.txn.save_group(db, key, &stream, &group);
     ctx.dirty(1);
     Ok(Some(reply))
+}
+
+/// Up to `count` entries (0: all) after `after`.
+fn read_after(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    stream: &StreamMeta,
+    after: StreamId,
+    count: u64,
+) -> CmdResult<Vec<firn_storage::StreamEntry>> {
+    let (true, Some(start)) = (stream.last_id > after && !stream.is_empty(), after.next()) else {
+        return Ok(Vec::new());
+    };
+    off_thread_if(ctx, visit_bound(stream, count))?;
+    let db = ctx.db();
+    Ok(ctx
+        .txn
+        .stream_entries(db, key, stream, start, StreamId::MAX, false, count)?)
 }
 
 fn entries_reply(entries: Vec<firn_storage::StreamEntry>) -> Reply {

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use super::collection::{member_scan, streamed, STREAM_MEMBERS};
 use super::offload::{off_thread_if, INLINE_MEMBERS};
 use super::scan::{parse_cursor, KeyPattern};
-use super::{def, Ctx, Def};
+use super::{def, Ctx, Def, Traits};
 use crate::args::{int_arg, is, parse_double, parse_i64, ArgCursor};
 use crate::errors::{CmdError, CmdResult, NOT_FLOAT, NOT_INTEGER, SYNTAX};
 use crate::rdb::RdbValue;
@@ -54,8 +54,8 @@ pub const COMMANDS: &[Def] = &[
     def("zremrangebyrank", zremrangebyrank),
     def("zremrangebyscore", zremrangebyscore),
     def("zremrangebylex", zremrangebylex),
-    def("zpopmin", zpopmin),
-    def("zpopmax", zpopmax),
+    def("zpopmin", zpopmin).with(Traits::ADDS_NOTHING),
+    def("zpopmax", zpopmax).with(Traits::ADDS_NOTHING),
     def("zmpop", zmpop),
     def("zrandmember", zrandmember),
     def("zunion", zunion),

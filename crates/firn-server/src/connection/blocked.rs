@@ -62,14 +62,12 @@ impl Connection {
         if self.wait_durable().await.is_err() || self.write_ready().is_err() {
             return Flow::Drop;
         }
-        let registration = server.blocking.register(
-            self.client.id,
-            self.session.db,
-            &on.keys,
-            deadline.is_some(),
-            on.wake_all,
-            || Box::new(server.engine.subscribe_submits()),
-        );
+        let registration =
+            server
+                .blocking
+                .register(self.client.id, self.session.db, &on, adds_nothing, || {
+                    Box::new(server.engine.subscribe_submits())
+                });
         self.client.blocked.store(true, Ordering::Release);
         let rerun = on.rerun.as_deref().unwrap_or(args);
         let waited = self
@@ -171,4 +169,12 @@ impl Connection {
             }
         }
     }
+}
+
+/// Whether the command named `name` declares that its writes give a
+/// blocked client nothing to take (`Traits::ADDS_NOTHING`).
+fn adds_nothing(name: &[u8]) -> bool {
+    crate::commands::registry()
+        .lookup(&[Bytes::copy_from_slice(name)])
+        .is_ok_and(|cmd| cmd.is(crate::commands::Traits::ADDS_NOTHING))
 }
