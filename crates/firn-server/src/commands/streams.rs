@@ -922,7 +922,7 @@ const XGROUP_HELP: &[&str] = &[
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP (xgroupCommand).
@@ -1488,7 +1488,7 @@ const XINFO_HELP: &[&str] = &[
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 fn field(name: &'static str) -> Reply {
