@@ -94,8 +94,21 @@ pub(crate) fn channel() -> ChangeSender {
 /// Built on the writer thread, which bounds write throughput: one
 /// allocation per record, no formatting machinery.
 /// The names of a batch's replay commands (see [`Change::command_names`]).
+/// XGROUP's carry their subcommand (`XGROUP|SETID`): blocked stream readers
+/// are woken by some and not by others.
 pub(crate) fn command_names(commands: &[Vec<Bytes>]) -> Vec<Bytes> {
-    commands.iter().filter_map(|c| c.first().cloned()).collect()
+    commands
+        .iter()
+        .filter_map(|c| match (c.first(), c.get(1)) {
+            (Some(name), Some(sub)) if name.eq_ignore_ascii_case(b"xgroup") => {
+                let mut full = name.to_vec();
+                full.push(b'|');
+                full.extend_from_slice(sub);
+                Some(Bytes::from(full))
+            }
+            (name, _) => name.cloned(),
+        })
+        .collect()
 }
 
 pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {

@@ -15,6 +15,11 @@
 //!   destination of its BLMOVE);
 //! - nothing there (another client took it): it keeps its place.
 //!
+//! Stream readers (XREAD, XREADGROUP) do not consume what they read: every
+//! one of a key's readers is woken, only by the writes Redis signals
+//! ([`signals_stream_readers`]), and learns which of its keys were
+//! written, in order ([`Waiter::take_wake`]).
+//!
 //! A waiter that leaves unserved (timeout, disconnect, CLIENT UNBLOCK,
 //! kill) with a wake-up it did not use passes it on to the next waiter.
 //!
@@ -85,6 +90,10 @@ pub struct Waiter {
     signal: Notify,
     /// A change reached it and it has not retried since.
     woken: AtomicBool,
+    /// Stream readers: the keys written since the last retry, in the order
+    /// they were written (Redis's ready keys), which decides the key that
+    /// serves a reader of several.
+    ready: Mutex<Vec<Bytes>>,
     unblocked: AtomicU8,
 }
 
@@ -100,9 +109,23 @@ impl Waiter {
         self.signal.notified().await;
     }
 
-    /// Consumes the pending wake-up before a retry.
-    pub fn take_wake(&self) {
+    /// Consumes the pending wake-up before a retry; returns the keys
+    /// written since the last one (stream readers only).
+    pub fn take_wake(&self) -> Vec<Bytes> {
+        let ready = std::mem::take(&mut *self.ready.lock());
         self.woken.store(false, Ordering::Release);
+        ready
+    }
+
+    /// A stream reader's key was written.
+    fn wake_ready(&self, key: &Bytes) {
+        {
+            let mut ready = self.ready.lock();
+            if !ready.contains(key) {
+                ready.push(key.clone());
+            }
+        }
+        self.wake();
     }
 
     pub fn unblocked(&self) -> Option<Unblocked> {
@@ -194,6 +217,7 @@ impl Blocking {
             wake_all,
             signal: Notify::new(),
             woken: AtomicBool::new(false),
+            ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
         });
         {
@@ -299,6 +323,7 @@ impl Blocking {
         if !may_add_elements(change) {
             return;
         }
+        let signals_readers = signals_stream_readers(change);
         let state = self.state.lock();
         for (_, key) in &change.keys {
             // `keys` name physical databases, which SWAPDB permutes: the
@@ -306,11 +331,14 @@ impl Blocking {
             // waiter in another database simply finds nothing.
             if let Some(queues) = state.by_key.get(key) {
                 for (_, queue) in queues {
-                    if let Some(first) = queue.front() {
-                        first.wake();
-                    }
-                    for reader in queue.iter().skip(1).filter(|w| w.wake_all) {
-                        reader.wake();
+                    for (at, waiter) in queue.iter().enumerate() {
+                        if waiter.wake_all {
+                            if signals_readers {
+                                waiter.wake_ready(key);
+                            }
+                        } else if at == 0 {
+                            waiter.wake();
+                        }
                     }
                 }
             }
@@ -333,6 +361,32 @@ fn may_add_elements(change: &Change) -> bool {
             !["LPOP", "RPOP", "ZPOPMIN", "ZPOPMAX"]
                 .iter()
                 .any(|pop| name.eq_ignore_ascii_case(pop.as_bytes()))
+        })
+}
+
+/// Whether a batch may serve stream readers: Redis signals a stream key
+/// ready on XADD, XGROUP DESTROY and a key created, deleted or replaced,
+/// never for the other stream writes (acks, claims, XDEL, XTRIM, XSETID,
+/// a group moved or its consumers changed), whose readers keep waiting.
+fn signals_stream_readers(change: &Change) -> bool {
+    const QUIET: [&str; 11] = [
+        "XACK",
+        "XCLAIM",
+        "XAUTOCLAIM",
+        "XDEL",
+        "XTRIM",
+        "XSETID",
+        "XREADGROUP",
+        "XGROUP|CREATE",
+        "XGROUP|SETID",
+        "XGROUP|CREATECONSUMER",
+        "XGROUP|DELCONSUMER",
+    ];
+    change.command_names.is_empty()
+        || change.command_names.iter().any(|name| {
+            !QUIET
+                .iter()
+                .any(|quiet| name.eq_ignore_ascii_case(quiet.as_bytes()))
         })
 }
 

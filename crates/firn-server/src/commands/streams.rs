@@ -6,8 +6,10 @@
 //! group, per pending entry and per consumer, so every command here costs
 //! what it returns or changes. XREAD and XREADGROUP with BLOCK wait on the
 //! blocking machinery (`blocking/state.rs`) like BLPOP: a suspended future
-//! with no lock, woken by any write to one of their keys, which runs the
-//! command again.
+//! with no lock, woken by the writes Redis signals (XADD, a group
+//! destroyed, the key created, deleted or replaced), which runs the
+//! command again over the keys written, in write order
+//! ([`serve_written`]).
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
@@ -617,6 +619,22 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let woken = ctx.client.blocked.load(Ordering::Acquire);
     let keys = &args[read.streams_at..read.streams_at + read.streams];
     let id_args = &args[read.streams_at + read.streams..];
+    let written = match woken {
+        true => ctx.client.woken_keys.lock().clone(),
+        false => Vec::new(),
+    };
+    if !written.is_empty() {
+        if let Some(served) = serve_written(ctx, args, &read, &written)? {
+            return Ok(read_reply(ctx, vec![served]));
+        }
+        ctx.deferred = Some(Deferred::Block(BlockOn {
+            keys: keys.to_vec(),
+            timeout_ms: read.block_ms.unwrap_or(0),
+            rerun: None,
+            wake_all: true,
+        }));
+        return Ok(Reply::NullArray);
+    }
     let mut starts = Vec::with_capacity(read.streams);
     let mut resolved = false;
     for (key, id_arg) in keys.iter().zip(id_args) {
@@ -679,7 +697,7 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let mut served: Vec<(Bytes, Reply)> = Vec::new();
     for (key, after) in keys.iter().zip(&starts) {
-        if let Some(entries) = serve_key(ctx, key, *after, count, &read)? {
+        if let Some(entries) = serve_key(ctx, key, *after, count, &read, false)? {
             served.push((key.clone(), entries));
             // A woken client is served from one key, as Redis serves it
             // from the key that became ready.
@@ -689,20 +707,7 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if !served.is_empty() {
-        return Ok(match ctx.session.protocol {
-            Protocol::Resp3 => Reply::Map(
-                served
-                    .into_iter()
-                    .map(|(k, e)| (Reply::Bulk(k), e))
-                    .collect(),
-            ),
-            Protocol::Resp2 => Reply::Array(
-                served
-                    .into_iter()
-                    .map(|(k, e)| Reply::Array(vec![Reply::Bulk(k), e]))
-                    .collect(),
-            ),
-        });
+        return Ok(read_reply(ctx, served));
     }
     let Some(timeout_ms) = read.block_ms else {
         return Ok(Reply::NullArray);
@@ -727,14 +732,89 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::NullArray)
 }
 
+/// XREAD's and XREADGROUP's reply: each key served and its entries.
+fn read_reply(ctx: &Ctx<'_>, served: Vec<(Bytes, Reply)>) -> Reply {
+    match ctx.session.protocol {
+        Protocol::Resp3 => Reply::Map(
+            served
+                .into_iter()
+                .map(|(k, e)| (Reply::Bulk(k), e))
+                .collect(),
+        ),
+        Protocol::Resp2 => Reply::Array(
+            served
+                .into_iter()
+                .map(|(k, e)| Reply::Array(vec![Reply::Bulk(k), e]))
+                .collect(),
+        ),
+    }
+}
+
+/// A blocked reader's run after a wake-up, as Redis serves it
+/// (serveClientsBlockedOnStreamKey): only its keys written since its last
+/// run count, in the order they were written. XREADGROUP's wait ends with
+/// an error when the key is gone or of another type, or its group is
+/// destroyed; otherwise the first stream whose last ID passed the reader's
+/// serves it, with an empty list when the new entries are already gone
+/// (an XADD trimmed at once). `None`: it waits on.
+fn serve_written(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    read: &ReadArgs,
+    written: &[Bytes],
+) -> CmdResult<Option<(Bytes, Reply)>> {
+    let db = ctx.db();
+    let keys = &args[read.streams_at..read.streams_at + read.streams];
+    let id_args = &args[read.streams_at + read.streams..];
+    let count = match read.count {
+        0 => BLOCKED_DEFAULT_COUNT,
+        n => n,
+    };
+    for key in written {
+        let Some(at) = keys.iter().position(|k| k == key) else {
+            continue;
+        };
+        let stream = match ctx.txn.stream(db, key) {
+            Err(firn_storage::StorageError::WrongType) => None,
+            found => found?,
+        };
+        let Some(stream) = stream else {
+            if read.group.is_some() {
+                return Err(CmdError::Static(
+                    "UNBLOCKED the stream key no longer exists",
+                ));
+            }
+            continue;
+        };
+        // A blocked XREADGROUP reads `>` from every key: any other ID is
+        // served at once.
+        let after =
+            match &read.group {
+                Some((group, _)) => match ctx.txn.stream_group(db, key, &stream, group)? {
+                    Some(_) => After::New,
+                    None => return Err(CmdError::Static(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    )),
+                },
+                None => After::Id(strict_id(&id_args[at])?),
+            };
+        if let Some(entries) = serve_key(ctx, key, after, count, read, true)? {
+            return Ok(Some((key.clone(), entries)));
+        }
+    }
+    Ok(None)
+}
+
 /// The entries `key` serves a read after `after`, or `None` when it has
-/// nothing to serve (the read may block).
+/// nothing to serve (the read may block). A `woken` reader is served when
+/// the stream's last ID passed its own, even if no entry is left after it.
 fn serve_key(
     ctx: &mut Ctx<'_>,
     key: &Bytes,
     after: After,
     count: u64,
     read: &ReadArgs,
+    woken: bool,
 ) -> CmdResult<Option<Reply>> {
     let db = ctx.db();
     let Some(stream) = ctx.txn.stream(db, key).or_else(|e| match e {
@@ -748,13 +828,19 @@ fn serve_key(
         let After::Id(after) = after else {
             return Ok(None);
         };
-        if stream.is_empty() || stream.last_id <= after {
+        if stream.last_id <= after {
             return Ok(None);
         }
-        let Some(last) = ctx.txn.stream_edge(db, key, &stream, true)? else {
-            return Ok(None);
-        };
-        let (Some(start), true) = (after.next(), last > after) else {
+        if !woken {
+            let last = match stream.is_empty() {
+                true => None,
+                false => ctx.txn.stream_edge(db, key, &stream, true)?,
+            };
+            if last.is_none_or(|last| last <= after) {
+                return Ok(None);
+            }
+        }
+        let Some(start) = after.next() else {
             return Ok(None);
         };
         off_thread_if(ctx, visit_bound(&stream, count))?;
@@ -775,13 +861,12 @@ fn serve_key(
             Reply::Array(history)
         }
         After::New => {
-            if stream.is_empty() {
-                return Ok(None);
-            }
-            let Some(last) = ctx.txn.stream_edge(db, key, &stream, true)? else {
-                return Ok(None);
+            let last = match (woken, stream.is_empty()) {
+                (true, _) => Some(stream.last_id),
+                (false, true) => None,
+                (false, false) => ctx.txn.stream_edge(db, key, &stream, true)?,
             };
-            if last <= group.last_id {
+            if last.is_none_or(|last| last <= group.last_id) {
                 return Ok(None);
             }
             touch_consumer(ctx, key, &stream, &mut group, consumer, now)?;

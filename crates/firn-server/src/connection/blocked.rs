@@ -132,7 +132,7 @@ impl Connection {
             };
             match woke {
                 BlockedWoke::Retry => {
-                    waiter.take_wake();
+                    *self.client.woken_keys.lock() = waiter.take_wake();
                     let server = self.server.clone();
                     let executed =
                         execute(&server, cmd, args, &mut self.session, &self.client).await;
