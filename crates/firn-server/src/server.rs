@@ -53,6 +53,9 @@ pub struct ClientInfo {
     pub kill: Notify,
     /// Waiting in a blocking command (CLIENT LIST flag `b`).
     pub blocked: AtomicBool,
+    /// A blocked stream reader's run after a wake-up: its keys written
+    /// since the last run, in write order (empty for the first run).
+    pub woken_keys: Mutex<Vec<Bytes>>,
     /// Pub/sub subscriptions and the mailbox of server-initiated messages.
     pub pubsub: crate::pubsub::state::ClientSubs,
     /// CLIENT TRACKING state.
@@ -95,6 +98,7 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             kill: Notify::new(),
             blocked: AtomicBool::new(false),
+            woken_keys: Mutex::new(Vec::new()),
             pubsub: Default::default(),
             tracking: Default::default(),
             tx: Default::default(),

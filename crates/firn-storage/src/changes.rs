@@ -71,16 +71,21 @@ pub struct Change {
     /// Some of `whole_dbs` were flushed (FLUSHDB/FLUSHALL), not only
     /// swapped: tracking invalidates everything for a flush alone.
     pub flushed: bool,
-    /// The names of the commands a replica replays (an EX becomes an
-    /// absolute PXAT, a lazy expiry a DEL, ...). Only the names: the whole
+    /// The commands a replica replays (an EX becomes an absolute PXAT, a
+    /// lazy expiry a DEL, ...), each by its name and, when short, its
+    /// second word: enough to find the command's declaration, a
+    /// subcommand's included (`XGROUP SETID`). Never the values: the whole
     /// replay form is in the WAL beside the data (`encode_log_record`), and
     /// a subscriber that lags holds up to [`CHANGE_STREAM_CAPACITY`]
     /// records, which must stay small whatever the values written.
-    pub command_names: Vec<Bytes>,
+    pub command_heads: Vec<Vec<Bytes>>,
     /// Keyspace events, in the order Redis emits them (recorded only
     /// while `notify-keyspace-events` enables their class).
     pub events: Vec<Event>,
 }
+
+/// The longest second word a command head keeps (a subcommand is shorter).
+const HEAD_WORD_BYTES: usize = 32;
 
 pub(crate) type ChangeSender = broadcast::Sender<Arc<Change>>;
 pub type ChangeReceiver = broadcast::Receiver<Arc<Change>>;
@@ -93,9 +98,19 @@ pub(crate) fn channel() -> ChangeSender {
 /// bulk strings, exactly what a replica would be sent after a SELECT.
 /// Built on the writer thread, which bounds write throughput: one
 /// allocation per record, no formatting machinery.
-/// The names of a batch's replay commands (see [`Change::command_names`]).
-pub(crate) fn command_names(commands: &[Vec<Bytes>]) -> Vec<Bytes> {
-    commands.iter().filter_map(|c| c.first().cloned()).collect()
+/// The heads of a batch's replay commands (see [`Change::command_heads`]).
+pub(crate) fn command_heads(commands: &[Vec<Bytes>]) -> Vec<Vec<Bytes>> {
+    commands
+        .iter()
+        .map(|c| {
+            let mut head: Vec<Bytes> = c.first().cloned().into_iter().collect();
+            if let Some(second) = c.get(1).filter(|a| a.len() <= HEAD_WORD_BYTES) {
+                // A copy: a slice would keep the request's buffer alive.
+                head.push(Bytes::copy_from_slice(second));
+            }
+            head
+        })
+        .collect()
 }
 
 pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {

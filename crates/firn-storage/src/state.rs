@@ -27,7 +27,7 @@ use std::sync::atomic::{
 use std::sync::Arc;
 
 use crate::batch::CommitBatch;
-use crate::changes::{command_names, Change, ChangeSender};
+use crate::changes::{command_heads, Change, ChangeSender};
 use crate::collcache::CollCache;
 use crate::commit_queue::{CommitQueue, Completions};
 use crate::dbmap::DbMap;
@@ -305,7 +305,7 @@ impl Inner {
             keys: batch.changed_keys(),
             whole_dbs,
             flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
-            command_names: command_names(&batch.commands),
+            command_heads: command_heads(&batch.commands),
             client: batch.client,
             ..Change::default()
         }));

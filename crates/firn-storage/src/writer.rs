@@ -394,7 +394,7 @@ fn change_of(inner: &Inner, batch: &CommitBatch) -> Arc<Change> {
         keys: batch.changed_keys(),
         whole_dbs,
         flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
-        command_names: crate::changes::command_names(&batch.commands),
+        command_heads: crate::changes::command_heads(&batch.commands),
         events: batch.events.clone(),
     })
 }

@@ -15,6 +15,15 @@
 //!   destination of its BLMOVE);
 //! - nothing there (another client took it): it keeps its place.
 //!
+//! Whom a change wakes is the waiter's [`Wake`]: the first in line for the
+//! pops, every XREAD reader (readers do not consume what they read), the
+//! first XREADGROUP reader of each group (a group's readers share its
+//! entries). A stream reader also learns which of its keys were written,
+//! in order ([`Waiter::take_wake`]). A batch whose commands all declare
+//! `Traits::ADDS_NOTHING` (pops, acknowledgements, claims, XDEL, XTRIM,
+//! XSETID, XGROUP but DESTROY) wakes nobody, as Redis signals no key for
+//! them.
+//!
 //! A waiter that leaves unserved (timeout, disconnect, CLIENT UNBLOCK,
 //! kill) with a wake-up it did not use passes it on to the next waiter.
 //!
@@ -95,6 +104,10 @@ pub struct Waiter {
     signal: Notify,
     /// A change reached it and it has not retried since.
     woken: AtomicBool,
+    /// Stream readers: the keys written since the last retry, in the order
+    /// they were written (Redis's ready keys), which decides the key that
+    /// serves a reader of several.
+    ready: Mutex<Vec<Bytes>>,
     unblocked: AtomicU8,
 }
 
@@ -110,9 +123,23 @@ impl Waiter {
         self.signal.notified().await;
     }
 
-    /// Consumes the pending wake-up before a retry.
-    pub fn take_wake(&self) {
+    /// Consumes the pending wake-up before a retry; returns the keys
+    /// written since the last one (stream readers only).
+    pub fn take_wake(&self) -> Vec<Bytes> {
+        let ready = std::mem::take(&mut *self.ready.lock());
         self.woken.store(false, Ordering::Release);
+        ready
+    }
+
+    /// A stream reader's key was written.
+    fn wake_ready(&self, key: &Bytes) {
+        {
+            let mut ready = self.ready.lock();
+            if !ready.contains(key) {
+                ready.push(key.clone());
+            }
+        }
+        self.wake();
     }
 
     pub fn unblocked(&self) -> Option<Unblocked> {
@@ -135,10 +162,10 @@ struct State {
     listening: bool,
 }
 
-/// Whether a command (by name) only removes or acknowledges, so that a
-/// batch of such commands wakes nobody; the caller reads it from the
-/// command's declaration.
-pub type AddsNothing = fn(&[u8]) -> bool;
+/// Whether a command (by its head: name and maybe subcommand) only
+/// removes or acknowledges, so that a batch of such commands wakes nobody;
+/// the caller reads it from the command's declaration.
+pub type AddsNothing = fn(&[Bytes]) -> bool;
 
 /// The registry on `Server`.
 #[derive(Default)]
@@ -209,6 +236,7 @@ impl Blocking {
             wake: on.wake.clone(),
             signal: Notify::new(),
             woken: AtomicBool::new(false),
+            ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
         });
         {
@@ -319,8 +347,8 @@ impl Blocking {
             self.wake_all();
             return;
         }
-        if !change.command_names.is_empty()
-            && change.command_names.iter().all(|name| adds_nothing(name))
+        if !change.command_heads.is_empty()
+            && change.command_heads.iter().all(|head| adds_nothing(head))
         {
             return;
         }
@@ -331,7 +359,7 @@ impl Blocking {
             // waiter in another database simply finds nothing.
             if let Some(queues) = state.by_key.get(key) {
                 for (_, queue) in queues {
-                    wake_in_line(queue);
+                    wake_in_line(queue, key);
                 }
             }
         }
@@ -345,9 +373,10 @@ impl Blocking {
     }
 }
 
-/// Wakes, among one key's waiters, the first in line, every XREAD reader
-/// and the first reader of each group.
-fn wake_in_line(queue: &VecDeque<Arc<Waiter>>) {
+/// Wakes, among the waiters of `key`, the first in line, every XREAD
+/// reader and the first reader of each group; a reader learns that `key`
+/// was written.
+fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes) {
     let mut groups: Vec<&Bytes> = Vec::new();
     for (at, waiter) in queue.iter().enumerate() {
         let wake = match &waiter.wake {
@@ -359,8 +388,10 @@ fn wake_in_line(queue: &VecDeque<Arc<Waiter>>) {
             }
             Wake::Group(_) => false,
         };
-        if wake {
-            waiter.wake();
+        match (&waiter.wake, wake) {
+            (_, false) => {}
+            (Wake::First, true) => waiter.wake(),
+            (_, true) => waiter.wake_ready(key),
         }
     }
 }
@@ -408,7 +439,7 @@ mod tests {
                 .iter()
                 .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
                 .collect(),
-            command_names: vec![Bytes::copy_from_slice(command.as_bytes())],
+            command_heads: vec![vec![Bytes::copy_from_slice(command.as_bytes())]],
             ..Change::default()
         }
     }
@@ -424,10 +455,10 @@ mod tests {
     }
 
     /// The pops, as their registrations declare them.
-    fn pops(name: &[u8]) -> bool {
+    fn pops(head: &[Bytes]) -> bool {
         [&b"LPOP"[..], b"RPOP", b"ZPOPMIN", b"ZPOPMAX", b"XACK"]
             .iter()
-            .any(|pop| name.eq_ignore_ascii_case(pop))
+            .any(|pop| head[0].eq_ignore_ascii_case(pop))
     }
 
     fn key(name: &str) -> Bytes {

@@ -497,6 +497,17 @@ impl Registry {
     /// Resolves a request to its command, checking arity. Errors carry
     /// Redis's texts for unknown commands and subcommands.
     pub fn lookup(&self, args: &[Bytes]) -> CmdResult<&Command> {
+        let command = self.resolve(args)?;
+        let arity = command.spec.arity;
+        let argc = args.len() as i32;
+        if (arity > 0 && argc != arity) || (arity < 0 && argc < -arity) {
+            return Err(wrong_arity(command.spec.name));
+        }
+        Ok(command)
+    }
+
+    /// The command (or subcommand) `args` name, whatever their number.
+    pub fn resolve(&self, args: &[Bytes]) -> CmdResult<&Command> {
         let Some(name) = args.first() else {
             return Err(CmdError::Static("ERR empty command"));
         };
@@ -517,11 +528,6 @@ impl Registry {
                 }
             }
         };
-        let arity = command.spec.arity;
-        let argc = args.len() as i32;
-        if (arity > 0 && argc != arity) || (arity < 0 && argc < -arity) {
-            return Err(wrong_arity(command.spec.name));
-        }
         Ok(command)
     }
 

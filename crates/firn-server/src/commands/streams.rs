@@ -6,8 +6,10 @@
 //! group, per pending entry and per consumer, so every command here costs
 //! what it returns or changes. XREAD and XREADGROUP with BLOCK wait on the
 //! blocking machinery (`blocking/state.rs`) like BLPOP: a suspended future
-//! with no lock, woken by any write to one of their keys, which runs the
-//! command again.
+//! with no lock, woken by the writes Redis signals (XADD, a group
+//! destroyed, the key created, deleted or replaced), which runs the
+//! command again over the keys written, in write order
+//! ([`serve_written`]).
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
@@ -36,11 +38,11 @@ pub const COMMANDS: &[Def] = &[
     def("xtrim", xtrim).with(Traits::ADDS_NOTHING),
     def("xread", xread),
     def("xreadgroup", xread).with(Traits::ADDS_NOTHING),
-    def("xgroup|create", xgroup),
-    def("xgroup|setid", xgroup),
+    def("xgroup|create", xgroup).with(Traits::ADDS_NOTHING),
+    def("xgroup|setid", xgroup).with(Traits::ADDS_NOTHING),
     def("xgroup|destroy", xgroup),
-    def("xgroup|createconsumer", xgroup),
-    def("xgroup|delconsumer", xgroup),
+    def("xgroup|createconsumer", xgroup).with(Traits::ADDS_NOTHING),
+    def("xgroup|delconsumer", xgroup).with(Traits::ADDS_NOTHING),
     def("xgroup|help", xgroup),
     def("xack", xack).with(Traits::ADDS_NOTHING),
     def("xpending", xpending),
@@ -50,7 +52,7 @@ pub const COMMANDS: &[Def] = &[
     def("xinfo|groups", xinfo),
     def("xinfo|consumers", xinfo),
     def("xinfo|help", xinfo),
-    def("xsetid", xsetid),
+    def("xsetid", xsetid).with(Traits::ADDS_NOTHING),
 ];
 
 const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
@@ -621,6 +623,17 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let woken = ctx.client.blocked.load(Ordering::Acquire);
     let keys = &args[read.streams_at..read.streams_at + read.streams];
     let id_args = &args[read.streams_at + read.streams..];
+    let written = match woken {
+        true => ctx.client.woken_keys.lock().clone(),
+        false => Vec::new(),
+    };
+    if !written.is_empty() {
+        if let Some(served) = serve_written(ctx, args, &read, &written)? {
+            return Ok(read_reply(ctx, vec![served]));
+        }
+        ctx.deferred = Some(wait(&read, keys, read.block_ms.unwrap_or(0), None));
+        return Ok(Reply::NullArray);
+    }
     let mut starts = Vec::with_capacity(read.streams);
     let mut resolved = false;
     for (key, id_arg) in keys.iter().zip(id_args) {
@@ -683,7 +696,7 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let mut served: Vec<(Bytes, Reply)> = Vec::new();
     for (key, after) in keys.iter().zip(&starts) {
-        if let Some(entries) = serve_key(ctx, key, *after, count, &read)? {
+        if let Some(entries) = serve_key(ctx, key, *after, count, &read, false)? {
             served.push((key.clone(), entries));
             // A woken client is served from one key, as Redis serves it
             // from the key that became ready.
@@ -693,20 +706,7 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if !served.is_empty() {
-        return Ok(match ctx.session.protocol {
-            Protocol::Resp3 => Reply::Map(
-                served
-                    .into_iter()
-                    .map(|(k, e)| (Reply::Bulk(k), e))
-                    .collect(),
-            ),
-            Protocol::Resp2 => Reply::Array(
-                served
-                    .into_iter()
-                    .map(|(k, e)| Reply::Array(vec![Reply::Bulk(k), e]))
-                    .collect(),
-            ),
-        });
+        return Ok(read_reply(ctx, served));
     }
     let Some(timeout_ms) = read.block_ms else {
         return Ok(Reply::NullArray);
@@ -722,7 +722,13 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         again
     });
-    ctx.deferred = Some(Deferred::Block(BlockOn {
+    ctx.deferred = Some(wait(&read, keys, timeout_ms, rerun));
+    Ok(Reply::NullArray)
+}
+
+/// A reader's wait for `keys`.
+fn wait(read: &ReadArgs, keys: &[Bytes], timeout_ms: u64, rerun: Option<Vec<Bytes>>) -> Deferred {
+    Deferred::Block(BlockOn {
         keys: keys.to_vec(),
         timeout_ms,
         rerun,
@@ -732,18 +738,92 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Some((group, _)) => Wake::Group(group.clone()),
             None => Wake::Every,
         },
-    }));
-    Ok(Reply::NullArray)
+    })
+}
+
+/// XREAD's and XREADGROUP's reply: each key served and its entries.
+fn read_reply(ctx: &Ctx<'_>, served: Vec<(Bytes, Reply)>) -> Reply {
+    match ctx.session.protocol {
+        Protocol::Resp3 => Reply::Map(
+            served
+                .into_iter()
+                .map(|(k, e)| (Reply::Bulk(k), e))
+                .collect(),
+        ),
+        Protocol::Resp2 => Reply::Array(
+            served
+                .into_iter()
+                .map(|(k, e)| Reply::Array(vec![Reply::Bulk(k), e]))
+                .collect(),
+        ),
+    }
+}
+
+/// A blocked reader's run after a wake-up, as Redis serves it
+/// (serveClientsBlockedOnStreamKey): only its keys written since its last
+/// run count, in the order they were written. XREADGROUP's wait ends with
+/// an error when the key is gone or of another type, or its group is
+/// destroyed; otherwise the first stream whose last ID passed the reader's
+/// serves it, with an empty list when the new entries are already gone
+/// (an XADD trimmed at once). `None`: it waits on.
+fn serve_written(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    read: &ReadArgs,
+    written: &[Bytes],
+) -> CmdResult<Option<(Bytes, Reply)>> {
+    let db = ctx.db();
+    let keys = &args[read.streams_at..read.streams_at + read.streams];
+    let id_args = &args[read.streams_at + read.streams..];
+    let count = match read.count {
+        0 => BLOCKED_DEFAULT_COUNT,
+        n => n,
+    };
+    for key in written {
+        let Some(at) = keys.iter().position(|k| k == key) else {
+            continue;
+        };
+        let stream = match ctx.txn.stream(db, key) {
+            Err(firn_storage::StorageError::WrongType) => None,
+            found => found?,
+        };
+        let Some(stream) = stream else {
+            if read.group.is_some() {
+                return Err(CmdError::Static(
+                    "UNBLOCKED the stream key no longer exists",
+                ));
+            }
+            continue;
+        };
+        // A blocked XREADGROUP reads `>` from every key: any other ID is
+        // served at once.
+        let after =
+            match &read.group {
+                Some((group, _)) => match ctx.txn.stream_group(db, key, &stream, group)? {
+                    Some(_) => After::New,
+                    None => return Err(CmdError::Static(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    )),
+                },
+                None => After::Id(strict_id(&id_args[at])?),
+            };
+        if let Some(entries) = serve_key(ctx, key, after, count, read, true)? {
+            return Ok(Some((key.clone(), entries)));
+        }
+    }
+    Ok(None)
 }
 
 /// The entries `key` serves a read after `after`, or `None` when it has
-/// nothing to serve (the read may block).
+/// nothing to serve (the read may block). A `woken` reader is served when
+/// the stream's last ID passed its own, even if no entry is left after it.
 fn serve_key(
     ctx: &mut Ctx<'_>,
     key: &Bytes,
     after: After,
     count: u64,
     read: &ReadArgs,
+    woken: bool,
 ) -> CmdResult<Option<Reply>> {
     let db = ctx.db();
     let Some(stream) = ctx.txn.stream(db, key).or_else(|e| match e {
@@ -758,9 +838,13 @@ fn serve_key(
             return Ok(None);
         };
         // Served when an entry lies after the ID (Redis compares the last
-        // live entry): the read itself tells.
+        // live entry): the read itself tells. A woken reader is served when
+        // the stream's last ID passed its own, even if no entry is left.
+        if stream.last_id <= after {
+            return Ok(None);
+        }
         let entries = read_after(ctx, key, &stream, after, count)?;
-        return Ok((!entries.is_empty()).then(|| entries_reply(entries)));
+        return Ok((woken || !entries.is_empty()).then(|| entries_reply(entries)));
     };
     let Some(mut group) = ctx.txn.stream_group(db, key, &stream, group_name)? else {
         return Ok(None);
@@ -774,8 +858,11 @@ fn serve_key(
             Reply::Array(history)
         }
         After::New => {
+            if stream.last_id <= group.last_id {
+                return Ok(None);
+            }
             let entries = read_after(ctx, key, &stream, group.last_id, count)?;
-            if entries.is_empty() {
+            if entries.is_empty() && !woken {
                 return Ok(None);
             }
             touch_consumer(ctx, key, &stream, &mut group, consumer, now)?;
@@ -929,7 +1016,7 @@ const XGROUP_HELP: &[&str] = &[
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 /// XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP (xgroupCommand).
@@ -1495,7 +1582,7 @@ const XINFO_HELP: &[&str] = &[
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 fn field(name: &'static str) -> Reply {

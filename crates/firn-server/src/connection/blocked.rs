@@ -130,7 +130,7 @@ impl Connection {
             };
             match woke {
                 BlockedWoke::Retry => {
-                    waiter.take_wake();
+                    *self.client.woken_keys.lock() = waiter.take_wake();
                     let server = self.server.clone();
                     let executed =
                         execute(&server, cmd, args, &mut self.session, &self.client).await;
@@ -171,10 +171,11 @@ impl Connection {
     }
 }
 
-/// Whether the command named `name` declares that its writes give a
-/// blocked client nothing to take (`Traits::ADDS_NOTHING`).
-fn adds_nothing(name: &[u8]) -> bool {
+/// Whether the command `head` (its name and maybe a subcommand, as the
+/// change stream gives it) declares that its writes give a blocked client
+/// nothing to take (`Traits::ADDS_NOTHING`).
+fn adds_nothing(head: &[Bytes]) -> bool {
     crate::commands::registry()
-        .lookup(&[Bytes::copy_from_slice(name)])
+        .resolve(head)
         .is_ok_and(|cmd| cmd.is(crate::commands::Traits::ADDS_NOTHING))
 }
