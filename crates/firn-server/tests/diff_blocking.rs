@@ -9,54 +9,10 @@
 //! this branch; its differential case belongs with the transactions suite.
 
 use firn_testkit::{info, Diff, R};
-use std::time::{Duration, Instant};
 
 /// Switches the active client pair to RESP3 (HELLO's id differs).
 fn resp3(d: &mut Diff) {
     d.cmd_type_only(&["HELLO", "3"]);
-}
-
-/// Sends a command on the active pair to both servers without reading.
-fn send_both(d: &mut Diff, args: &[&str]) {
-    d.note(&format!("send {}", args.join(" ")));
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let pair = d.client();
-    pair.redis.send(&args);
-    pair.firn.send(&args);
-}
-
-/// Reads one reply on the active pair from both servers; they must match.
-fn read_both(d: &mut Diff) -> R {
-    let pair = d.client();
-    let (redis_raw, redis) = pair.redis.read_reply();
-    let (firn_raw, firn) = pair.firn.read_reply();
-    if redis_raw != firn_raw {
-        d.fail("reply of the blocked command", &redis, &firn);
-    }
-    redis
-}
-
-/// Polls both servers (through client pair `via`) until `n` clients are
-/// blocked, for at most 10 seconds; then makes pair `back` active again.
-fn wait_blocked(d: &mut Diff, via: usize, back: usize, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    d.use_client(via);
-    loop {
-        let pair = d.client();
-        let (redis, firn) = (
-            info::field(&mut pair.redis, "clients", "blocked_clients"),
-            info::field(&mut pair.firn, "clients", "blocked_clients"),
-        );
-        if redis == n && firn == n {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "blocked_clients: redis {redis}, firn {firn}, expected {n}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    d.use_client(back);
 }
 
 // ------------------------------------------------------------ served at once
@@ -298,11 +254,11 @@ fn a_waiter_is_served_by_a_push_from_another_connection() {
         for protocol in ["2", "3"] {
             d.use_client(0);
             d.cmd_type_only(&["HELLO", protocol]);
-            send_both(&mut d, &block);
-            wait_blocked(&mut d, pusher, pusher, 1);
+            d.send(&block);
+            d.wait_blocked(pusher, pusher, 1);
             d.cmd(&push);
             d.use_client(0);
-            read_both(&mut d);
+            d.read_both();
             d.cmd(&check);
             d.cmd(&["DEL", "q", "q2", "m2", "z", "z2", "s", "dst"]);
         }
@@ -315,15 +271,15 @@ fn a_blmove_chain_serves_the_next_waiter() {
     let second = d.open_client();
     let pusher = d.open_client();
     d.use_client(0);
-    send_both(&mut d, &["BLMOVE", "a", "b", "LEFT", "RIGHT", "0"]);
-    wait_blocked(&mut d, pusher, second, 1);
-    send_both(&mut d, &["BLPOP", "b", "0"]);
-    wait_blocked(&mut d, pusher, pusher, 2);
+    d.send(&["BLMOVE", "a", "b", "LEFT", "RIGHT", "0"]);
+    d.wait_blocked(pusher, second, 1);
+    d.send(&["BLPOP", "b", "0"]);
+    d.wait_blocked(pusher, pusher, 2);
     d.cmd(&["RPUSH", "a", "1", "2", "3"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.use_client(second);
-    read_both(&mut d);
+    d.read_both();
     d.use_client(pusher);
     d.cmd(&["LRANGE", "a", "0", "-1"]);
     d.cmd(&["EXISTS", "b"]);
@@ -336,11 +292,11 @@ fn a_waiter_with_a_wrong_type_destination_gets_the_error_when_served() {
     d.use_client(pusher);
     d.cmd(&["SET", "dst", "string"]);
     d.use_client(0);
-    send_both(&mut d, &["BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"]);
-    wait_blocked(&mut d, pusher, pusher, 1);
+    d.send(&["BLMOVE", "src", "dst", "RIGHT", "LEFT", "0"]);
+    d.wait_blocked(pusher, pusher, 1);
     d.cmd(&["RPUSH", "src", "x"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.cmd(&["LRANGE", "src", "0", "-1"]);
 }
 
@@ -362,8 +318,8 @@ fn client_unblock_answers_as_redis_does() {
                 pair.firn.cmd(&["CLIENT", "ID"]).as_int().unwrap_or(-1),
             )
         };
-        send_both(&mut d, &block);
-        wait_blocked(&mut d, other, other, 1);
+        d.send(&block);
+        d.wait_blocked(other, other, 1);
         let pair = d.client();
         let redis = pair
             .redis
@@ -374,8 +330,8 @@ fn client_unblock_answers_as_redis_does() {
         assert_eq!(redis, firn, "CLIENT UNBLOCK {how}");
         assert_eq!(redis, R::Int(1));
         d.use_client(0);
-        read_both(&mut d);
-        wait_blocked(&mut d, other, 0, 0);
+        d.read_both();
+        d.wait_blocked(other, 0, 0);
         d.cmd(&["PING"]);
     }
 }
@@ -385,30 +341,30 @@ fn a_key_that_becomes_another_type_does_not_serve_a_waiter() {
     let mut d = Diff::new();
     let other = d.open_client();
     d.use_client(0);
-    send_both(&mut d, &["BLPOP", "k", "list", "0"]);
-    wait_blocked(&mut d, other, other, 1);
+    d.send(&["BLPOP", "k", "list", "0"]);
+    d.wait_blocked(other, other, 1);
     d.cmd(&["SET", "k", "string"]);
     d.cmd(&["ZADD", "list", "1", "m"]);
     d.cmd(&["DEL", "list"]);
     d.cmd(&["RPUSH", "list", "v"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.use_client(other);
     d.cmd(&["DEL", "k"]);
     d.use_client(0);
-    send_both(&mut d, &["BZMPOP", "0", "2", "z", "y", "MAX"]);
-    wait_blocked(&mut d, other, other, 1);
+    d.send(&["BZMPOP", "0", "2", "z", "y", "MAX"]);
+    d.wait_blocked(other, other, 1);
     d.cmd(&["RPUSH", "z", "not a zset"]);
     d.cmd(&["ZADD", "y", "2", "m"]);
     d.use_client(0);
-    read_both(&mut d);
-    send_both(&mut d, &["BLMOVE", "src", "dst", "LEFT", "LEFT", "0"]);
-    wait_blocked(&mut d, other, other, 1);
+    d.read_both();
+    d.send(&["BLMOVE", "src", "dst", "LEFT", "LEFT", "0"]);
+    d.wait_blocked(other, other, 1);
     d.cmd(&["SET", "src", "x"]);
     d.cmd(&["DEL", "src"]);
     d.cmd(&["RPUSH", "src", "e"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
 }
 
 #[test]
@@ -418,15 +374,15 @@ fn a_subscribed_resp3_client_gets_messages_while_blocked() {
     d.use_client(0);
     resp3(&mut d);
     d.cmd(&["SUBSCRIBE", "news"]);
-    send_both(&mut d, &["BLPOP", "q", "0"]);
-    wait_blocked(&mut d, other, other, 1);
+    d.send(&["BLPOP", "q", "0"]);
+    d.wait_blocked(other, other, 1);
     d.cmd(&["PUBLISH", "news", "hello"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.use_client(other);
     d.cmd(&["RPUSH", "q", "v"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
 }
 
 #[test]
@@ -459,14 +415,14 @@ fn a_push_inside_multi_wakes_the_waiter_after_exec() {
     let mut d = Diff::new();
     let other = d.open_client();
     d.use_client(0);
-    send_both(&mut d, &["BLPOP", "q", "0"]);
-    wait_blocked(&mut d, other, other, 1);
+    d.send(&["BLPOP", "q", "0"]);
+    d.wait_blocked(other, other, 1);
     d.cmd(&["MULTI"]);
     d.cmd(&["RPUSH", "q", "a"]);
     d.cmd(&["RPUSH", "q", "b"]);
     d.cmd(&["LPOP", "q"]);
     d.cmd(&["EXEC"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.cmd(&["LRANGE", "q", "0", "-1"]);
 }

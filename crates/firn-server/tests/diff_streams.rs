@@ -27,11 +27,10 @@ use firn_testkit::keyspace_events::{Message, Subscriber, MARKER};
 use firn_testkit::{
     diff::command,
     env::{random_seeds, random_steps},
-    info, Diff, R,
+    Diff, R,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::time::{Duration, Instant};
 
 // ------------------------------------------------------------ helpers
 
@@ -179,49 +178,6 @@ fn stream_state(d: &mut Diff, key: &str) {
         d.cmd_with(&["XPENDING", key, &name, "-", "+", "1000"], pending_idle);
         d.cmd(&["XPENDING", key, &name]);
     }
-}
-
-/// Sends a command on the active pair to both servers without reading.
-fn send_both(d: &mut Diff, args: &[&str]) {
-    d.note(&format!("send {}", args.join(" ")));
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let pair = d.client();
-    pair.redis.send(&args);
-    pair.firn.send(&args);
-}
-
-/// Reads one reply on the active pair from both servers; they must match.
-fn read_both(d: &mut Diff) -> R {
-    let pair = d.client();
-    let (redis_raw, redis) = pair.redis.read_reply();
-    let (firn_raw, firn) = pair.firn.read_reply();
-    if redis_raw != firn_raw {
-        d.fail("reply of the blocked command", &redis, &firn);
-    }
-    redis
-}
-
-/// Polls both servers (through client pair `via`) until `n` clients are
-/// blocked, for at most 10 seconds; then makes pair `back` active again.
-fn wait_blocked(d: &mut Diff, via: usize, back: usize, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    d.use_client(via);
-    loop {
-        let pair = d.client();
-        let (redis, firn) = (
-            info::field(&mut pair.redis, "clients", "blocked_clients"),
-            info::field(&mut pair.firn, "clients", "blocked_clients"),
-        );
-        if redis == n && firn == n {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "blocked_clients: redis {redis}, firn {firn}, expected {n}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    d.use_client(back);
 }
 
 // ------------------------------------------------------------ XADD
@@ -1656,11 +1612,8 @@ fn xread_block_is_woken_by_xadd() {
     for protocol in ["2", "3"] {
         d.use_client(0);
         d.cmd_type_only(&["HELLO", protocol]);
-        send_both(
-            &mut d,
-            &["XREAD", "BLOCK", "0", "STREAMS", "other", "s", "$", "$"],
-        );
-        wait_blocked(&mut d, writer, writer, 1);
+        d.send(&["XREAD", "BLOCK", "0", "STREAMS", "other", "s", "$", "$"]);
+        d.wait_blocked(writer, writer, 1);
         let (id, next) = if protocol == "2" {
             ("2-0", "20-0")
         } else {
@@ -1668,17 +1621,14 @@ fn xread_block_is_woken_by_xadd() {
         };
         d.cmd(&["XADD", "s", id, "a", "2"]);
         d.use_client(0);
-        read_both(&mut d);
+        d.read_both();
         // A reader past the last ID with COUNT.
-        send_both(
-            &mut d,
-            &["XREAD", "COUNT", "1", "BLOCK", "5000", "STREAMS", "s", id],
-        );
-        wait_blocked(&mut d, writer, writer, 1);
+        d.send(&["XREAD", "COUNT", "1", "BLOCK", "5000", "STREAMS", "s", id]);
+        d.wait_blocked(writer, writer, 1);
         d.cmd(&["XADD", "other", &format!("{protocol}-0"), "o", "o"]);
         d.cmd(&["XADD", "s", next, "a", "3"]);
         d.use_client(0);
-        read_both(&mut d);
+        d.read_both();
     }
 }
 
@@ -1690,16 +1640,16 @@ fn one_xadd_serves_two_readers() {
     d.use_client(writer);
     d.cmd(&["XADD", "s", "1-0", "a", "1"]);
     d.use_client(0);
-    send_both(&mut d, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
-    wait_blocked(&mut d, writer, second, 1);
-    send_both(&mut d, &["XREAD", "BLOCK", "0", "STREAMS", "s", "1-0"]);
-    wait_blocked(&mut d, writer, writer, 2);
+    d.send(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    d.wait_blocked(writer, second, 1);
+    d.send(&["XREAD", "BLOCK", "0", "STREAMS", "s", "1-0"]);
+    d.wait_blocked(writer, writer, 2);
     d.cmd(&["XADD", "s", "2-0", "a", "2"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.use_client(second);
-    read_both(&mut d);
-    wait_blocked(&mut d, writer, writer, 0);
+    d.read_both();
+    d.wait_blocked(writer, writer, 0);
 }
 
 #[test]
@@ -1709,106 +1659,91 @@ fn xreadgroup_block_is_woken_and_sees_its_group_go() {
     d.use_client(writer);
     d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
     d.use_client(0);
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XADD", "s", "1-0", "a", "1"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     d.cmd_with(&["XPENDING", "s", "g", "-", "+", "10"], pending_idle);
     // A write that is not an XADD (a group created) does not serve it.
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XGROUP", "CREATE", "s", "other", "0"]);
     d.cmd(&["XADD", "s", "2-0", "a", "2"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     // The key deleted: the reader gets an error.
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["DEL", "s"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     // The key replaced by another type: the same error.
     d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["SET", "s", "x"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     // The group destroyed: NOGROUP.
     d.cmd(&["DEL", "s"]);
     d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XGROUP", "DESTROY", "s", "g"]);
     d.use_client(0);
-    read_both(&mut d);
-    wait_blocked(&mut d, writer, 0, 0);
+    d.read_both();
+    d.wait_blocked(writer, 0, 0);
 }
 
 #[test]
@@ -1816,16 +1751,16 @@ fn multi_that_adds_and_deletes_does_not_wake_xread() {
     let mut d = Diff::new();
     let writer = d.open_client();
     d.use_client(0);
-    send_both(&mut d, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["MULTI"]);
     d.cmd(&["XADD", "s", "1-0", "a", "1"]);
     d.cmd(&["DEL", "s"]);
     d.cmd(&["EXEC"]);
-    wait_blocked(&mut d, writer, writer, 1);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XADD", "s", "2-0", "a", "2"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
 }
 
 /// Keys written one after the other serve a reader from the key written
@@ -1860,14 +1795,14 @@ fn the_first_key_written_serves_a_reader_of_several() {
         d.cmd(&["XGROUP", "SETID", "s", "g", "$"]);
         d.cmd(&["XGROUP", "SETID", "t", "g", "$"]);
         d.use_client(0);
-        send_both(&mut d, &block);
-        wait_blocked(&mut d, writer, writer, 1);
+        d.send(&block);
+        d.wait_blocked(writer, writer, 1);
         d.pipeline(&[
             command(&["XADD", "t", "1-*", "a", "1"]),
             command(&["XADD", "s", "2-*", "a", "1"]),
         ]);
         d.use_client(0);
-        read_both(&mut d);
+        d.read_both();
         d.cmd(&["XPENDING", "s", "g"]);
         d.cmd(&["XPENDING", "t", "g"]);
     }
@@ -1884,28 +1819,25 @@ fn writes_that_add_no_entry_do_not_serve_a_group_reader() {
     d.cmd(&["XADD", "s", "1-0", "a", "1"]);
     d.cmd(&["XGROUP", "CREATE", "s", "g", "$"]);
     d.use_client(0);
-    send_both(
-        &mut d,
-        &[
-            "XREADGROUP",
-            "GROUP",
-            "g",
-            "c",
-            "BLOCK",
-            "0",
-            "STREAMS",
-            "s",
-            ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XGROUP", "SETID", "s", "g", "0"]);
     d.cmd(&["XGROUP", "CREATECONSUMER", "s", "g", "other"]);
     d.cmd(&["XACK", "s", "g", "1-0"]);
-    wait_blocked(&mut d, writer, writer, 1);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XADD", "s", "2-0", "a", "2"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     stream_state(&mut d, "s");
 }
 
@@ -1948,13 +1880,13 @@ fn an_xadd_that_leaves_no_entry_serves_an_empty_reply() {
         ),
     ] {
         d.use_client(0);
-        send_both(&mut d, &block);
-        wait_blocked(&mut d, writer, writer, 1);
+        d.send(&block);
+        d.wait_blocked(writer, writer, 1);
         for w in writes {
             d.cmd(&w);
         }
         d.use_client(0);
-        read_both(&mut d);
+        d.read_both();
         stream_state(&mut d, "s");
     }
 }
@@ -1972,15 +1904,15 @@ fn readers_through_key_changes() {
     d.use_client(writer);
     d.cmd(&["XADD", "s", "1-0", "a", "1"]);
     d.use_client(0);
-    send_both(&mut d, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
-    wait_blocked(&mut d, writer, writer, 1);
+    d.send(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["DEL", "s"]);
     d.cmd(&["SET", "s", "x"]);
     d.cmd(&["DEL", "s"]);
-    wait_blocked(&mut d, writer, writer, 1);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["XADD", "s", "2-0", "a", "2"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
     for change in [
         vec!["RENAME", "s", "elsewhere"],
         vec!["MOVE", "s", "1"],
@@ -1991,35 +1923,7 @@ fn readers_through_key_changes() {
         d.cmd(&["DEL", "s", "elsewhere"]);
         d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
         d.use_client(0);
-        send_both(
-            &mut d,
-            &[
-                "XREADGROUP",
-                "GROUP",
-                "g",
-                "c",
-                "BLOCK",
-                "0",
-                "STREAMS",
-                "s",
-                ">",
-            ],
-        );
-        wait_blocked(&mut d, writer, writer, 1);
-        // An expired key ends the wait when active expiry deletes it.
-        d.cmd(&change);
-        d.use_client(0);
-        read_both(&mut d);
-    }
-    d.use_client(writer);
-    d.cmd(&["DEL", "s"]);
-    d.cmd(&["XADD", "t", "1-0", "a", "b"]);
-    d.cmd(&["XGROUP", "CREATE", "t", "g", "0"]);
-    d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-    d.use_client(0);
-    send_both(
-        &mut d,
-        &[
+        d.send(&[
             "XREADGROUP",
             "GROUP",
             "g",
@@ -2029,12 +1933,34 @@ fn readers_through_key_changes() {
             "STREAMS",
             "s",
             ">",
-        ],
-    );
-    wait_blocked(&mut d, writer, writer, 1);
+        ]);
+        d.wait_blocked(writer, writer, 1);
+        // An expired key ends the wait when active expiry deletes it.
+        d.cmd(&change);
+        d.use_client(0);
+        d.read_both();
+    }
+    d.use_client(writer);
+    d.cmd(&["DEL", "s"]);
+    d.cmd(&["XADD", "t", "1-0", "a", "b"]);
+    d.cmd(&["XGROUP", "CREATE", "t", "g", "0"]);
+    d.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    d.use_client(0);
+    d.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    d.wait_blocked(writer, writer, 1);
     d.cmd(&["RENAME", "t", "s"]);
     d.use_client(0);
-    read_both(&mut d);
+    d.read_both();
 }
 
 #[test]
@@ -2100,8 +2026,8 @@ fn blocked_readers_time_out_and_are_unblocked() {
                 pair.firn.cmd(&["CLIENT", "ID"]).as_int().unwrap_or(-1),
             )
         };
-        send_both(&mut d, &block);
-        wait_blocked(&mut d, other, other, 1);
+        d.send(&block);
+        d.wait_blocked(other, other, 1);
         let pair = d.client();
         let redis = pair
             .redis
@@ -2111,7 +2037,7 @@ fn blocked_readers_time_out_and_are_unblocked() {
             .cmd(&["CLIENT", "UNBLOCK", &ids.1.to_string(), how]);
         assert_eq!(redis, firn, "CLIENT UNBLOCK {how}");
         d.use_client(0);
-        read_both(&mut d);
+        d.read_both();
         d.cmd(&["PING"]);
     }
 }

@@ -58,9 +58,9 @@ pub use memory::MemoryUsage;
 pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
 pub use set::intset_value;
 pub use state::{EngineStats, SyncPolicy};
-pub use stream::{AppendError, StreamEntry, Trim, STREAM_LISTPACK_MAX_SIZE};
 pub use stream_meta::{
-    PendingEntry, StreamConsumer, StreamGroup, StreamId, StreamMeta, StreamNode,
+    AppendError, PendingEntry, StreamConsumer, StreamEntry, StreamGroup, StreamId, StreamMeta,
+    StreamNode, Trim, STREAM_LISTPACK_MAX_SIZE,
 };
 pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;

@@ -20,34 +20,12 @@ use std::ops::Bound;
 use crate::error::{Result, StorageError};
 use crate::meta::ValueType;
 use crate::stream_meta::{
-    consumer_pending_prefix, decode_fields, encode_fields, member, PendingEntry, StreamConsumer,
-    StreamGroup, StreamId, StreamMeta, StreamNode, CONSUMER, ENTRY, GROUP, NODE, PENDING,
+    consumer_pending_prefix, decode_fields, encode_fields, member, AppendError, PendingEntry,
+    StreamConsumer, StreamEntry, StreamGroup, StreamId, StreamMeta, StreamNode, Trim, CONSUMER,
+    ENTRY, GROUP, NODE, PENDING, STREAM_LISTPACK_MAX_SIZE,
 };
 use crate::txn::Txn;
 use crate::Cf;
-
-/// Redis's cap on a node's listpack (STREAM_LISTPACK_MAX_SIZE), and on the
-/// bytes of one entry's fields and values.
-pub const STREAM_LISTPACK_MAX_SIZE: u64 = 1 << 30;
-
-/// How a trim chooses what goes (XADD's and XTRIM's MAXLEN and MINID).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trim {
-    MaxLen(u64),
-    MinId(StreamId),
-}
-
-/// An entry: its ID and its fields and values in order.
-pub type StreamEntry = (StreamId, Vec<(Bytes, Bytes)>);
-
-/// Why an append failed (Redis's EDOM and ERANGE).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppendError {
-    /// The ID is not above the stream's last ID.
-    NotAbove,
-    /// The fields and values are too large for a node.
-    TooLarge,
-}
 
 impl Txn<'_> {
     /// The stream at `key`: `None` if missing, `WrongType` for another type.
@@ -621,23 +599,38 @@ impl Txn<'_> {
         key: &[u8],
         stream: &StreamMeta,
     ) -> Result<Vec<StreamGroup>> {
-        let mut out = Vec::new();
         if stream.groups == 0 {
-            return Ok(out);
+            return Ok(Vec::new());
         }
+        self.stream_records(db, key, stream, &[GROUP], |name, v| {
+            StreamGroup::decode(Bytes::copy_from_slice(name), v)
+        })
+    }
+
+    /// Every record whose member starts with `prefix`, decoded by `decode`
+    /// from the rest of its member and its value.
+    fn stream_records<T>(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        stream: &StreamMeta,
+        prefix: &[u8],
+        decode: impl Fn(&[u8], &Bytes) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let end = crate::keys::prefix_end(prefix).unwrap_or_default();
+        let mut out = Vec::new();
         let mut failed = None;
-        let (lo, hi) = ([GROUP], [GROUP + 1]);
         self.scan_members(
             Cf::Stream,
             db,
             key,
             &stream.coll,
-            Bound::Included(&lo[..]),
-            Bound::Excluded(&hi[..]),
+            Bound::Included(prefix),
+            Bound::Excluded(&end),
             false,
-            |m, v| match StreamGroup::decode(Bytes::copy_from_slice(&m[1..]), v) {
-                Ok(g) => {
-                    out.push(g);
+            |m, v| match decode(&m[prefix.len()..], v) {
+                Ok(record) => {
+                    out.push(record);
                     true
                 }
                 Err(e) => {
@@ -773,29 +766,9 @@ impl Txn<'_> {
         group: &StreamGroup,
     ) -> Result<Vec<StreamConsumer>> {
         let prefix = member(CONSUMER, &[&group.number.to_be_bytes()]);
-        let end = crate::keys::prefix_end(&prefix).unwrap_or_default();
-        let mut out = Vec::new();
-        let mut failed = None;
-        self.scan_members(
-            Cf::Stream,
-            db,
-            key,
-            &stream.coll,
-            Bound::Included(&prefix),
-            Bound::Excluded(&end),
-            false,
-            |m, v| match StreamConsumer::decode(Bytes::copy_from_slice(&m[prefix.len()..]), v) {
-                Ok(c) => {
-                    out.push(c);
-                    true
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            },
-        )?;
-        failed.map_or(Ok(out), Err)
+        self.stream_records(db, key, stream, &prefix, |name, v| {
+            StreamConsumer::decode(Bytes::copy_from_slice(name), v)
+        })
     }
 
     /// The group's pending entry for `id`.

@@ -36,6 +36,29 @@ pub(crate) const PENDING: u8 = b'p';
 pub(crate) const CONSUMER: u8 = b'c';
 pub(crate) const CONSUMER_PENDING: u8 = b'q';
 
+/// Redis's cap on a node's listpack (STREAM_LISTPACK_MAX_SIZE), and on the
+/// bytes of one entry's fields and values.
+pub const STREAM_LISTPACK_MAX_SIZE: u64 = 1 << 30;
+
+/// How a trim chooses what goes (XADD's and XTRIM's MAXLEN and MINID).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trim {
+    MaxLen(u64),
+    MinId(StreamId),
+}
+
+/// An entry: its ID and its fields and values in order.
+pub type StreamEntry = (StreamId, Vec<(Bytes, Bytes)>);
+
+/// Why an append failed (Redis's EDOM and ERANGE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendError {
+    /// The ID is not above the stream's last ID.
+    NotAbove,
+    /// The fields and values are too large for a node.
+    TooLarge,
+}
+
 /// A stream entry ID, `ms-seq`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId {

@@ -337,6 +337,29 @@ impl Diff {
         r
     }
 
+    /// Polls both servers (through client pair `via`) until `n` clients
+    /// are blocked, for at most 10 seconds; then makes pair `back` active.
+    pub fn wait_blocked(&mut self, via: usize, back: usize, n: i64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        self.use_client(via);
+        loop {
+            let pair = self.client();
+            let (redis, firn) = (
+                crate::info::field(&mut pair.redis, "clients", "blocked_clients"),
+                crate::info::field(&mut pair.firn, "clients", "blocked_clients"),
+            );
+            if redis == n && firn == n {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "blocked_clients: redis {redis}, firn {firn}, expected {n}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.use_client(back);
+    }
+
     /// Both servers must close the active connection (within 5 s) without
     /// sending anything else.
     pub fn assert_closed_both(&mut self) {

@@ -172,6 +172,23 @@ fn stream_of(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<Option<StreamMeta>> {
     Ok(ctx.txn.stream(db, key)?)
 }
 
+/// The stream at `key` and its group `name`; NOGROUP if either is
+/// missing (XPENDING, XCLAIM, XAUTOCLAIM).
+fn stream_and_group(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    name: &[u8],
+) -> CmdResult<(StreamMeta, StreamGroup)> {
+    let db = ctx.db();
+    let Some(stream) = stream_of(ctx, key)? else {
+        return Err(no_group(key, name));
+    };
+    match ctx.txn.stream_group(db, key, &stream, name)? {
+        Some(group) => Ok((stream, group)),
+        None => Err(no_group(key, name)),
+    }
+}
+
 // ---- XADD, XTRIM ----
 
 /// XADD's and XTRIM's options (streamAddTrimArgs).
@@ -1209,14 +1226,7 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let db = ctx.db();
     let key = &args[1];
-    let stream = stream_of(ctx, key)?;
-    let group = match &stream {
-        Some(s) => ctx.txn.stream_group(db, key, s, &args[2])?,
-        None => None,
-    };
-    let (Some(stream), Some(group)) = (stream, group) else {
-        return Err(no_group(key, &args[2]));
-    };
+    let (stream, group) = stream_and_group(ctx, key, &args[2])?;
     let now = ctx.txn.now_ms() as i64;
     let Some((start, end, count)) = range else {
         if group.pending == 0 {
@@ -1322,14 +1332,7 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let key = &args[1];
-    let stream = stream_of(ctx, key)?;
-    let group = match &stream {
-        Some(s) => ctx.txn.stream_group(db, key, s, &args[2])?,
-        None => None,
-    };
-    let (Some(stream), Some(mut group)) = (stream, group) else {
-        return Err(no_group(key, &args[2]));
-    };
+    let (stream, mut group) = stream_and_group(ctx, key, &args[2])?;
     let min_idle = long_arg(&args[4], "ERR Invalid min-idle-time argument for XCLAIM")?.max(0);
     let mut ids = Vec::new();
     let mut j = 5;
@@ -1480,14 +1483,7 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let db = ctx.db();
     let key = &args[1];
-    let stream = stream_of(ctx, key)?;
-    let group = match &stream {
-        Some(s) => ctx.txn.stream_group(db, key, s, &args[2])?,
-        None => None,
-    };
-    let (Some(stream), Some(mut group)) = (stream, group) else {
-        return Err(no_group(key, &args[2]));
-    };
+    let (stream, mut group) = stream_and_group(ctx, key, &args[2])?;
     let now = ctx.txn.now_ms();
     let name = &args[3];
     let mut attempts = count.saturating_mul(10);
@@ -1727,37 +1723,17 @@ fn stream_info(ctx: &mut Ctx<'_>, args: &[Bytes], stream: &StreamMeta) -> CmdRes
     info.push((field("entries"), entries_reply(entries)));
     let mut groups_out = Vec::new();
     for group in ctx.txn.stream_groups(db, key, stream)? {
-        let mut pel = Vec::new();
-        ctx.txn.stream_pending_range(
-            db,
-            key,
-            stream,
-            &group,
-            StreamId::MIN,
-            StreamId::MAX,
-            false,
-            |e| {
-                pel.push(Reply::Array(vec![
-                    id_reply(e.id),
-                    Reply::Bulk(e.consumer),
-                    Reply::Integer(e.delivery_time_ms as i64),
-                    Reply::Integer(e.delivery_count as i64),
-                ]));
-                count == 0 || (pel.len() as u64) < count
-            },
-        )?;
+        let detail = group_detail(ctx, key, stream, &group, count)?;
+        let pel = detail.pending.iter().map(|e| {
+            Reply::Array(vec![
+                id_reply(e.id),
+                Reply::Bulk(e.consumer.clone()),
+                Reply::Integer(e.delivery_time_ms as i64),
+                Reply::Integer(e.delivery_count as i64),
+            ])
+        });
         let mut consumers_out = Vec::new();
-        for consumer in ctx.txn.stream_consumers(db, key, stream, &group)? {
-            let ids = ctx.txn.stream_consumer_pending(
-                db,
-                key,
-                stream,
-                &group,
-                &consumer.name,
-                StreamId::MIN,
-                StreamId::MAX,
-                count,
-            )?;
+        for (consumer, ids) in detail.consumers {
             let mut own = Vec::with_capacity(ids.len());
             for id in ids {
                 if let Some(e) = ctx.txn.stream_pending_entry(db, key, stream, &group, id)? {
@@ -1784,7 +1760,7 @@ fn stream_info(ctx: &mut Ctx<'_>, args: &[Bytes], stream: &StreamMeta) -> CmdRes
             (field("entries-read"), entries_read_reply(&group)),
             (field("lag"), lag_reply(stream, &group)),
             (field("pel-count"), Reply::Integer(group.pending as i64)),
-            (field("pending"), Reply::Array(pel)),
+            (field("pending"), Reply::Array(pel.collect())),
             (field("consumers"), Reply::Array(consumers_out)),
         ]));
     }
@@ -1800,6 +1776,52 @@ fn radix_tree_nodes(keys: u64) -> u64 {
         0 => 1,
         n => n * 2,
     }
+}
+
+/// A group's pending entries and its consumers with their own pending
+/// IDs, at most `count` of each list (0: all): XINFO STREAM FULL and DUMP.
+struct GroupDetail {
+    pending: Vec<PendingEntry>,
+    consumers: Vec<(firn_storage::StreamConsumer, Vec<StreamId>)>,
+}
+
+fn group_detail(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    stream: &StreamMeta,
+    group: &StreamGroup,
+    count: u64,
+) -> CmdResult<GroupDetail> {
+    let db = ctx.db();
+    let mut pending = Vec::new();
+    ctx.txn.stream_pending_range(
+        db,
+        key,
+        stream,
+        group,
+        StreamId::MIN,
+        StreamId::MAX,
+        false,
+        |e| {
+            pending.push(e);
+            count == 0 || (pending.len() as u64) < count
+        },
+    )?;
+    let mut consumers = Vec::new();
+    for consumer in ctx.txn.stream_consumers(db, key, stream, group)? {
+        let ids = ctx.txn.stream_consumer_pending(
+            db,
+            key,
+            stream,
+            group,
+            &consumer.name,
+            StreamId::MIN,
+            StreamId::MAX,
+            count,
+        )?;
+        consumers.push((consumer, ids));
+    }
+    Ok(GroupDetail { pending, consumers })
 }
 
 /// XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]
@@ -1890,49 +1912,24 @@ pub fn dump_value(ctx: &mut Ctx<'_>, key: &[u8], stream: &StreamMeta) -> CmdResu
         .collect();
     let mut groups = Vec::new();
     for group in ctx.txn.stream_groups(db, key, stream)? {
-        let mut pending = Vec::new();
-        ctx.txn.stream_pending_range(
-            db,
-            key,
-            stream,
-            &group,
-            StreamId::MIN,
-            StreamId::MAX,
-            false,
-            |e| {
-                pending.push(RdbPending {
-                    id: rdb_id(e.id),
-                    delivery_time_ms: e.delivery_time_ms,
-                    delivery_count: e.delivery_count,
-                    consumer: e.consumer.to_vec(),
-                });
-                true
-            },
-        )?;
-        let mut consumers = Vec::new();
-        for consumer in ctx.txn.stream_consumers(db, key, stream, &group)? {
-            let own = ctx.txn.stream_consumer_pending(
-                db,
-                key,
-                stream,
-                &group,
-                &consumer.name,
-                StreamId::MIN,
-                StreamId::MAX,
-                0,
-            )?;
-            consumers.push(RdbConsumer {
-                name: consumer.name.to_vec(),
-                seen_time_ms: consumer.seen_time_ms,
-                pending: own.into_iter().map(rdb_id).collect(),
-            });
-        }
+        let detail = group_detail(ctx, key, stream, &group, 0)?;
+        let pending = detail.pending.into_iter().map(|e| RdbPending {
+            id: rdb_id(e.id),
+            delivery_time_ms: e.delivery_time_ms,
+            delivery_count: e.delivery_count,
+            consumer: e.consumer.to_vec(),
+        });
+        let consumers = detail.consumers.into_iter().map(|(c, ids)| RdbConsumer {
+            name: c.name.to_vec(),
+            seen_time_ms: c.seen_time_ms,
+            pending: ids.into_iter().map(rdb_id).collect(),
+        });
         groups.push(RdbGroup {
             name: group.name.to_vec(),
             last_id: rdb_id(group.last_id),
             entries_read: group.entries_read,
-            pending,
-            consumers,
+            pending: pending.collect(),
+            consumers: consumers.collect(),
         });
     }
     Ok(RdbValue::Stream(RdbStream {
