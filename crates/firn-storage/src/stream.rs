@@ -169,24 +169,15 @@ impl Txn<'_> {
         let start = start.max(stream.first_id);
         let from = member(ENTRY, &[&start.to_bytes()]);
         let to = member(ENTRY, &[&end.to_bytes()]);
-        let mut failed = None;
-        self.scan_members(
-            Cf::Stream,
+        self.scan_stream(
             db,
             key,
-            &stream.coll,
-            Bound::Included(&from),
-            Bound::Included(&to),
+            stream,
+            (Bound::Included(&from), Bound::Included(&to)),
             rev,
-            |m, v| match (StreamId::from_bytes(&m[1..]), decode_fields(v)) {
-                (Ok(id), Ok(pairs)) => visit(id, pairs),
-                (Err(e), _) | (_, Err(e)) => {
-                    failed = Some(e);
-                    false
-                }
-            },
-        )?;
-        failed.map_or(Ok(()), Err)
+            |m, v| Ok((StreamId::from_bytes(&m[1..])?, decode_fields(v)?)),
+            |(id, pairs)| visit(id, pairs),
+        )
     }
 
     /// Up to `count` entries (0: all) from [`Txn::stream_range`].
@@ -224,16 +215,15 @@ impl Txn<'_> {
         };
         let from = member(ENTRY, &[&start.to_bytes()]);
         let to = member(ENTRY, &[&end.to_bytes()]);
-        self.scan_members(
-            Cf::Stream,
+        self.scan_stream(
             db,
             key,
-            &stream.coll,
-            Bound::Included(&from),
-            Bound::Included(&to),
+            stream,
+            (Bound::Included(&from), Bound::Included(&to)),
             last,
-            |m, _| {
-                found = StreamId::from_bytes(&m[1..]).ok();
+            |m, _| StreamId::from_bytes(&m[1..]),
+            |id| {
+                found = Some(id);
                 false
             },
         )?;
@@ -359,18 +349,15 @@ impl Txn<'_> {
         }
         let from = member(ENTRY, &[&node.master.max(stream.first_id).to_bytes()]);
         let to = member(ENTRY, &[&last.to_bytes()]);
-        self.scan_members(
-            Cf::Stream,
+        self.scan_stream(
             db,
             key,
-            &stream.coll,
-            Bound::Included(&from),
-            Bound::Included(&to),
+            stream,
+            (Bound::Included(&from), Bound::Included(&to)),
             false,
-            |m, _| {
-                if let Ok(id) = StreamId::from_bytes(&m[1..]) {
-                    ids.push(id);
-                }
+            |m, _| StreamId::from_bytes(&m[1..]),
+            |id| {
+                ids.push(id);
                 (ids.len() as u64) < count
             },
         )?;
@@ -459,11 +446,19 @@ impl Txn<'_> {
             true => (Bound::Included(&lo[..]), bound),
         };
         let mut found = None;
-        self.scan_members(Cf::Stream, db, key, &stream.coll, from, to, rev, |m, v| {
-            found = Some(StreamId::from_bytes(&m[1..]).and_then(|id| StreamNode::decode(id, v)));
-            false
-        })?;
-        found.transpose()
+        self.scan_stream(
+            db,
+            key,
+            stream,
+            (from, to),
+            rev,
+            |m, v| StreamNode::decode(StreamId::from_bytes(&m[1..])?, v),
+            |node| {
+                found = Some(node);
+                false
+            },
+        )?;
+        Ok(found)
     }
 
     fn put_stream_node(&mut self, db: u8, key: &[u8], stream: &StreamMeta, node: &StreamNode) {
@@ -568,21 +563,14 @@ impl Txn<'_> {
         prefix: &[u8],
     ) -> Result<()> {
         let mut members = Vec::new();
-        let end = crate::keys::prefix_end(prefix);
-        let to = match &end {
-            Some(end) => Bound::Excluded(&end[..]),
-            None => Bound::Unbounded,
-        };
-        self.scan_members(
-            Cf::Stream,
+        self.scan_prefix(
             db,
             key,
-            &stream.coll,
-            Bound::Included(prefix),
-            to,
-            false,
-            |m, _| {
-                members.push(m.to_vec());
+            stream,
+            prefix,
+            |m, _| Ok(m.to_vec()),
+            |m| {
+                members.push(m);
                 true
             },
         )?;
@@ -617,29 +605,74 @@ impl Txn<'_> {
         prefix: &[u8],
         decode: impl Fn(&[u8], &Bytes) -> Result<T>,
     ) -> Result<Vec<T>> {
-        let end = crate::keys::prefix_end(prefix).unwrap_or_default();
         let mut out = Vec::new();
+        let skip = prefix.len();
+        self.scan_prefix(
+            db,
+            key,
+            stream,
+            prefix,
+            |m, v| decode(&m[skip..], v),
+            |r| {
+                out.push(r);
+                true
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// [`Txn::scan_stream`] over the members starting with `prefix`.
+    fn scan_prefix<T>(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        stream: &StreamMeta,
+        prefix: &[u8],
+        decode: impl Fn(&[u8], &Bytes) -> Result<T>,
+        visit: impl FnMut(T) -> bool,
+    ) -> Result<()> {
+        let end = crate::keys::prefix_end(prefix);
+        let to = match &end {
+            Some(end) => Bound::Excluded(&end[..]),
+            None => Bound::Unbounded,
+        };
+        let range = (Bound::Included(prefix), to);
+        self.scan_stream(db, key, stream, range, false, decode, visit)
+    }
+
+    /// Visits the stream's records whose members lie in `range`, in order
+    /// or (`rev`) the opposite, each decoded by `decode` from its member and
+    /// value, until `visit` returns false; a record that does not decode is
+    /// `Corrupt`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_stream<T>(
+        &mut self,
+        db: u8,
+        key: &[u8],
+        stream: &StreamMeta,
+        range: (Bound<&[u8]>, Bound<&[u8]>),
+        rev: bool,
+        decode: impl Fn(&[u8], &Bytes) -> Result<T>,
+        mut visit: impl FnMut(T) -> bool,
+    ) -> Result<()> {
         let mut failed = None;
         self.scan_members(
             Cf::Stream,
             db,
             key,
             &stream.coll,
-            Bound::Included(prefix),
-            Bound::Excluded(&end),
-            false,
-            |m, v| match decode(&m[prefix.len()..], v) {
-                Ok(record) => {
-                    out.push(record);
-                    true
-                }
+            range.0,
+            range.1,
+            rev,
+            |m, v| match decode(m, v) {
+                Ok(record) => visit(record),
                 Err(e) => {
                     failed = Some(e);
                     false
                 }
             },
         )?;
-        failed.map_or(Ok(out), Err)
+        failed.map_or(Ok(()), Err)
     }
 
     pub fn stream_consumer(
@@ -799,7 +832,7 @@ impl Txn<'_> {
         start: StreamId,
         end: StreamId,
         rev: bool,
-        mut visit: impl FnMut(PendingEntry) -> bool,
+        visit: impl FnMut(PendingEntry) -> bool,
     ) -> Result<()> {
         if start > end || group.pending == 0 {
             return Ok(());
@@ -807,24 +840,15 @@ impl Txn<'_> {
         let number = group.number.to_be_bytes();
         let from = member(PENDING, &[&number, &start.to_bytes()]);
         let to = member(PENDING, &[&number, &end.to_bytes()]);
-        let mut failed = None;
-        self.scan_members(
-            Cf::Stream,
+        self.scan_stream(
             db,
             key,
-            &stream.coll,
-            Bound::Included(&from),
-            Bound::Included(&to),
+            stream,
+            (Bound::Included(&from), Bound::Included(&to)),
             rev,
-            |m, v| match StreamId::from_bytes(&m[9..]).and_then(|id| PendingEntry::decode(id, v)) {
-                Ok(entry) => visit(entry),
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            },
-        )?;
-        failed.map_or(Ok(()), Err)
+            |m, v| PendingEntry::decode(StreamId::from_bytes(&m[9..])?, v),
+            visit,
+        )
     }
 
     /// The IDs in consumer `name`'s pending list within `[start, end]`, at
@@ -850,18 +874,15 @@ impl Txn<'_> {
         from.extend_from_slice(&start.to_bytes());
         let mut to = prefix.clone();
         to.extend_from_slice(&end.to_bytes());
-        self.scan_members(
-            Cf::Stream,
+        self.scan_stream(
             db,
             key,
-            &stream.coll,
-            Bound::Included(&from),
-            Bound::Included(&to),
+            stream,
+            (Bound::Included(&from), Bound::Included(&to)),
             false,
-            |m, _| {
-                if let Ok(id) = StreamId::from_bytes(&m[prefix.len()..]) {
-                    ids.push(id);
-                }
+            |m, _| StreamId::from_bytes(&m[prefix.len()..]),
+            |id| {
+                ids.push(id);
                 count == 0 || (ids.len() as u64) < count
             },
         )?;
