@@ -2248,3 +2248,22 @@ fn random_stream_and_group_sequences() {
         }
     }
 }
+
+/// Extreme IDLE and TIME values wrap as Redis's C arithmetic does and are
+/// clamped to now; nothing overflows.
+#[test]
+fn xclaim_with_extreme_idle_and_time() {
+    let mut d = Diff::new();
+    d.cmd(&["XADD", "s", "1-1", "f", "v"]);
+    d.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+    d.cmd(&["XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">"]);
+    for (opt, value) in [
+        ("IDLE", "-9223372036854775808"),
+        ("IDLE", "9223372036854775807"),
+        ("TIME", "-9223372036854775808"),
+        ("TIME", "9223372036854775807"),
+    ] {
+        d.cmd(&["XCLAIM", "s", "g", "b", "0", "1-1", opt, value, "JUSTID"]);
+        d.cmd(&["XPENDING", "s", "g"]);
+    }
+}

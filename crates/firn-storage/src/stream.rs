@@ -38,8 +38,7 @@ impl Txn<'_> {
 
     /// A new empty stream (fresh version), stored by [`Txn::save_stream`].
     pub fn new_stream(&mut self) -> StreamMeta {
-        let coll = self.new_collection(ValueType::Stream, StreamMeta::empty_extra());
-        StreamMeta::from_collection(coll).expect("a new stream's record decodes")
+        StreamMeta::empty(self.new_collection(ValueType::Stream, StreamMeta::empty_extra()))
     }
 
     /// Stores the stream's meta record, empty or not.
@@ -248,14 +247,14 @@ impl Txn<'_> {
             return Ok(false);
         }
         self.delete_member(Cf::Stream, db, key, &stream.coll, &entry);
-        stream.coll.size -= 1;
+        stream.coll.size = stream.coll.size.saturating_sub(1);
         let Some(mut node) = self.stream_node_at_or_before(db, key, stream, id)? else {
             return Err(StorageError::Corrupt("stream entry outside any node"));
         };
         if node.live <= 1 {
             self.remove_stream_node(db, key, stream, &node)?;
         } else {
-            node.live -= 1;
+            node.live = node.live.saturating_sub(1);
             node.deleted += 1;
             self.put_stream_node(db, key, stream, &node);
         }
@@ -292,7 +291,7 @@ impl Txn<'_> {
                 break;
             }
             let whole = match trim {
-                Trim::MaxLen(max) => stream.len() - node.live >= max,
+                Trim::MaxLen(max) => stream.len().saturating_sub(node.live) >= max,
                 Trim::MinId(min) => node.last_id < min,
             };
             if whole {
@@ -316,7 +315,7 @@ impl Txn<'_> {
             self.delete_entries(db, key, stream, &ids);
             let n = ids.len() as u64;
             deleted += n;
-            node.live -= n;
+            node.live = node.live.saturating_sub(n);
             node.deleted += n;
             self.put_stream_node(db, key, stream, &node);
             break;
@@ -369,7 +368,7 @@ impl Txn<'_> {
             let entry = member(ENTRY, &[&id.to_bytes()]);
             self.delete_member(Cf::Stream, db, key, &stream.coll, &entry);
         }
-        stream.coll.size -= ids.len() as u64;
+        stream.coll.size = stream.coll.size.saturating_sub(ids.len() as u64);
     }
 
     /// Visits the nodes in order (XINFO, DUMP's layout), until `visit`
@@ -476,7 +475,7 @@ impl Txn<'_> {
     ) -> Result<()> {
         let m = member(NODE, &[&node.master.to_bytes()]);
         self.delete_member(Cf::Stream, db, key, &stream.coll, &m);
-        stream.nodes -= 1;
+        stream.nodes = stream.nodes.saturating_sub(1);
         if stream.tail == node.master {
             stream.tail = match node.master.prev() {
                 Some(before) => self
@@ -551,7 +550,7 @@ impl Txn<'_> {
         }
         let m = member(GROUP, &[&group.name]);
         self.delete_member(Cf::Stream, db, key, &stream.coll, &m);
-        stream.groups -= 1;
+        stream.groups = stream.groups.saturating_sub(1);
         Ok(())
     }
 
@@ -783,8 +782,8 @@ impl Txn<'_> {
             q.extend_from_slice(&id);
             self.delete_member(Cf::Stream, db, key, &stream.coll, &q);
         }
-        group.pending -= ids.len() as u64;
-        group.consumers -= 1;
+        group.pending = group.pending.saturating_sub(ids.len() as u64);
+        group.consumers = group.consumers.saturating_sub(1);
         let m = member(CONSUMER, &[&number, &consumer.name]);
         self.delete_member(Cf::Stream, db, key, &stream.coll, &m);
         Ok(ids.len() as u64)
@@ -938,7 +937,7 @@ impl Txn<'_> {
             &[&group.number.to_be_bytes(), &entry.id.to_bytes()],
         );
         self.delete_member(Cf::Stream, db, key, &stream.coll, &m);
-        group.pending -= 1;
+        group.pending = group.pending.saturating_sub(1);
         Ok(())
     }
 

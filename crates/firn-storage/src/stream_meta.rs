@@ -167,6 +167,21 @@ impl StreamMeta {
         })
     }
 
+    /// A new stream over `coll` (made with [`StreamMeta::empty_extra`]).
+    pub(crate) fn empty(coll: Collection) -> StreamMeta {
+        StreamMeta {
+            coll,
+            last_id: StreamId::MIN,
+            first_id: StreamId::MIN,
+            max_deleted_id: StreamId::MIN,
+            entries_added: 0,
+            groups: 0,
+            nodes: 0,
+            tail: StreamId::MIN,
+            next_group: 0,
+        }
+    }
+
     /// The `extra` of a new stream.
     pub(crate) fn empty_extra() -> Bytes {
         Bytes::from(vec![0; META_BYTES])

@@ -150,6 +150,12 @@ fn entry_reply(id: StreamId, pairs: Vec<(Bytes, Bytes)>) -> Reply {
     Reply::Array(vec![id_reply(id), Reply::Array(fields)])
 }
 
+/// Milliseconds since `at`, in Redis's signed arithmetic (a delivery or
+/// seen time from a RESTORE payload may be anything): wraps, never panics.
+fn idle_ms(now: i64, at: u64) -> i64 {
+    now.wrapping_sub(at as i64)
+}
+
 fn long_arg(arg: &[u8], error: &'static str) -> CmdResult<i64> {
     parse_i64(arg).ok_or(CmdError::Static(error))
 }
@@ -1276,12 +1282,12 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Reply::Array(vec![
             id_reply(e.id),
             Reply::Bulk(e.consumer.clone()),
-            Reply::Integer((now - e.delivery_time_ms as i64).max(0)),
+            Reply::Integer(idle_ms(now, e.delivery_time_ms).max(0)),
             Reply::Integer(e.delivery_count as i64),
         ])
     };
     let idle_enough =
-        |e: &PendingEntry| min_idle == 0 || now - e.delivery_time_ms as i64 >= min_idle;
+        |e: &PendingEntry| min_idle == 0 || idle_ms(now, e.delivery_time_ms) >= min_idle;
     let mut out = Vec::new();
     if count == 0 {
         return Ok(Reply::Array(out));
@@ -1357,8 +1363,10 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             justid = true;
         } else if is(opt, "idle") && more > 0 {
             j += 1;
-            delivery =
-                Some(now - long_arg(&args[j], "ERR Invalid IDLE option argument for XCLAIM")?);
+            delivery = Some(now.wrapping_sub(long_arg(
+                &args[j],
+                "ERR Invalid IDLE option argument for XCLAIM",
+            )?));
         } else if is(opt, "time") && more > 0 {
             j += 1;
             delivery = Some(long_arg(
@@ -1409,7 +1417,7 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let (previous, mut entry) = match pending {
             Some(entry) => {
-                if min_idle > 0 && now - (entry.delivery_time_ms as i64) < min_idle {
+                if min_idle > 0 && idle_ms(now, entry.delivery_time_ms) < min_idle {
                     continue;
                 }
                 (Some(entry.clone()), entry)
@@ -1526,7 +1534,7 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 count -= 1;
                 continue;
             };
-            if min_idle > 0 && (now as i64) - (entry.delivery_time_ms as i64) < min_idle {
+            if min_idle > 0 && idle_ms(now as i64, entry.delivery_time_ms) < min_idle {
                 continue;
             }
             if !consumer_ready {
@@ -1629,7 +1637,7 @@ fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                         (field("pending"), Reply::Integer(c.pending as i64)),
                         (
                             field("idle"),
-                            Reply::Integer((now - c.seen_time_ms as i64).max(0)),
+                            Reply::Integer(idle_ms(now, c.seen_time_ms).max(0)),
                         ),
                     ])
                 })
