@@ -4,18 +4,26 @@
 #   build                  builds firn and firn-load once per run and sets
 #                          $firn and $load; FIRN_BENCH_PROFILE=debug (or
 #                          BUILD=debug) uses a debug build, for a quick
-#                          check of a script with small numbers
+#                          check of a script with small numbers;
+#                          FIRN_BIN=/path/to/firn (and FIRN_LOAD, by
+#                          default firn-load beside FIRN_BIN) skips the
+#                          build and runs those binaries instead
 #   start_firn NAME PORT [firn args...]
 #   start_firn_binary BINARY NAME PORT [firn args...]   another firn build
 #   start_redis NAME PORT [redis-server args...]
 #                          redis-server without persistence unless the args
 #                          say otherwise ("${redis_aof[@]}": AOF everysec,
 #                          firn's own durability)
-#   start_kvrocks NAME PORT
-#                          Kvrocks from $KVROCKS (see bench/README.md)
+#   start_kvrocks NAME PORT [BLOCK_CACHE_MB]
+#                          Kvrocks from $KVROCKS (see bench/README.md),
+#                          block cache 512 MB unless given
 #                          Each starts on 127.0.0.1:PORT with its data in
 #                          $work/NAME and its log in $work/NAME.log, waits
 #                          for PONG and leaves its pid in $server_pid.
+#                          A script may set server_wrapper (an array, empty
+#                          by default) to a command each server is started
+#                          through, e.g. a shell that joins a cgroup and
+#                          execs the server, so that its pid stays the same.
 #   stop_server PID        SIGTERM, and wait for it to exit
 #   free_port, field JSON KEY, ratio A B [DIGITS]
 #
@@ -39,6 +47,13 @@ profile="${FIRN_BENCH_PROFILE:-${BUILD:-release}}"
 built=""
 build() {
     [ -n "$built" ] && return 0
+    if [ -n "${FIRN_BIN:-}" ]; then
+        firn="$FIRN_BIN"
+        load="${FIRN_LOAD:-$(dirname "$FIRN_BIN")/firn-load}"
+        [ -x "$firn" ] && [ -x "$load" ] || { echo "FIRN_BIN=$firn or FIRN_LOAD=$load is not an executable" >&2; exit 1; }
+        built=1
+        return 0
+    fi
     local flags=(--locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml")
     [ "$profile" = release ] && flags+=(--release)
     cargo build "${flags[@]}"
@@ -49,14 +64,17 @@ build() {
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# Runs "$@" in the background as server NAME on PORT (see the header) and
-# waits for its first PONG; stops the script, with the log's tail, if the
-# server exits or does not answer within 30 s.
+server_wrapper=()
+
+# Runs "$@" in the background, through "${server_wrapper[@]}", as server
+# NAME on PORT (see the header) and waits for its first PONG; stops the
+# script, with the log's tail, if the server exits or does not answer
+# within 30 s.
 launch() { # name port command...
     local name="$1" port="$2"
     shift 2
     mkdir -p "$work/$name"
-    "$@" >>"$work/$name.log" 2>&1 &
+    "${server_wrapper[@]}" "$@" >>"$work/$name.log" 2>&1 &
     server_pid=$!
     pids+=("$server_pid")
     for _ in $(seq 1 300); do
@@ -91,16 +109,20 @@ start_redis() { # name port [redis-server args...]
         "${persistence[@]}" --daemonize no --dir "$work/$name" "$@"
 }
 
-start_kvrocks() { # name port
-    local name="$1" port="$2"
+start_kvrocks() { # name port [block_cache_mb]
+    local name="$1" port="$2" block_cache="${3:-512}"
     launch "$name" "$port" "$KVROCKS" -c "$(dirname "$KVROCKS")/kvrocks.conf" \
         --bind 127.0.0.1 --port "$port" --dir "$work/$name" --log-dir "$work/$name" \
-        --workers "$(nproc)" --rocksdb.block_cache_size 512 --daemonize no
+        --workers "$(nproc)" --rocksdb.block_cache_size "$block_cache" --daemonize no
 }
 
 stop_server() { # pid
     kill "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
+    # Forget it, so that cleanup never signals a reused pid.
+    local kept=() p
+    for p in "${pids[@]}"; do [ "$p" = "$1" ] || kept+=("$p"); done
+    pids=("${kept[@]}")
 }
 
 # A field of firn-load's JSON line.
