@@ -9,6 +9,8 @@
 #                          default firn-load beside FIRN_BIN) skips the
 #                          build and runs those binaries instead
 #   start_firn NAME PORT [firn args...]
+#                          FIRN_ARGS="--io-threads 8 ..." adds options to
+#                          every firn a script starts (an experiment's knob)
 #   start_firn_binary BINARY NAME PORT [firn args...]   another firn build
 #   start_redis NAME PORT [redis-server args...]
 #                          redis-server without persistence unless the args
@@ -96,7 +98,7 @@ start_firn_binary() { # binary name port [firn args...]
     local binary="$1" name="$2" port="$3"
     shift 3
     launch "$name" "$port" "$binary" --port "$port" --bind 127.0.0.1 --dir "$work/$name" \
-        --loglevel warning "$@"
+        --loglevel warning "$@" ${FIRN_ARGS:-}
 }
 
 redis_aof=(--appendonly yes --appendfsync everysec)

@@ -1278,7 +1278,7 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("active-defrag-cycle-min", None, true, Kind::Int(1, 99), "1", Warn::Never, NO_DEFRAG),
     kept("active-defrag-cycle-max", None, true, Kind::Int(1, 99), "25", Warn::Never, NO_DEFRAG),
     kept("active-defrag-max-scan-fields", None, true, Kind::Int(1, i64::MAX), "1000", Warn::Never, NO_DEFRAG),
-    kept("jemalloc-bg-thread", None, true, Kind::Bool, "yes", Warn::Never, "No effect: freed pages are returned by Firn's own trimmer thread."),
+    kept("jemalloc-bg-thread", None, true, Kind::Bool, "yes", Warn::Never, "No effect: jemalloc's background thread (Rust's allocations) is always on, and Firn's trimmer returns glibc's free pages (allocator.rs)."),
     kept("disable-thp", None, false, Kind::Bool, "yes", Warn::Never, "No effect: Firn leaves transparent huge pages as the system sets them."),
     kept("dynamic-hz", None, true, Kind::Bool, "yes", Warn::Never, "No effect: Firn has no periodic cron (see hz)."),
     kept("active-expire-effort", None, true, Kind::Int(1, 10), "1", Warn::Never, "No effect: Firn's active expiry visits due keys in expiry order, with no sampling effort to tune."),

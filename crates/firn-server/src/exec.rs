@@ -195,6 +195,9 @@ impl Finished {
 enum Attempt {
     Done(Finished),
     Incomplete,
+    /// A run under shared locks would write: run again holding them
+    /// exclusively.
+    NeedsExclusive,
 }
 
 /// What a pool run produced, to be committed under the locks.
@@ -214,7 +217,7 @@ pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u
     if !cmd.has(Flags::READONLY) || hits + misses == 0 {
         return;
     }
-    if ctx.in_unit || ctx.txn.mode() == ReadMode::Blocking {
+    if ctx.in_unit || ctx.provisional || ctx.txn.mode() == ReadMode::Blocking {
         ctx.effects.push(SideEffect::KeyLookups { hits, misses });
     } else {
         let stats = &ctx.server.stats;
@@ -384,6 +387,24 @@ async fn acquire<'a>(
     }
 }
 
+/// Whether a body's first run may hold its keys' locks shared: a command
+/// alone that only reads (and does not block), so that the clients of one
+/// hot key read it at once instead of in turn. It is run again under
+/// exclusive locks if it turns out to write (a lazy expiry, a keymiss
+/// event): it commits nothing under shared locks.
+fn reads_only(body: Body<'_>, all: bool, keys: &[(u8, &[u8])]) -> bool {
+    match body {
+        Body::Command(cmd, _) => {
+            !all && !keys.is_empty()
+                && cmd.has(Flags::READONLY)
+                && !cmd.has(Flags::WRITE)
+                && !cmd.has(Flags::BLOCKING)
+                && !cmd.is(Traits::SCRIPT_THREAD)
+        }
+        Body::Transaction { .. } => false,
+    }
+}
+
 /// The stripes whose write stamp guards a pool run.
 fn guarded_stripes(server: &Server, all: bool, keys: &[(u8, &[u8])]) -> Vec<usize> {
     if all {
@@ -427,9 +448,14 @@ async fn run_locked(
     client: &Arc<ClientInfo>,
     all: bool,
     keys: &[(u8, &[u8])],
+    shared: bool,
 ) -> Attempt {
     let engine = &server.engine;
-    let guard = acquire(server, all, keys).await;
+    let guard = if shared {
+        Some(engine.lock_keys_shared(keys).await)
+    } else {
+        acquire(server, all, keys).await
+    };
     if watch_failed(server, body) {
         return Attempt::Done(Finished {
             outcome: Outcome::WatchFailed,
@@ -456,6 +482,7 @@ async fn run_locked(
         deferred: None,
         in_unit: body.is_unit(),
         effects: Vec::new(),
+        provisional: shared,
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
@@ -476,6 +503,7 @@ async fn run_locked(
             outcome,
             tickets: txn.pending_reads().to_vec(),
         }),
+        Ok(_) if shared && !txn.commits_nothing() => Attempt::NeedsExclusive,
         Ok(outcome) => Attempt::Done(commit(server, txn, outcome, effects)),
     }
 }
@@ -505,6 +533,7 @@ fn run_unlocked(
         deferred: None,
         in_unit: body.is_unit(),
         effects: Vec::new(),
+        provisional: false,
     };
     ctx.txn.set_db(ctx.session.db);
     ctx.txn.set_client(client.id);
@@ -570,8 +599,14 @@ pub async fn execute_body(
     };
     let keys: Vec<(u8, &[u8])> = owned_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
     let keyless = keys.is_empty() && !all;
+    let mut shared = reads_only(body, all, &keys);
     for round in 0..=OPTIMISTIC_ROUNDS + 1 {
-        if let Attempt::Done(done) = run_locked(server, body, session, client, all, &keys).await {
+        let mut attempt = run_locked(server, body, session, client, all, &keys, shared).await;
+        if let Attempt::NeedsExclusive = attempt {
+            shared = false;
+            attempt = run_locked(server, body, session, client, all, &keys, false).await;
+        }
+        if let Attempt::Done(done) = attempt {
             return done;
         }
         if round == 0 {

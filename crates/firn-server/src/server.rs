@@ -243,33 +243,55 @@ impl ServerStats {
 /// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
 /// LRU clock also ticks in seconds).
 ///
+/// A key is held as a keyed 64-bit hash of `(db, key)`, not as a copy of
+/// its name: every command touches its keys, and copying and comparing
+/// names made the map 10 % of `GET -P 16`'s CPU (bench/profiles/). Two keys
+/// whose hashes collide (a chance of about n²/2⁶⁵ for n keys held) share
+/// one access time, so one of them may report the other's idle time.
+///
 /// Bounded in bytes by two generations of half its limit each (1/32 of the
 /// memory budget, see `MemoryBudget::access_times_bytes`; counted in INFO
 /// memory): when the current one is full it becomes the previous one and
 /// the old previous one is dropped. The keys accessed most recently (with
-/// the default 1 GiB budget, about 16 MiB of them: some 100,000 keys of 40
-/// bytes) are therefore always found; a key not found is reported as idle
-/// since the server started, as Redis reports keys loaded from an RDB
-/// file. (Before it was bounded by the budget, its fixed 64 MiB was most
-/// of what a 64 MB `maxmemory` server held beyond its budget.)
+/// the default 1 GiB budget, 16 MiB of entries: some 700,000 keys) are
+/// therefore always found; a key not found is reported as idle since the
+/// server started, as Redis reports keys loaded from an RDB file. (Before
+/// it was bounded by the budget, its fixed 64 MiB was most of what a 64 MB
+/// `maxmemory` server held beyond its budget.)
 pub struct AccessTimes {
     shards: Vec<Mutex<AccessShard>>,
     /// Bytes both generations may hold together, over all shards (a share
     /// of the memory budget: `MemoryBudget::access_times_bytes`).
     limit: AtomicUsize,
+    /// Randomly keyed, so that clients cannot choose colliding names.
+    hasher: foldhash::quality::RandomState,
 }
 
 const ACCESS_SHARDS: usize = 16;
-/// What an entry costs besides its key: the map slot at its load factor,
-/// the key's header and its heap allocation's overhead (an estimate).
-const ACCESS_ENTRY_OVERHEAD_BYTES: usize = 112;
+/// What an entry costs: its hash and time, and the table's control byte
+/// and free slots at its load factor (an estimate).
+const ACCESS_ENTRY_BYTES: usize = 24;
+
+/// `(hash of (db, key), unix seconds)`.
+#[derive(Default)]
+struct Generation {
+    entries: hashbrown::HashTable<(u64, u64)>,
+}
+
+impl Generation {
+    fn find(&self, hash: u64) -> Option<u64> {
+        self.entries.find(hash, |e| e.0 == hash).map(|e| e.1)
+    }
+
+    fn bytes(&self) -> usize {
+        self.entries.len() * ACCESS_ENTRY_BYTES
+    }
+}
 
 #[derive(Default)]
 struct AccessShard {
-    current: HashMap<(u8, Bytes), u64>,
-    current_bytes: usize,
-    previous: HashMap<(u8, Bytes), u64>,
-    previous_bytes: usize,
+    current: Generation,
+    previous: Generation,
 }
 
 impl AccessTimes {
@@ -280,6 +302,7 @@ impl AccessTimes {
                 .map(|_| Mutex::new(AccessShard::default()))
                 .collect(),
             limit: AtomicUsize::new(limit_bytes as usize),
+            hasher: Default::default(),
         }
     }
 
@@ -294,46 +317,47 @@ impl AccessTimes {
             .iter()
             .map(|s| {
                 let s = s.lock();
-                (s.current_bytes + s.previous_bytes) as u64
+                (s.current.bytes() + s.previous.bytes()) as u64
             })
             .sum()
     }
 
-    fn shard(&self, db: u8, key: &[u8]) -> &Mutex<AccessShard> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (db, key).hash(&mut h);
-        &self.shards[h.finish() as usize % ACCESS_SHARDS]
+    /// The hash of `(db, key)` and its shard (bits the table does not use:
+    /// it takes its slot from the low bits and its tag from the top 7).
+    fn shard(&self, db: u8, key: &[u8]) -> (u64, &Mutex<AccessShard>) {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one((db, key));
+        (hash, &self.shards[(hash >> 40) as usize % ACCESS_SHARDS])
     }
 
     /// Records an access to `key` at `unix_secs`.
     pub fn touch(&self, db: u8, key: &[u8], unix_secs: u64) {
-        let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
         // Two generations share the bound: the older one is dropped when
         // the current one fills its half.
         let generation = self.limit.load(Ordering::Relaxed) / 2 / ACCESS_SHARDS;
-        let mut shard = self.shard(db, key).lock();
-        if shard.current_bytes + cost > generation {
+        let (hash, shard) = self.shard(db, key);
+        let mut shard = shard.lock();
+        if let Some(entry) = shard.current.entries.find_mut(hash, |e| e.0 == hash) {
+            entry.1 = unix_secs;
+            return;
+        }
+        if shard.current.bytes() + ACCESS_ENTRY_BYTES > generation {
             shard.previous = std::mem::take(&mut shard.current);
-            shard.previous_bytes = std::mem::take(&mut shard.current_bytes);
         }
-        // A copy: `key` may share the connection's whole read buffer.
-        let entry = (db, Bytes::copy_from_slice(key));
-        if shard.current.insert(entry, unix_secs).is_none() {
-            shard.current_bytes += cost;
-        }
+        shard
+            .current
+            .entries
+            .insert_unique(hash, (hash, unix_secs), |e| e.0);
     }
 
     /// Forgets a key that no longer exists.
     pub fn forget(&self, db: u8, key: &Bytes) {
-        let mut shard = self.shard(db, key).lock();
-        let entry = (db, key.clone());
-        let cost = key.len() + ACCESS_ENTRY_OVERHEAD_BYTES;
-        if shard.current.remove(&entry).is_some() {
-            shard.current_bytes = shard.current_bytes.saturating_sub(cost);
-        }
-        if shard.previous.remove(&entry).is_some() {
-            shard.previous_bytes = shard.previous_bytes.saturating_sub(cost);
+        let (hash, shard) = self.shard(db, key);
+        let shard = &mut *shard.lock();
+        for generation in [&mut shard.current, &mut shard.previous] {
+            if let Ok(entry) = generation.entries.find_entry(hash, |e| e.0 == hash) {
+                entry.remove();
+            }
         }
     }
 
@@ -344,20 +368,19 @@ impl AccessTimes {
             .iter()
             .map(|s| {
                 let s = s.lock();
-                s.current.len() + s.previous.len()
+                s.current.entries.len() + s.previous.entries.len()
             })
             .sum()
     }
 
     /// When `key` was last accessed, if it was within the tracked window.
     pub fn last_access(&self, db: u8, key: &[u8]) -> Option<u64> {
-        let shard = self.shard(db, key).lock();
-        let entry = (db, Bytes::copy_from_slice(key));
+        let (hash, shard) = self.shard(db, key);
+        let shard = shard.lock();
         shard
             .current
-            .get(&entry)
-            .or_else(|| shard.previous.get(&entry))
-            .copied()
+            .find(hash)
+            .or_else(|| shard.previous.find(hash))
     }
 }
 
@@ -473,8 +496,7 @@ mod tests {
         let limit = 4 << 20;
         let times = AccessTimes::new(limit as u64);
         let key = |i: usize| Bytes::from(format!("key:{i:08}"));
-        let cost = key(0).len() + ACCESS_ENTRY_OVERHEAD_BYTES;
-        let per_generation = limit / 2 / cost;
+        let per_generation = limit / 2 / ACCESS_ENTRY_BYTES;
         let total = per_generation * 3;
         for i in 0..total {
             times.touch(0, &key(i), i as u64);

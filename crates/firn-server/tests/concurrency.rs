@@ -360,3 +360,109 @@ fn a_watch_does_not_slow_a_big_mset() {
     watcher.cmd(&["GET", "unrelated"]);
     assert!(matches!(watcher.cmd(&["EXEC"]), R::Array(Some(_))));
 }
+
+/// A command that only reads holds its keys' locks shared (exec.rs): a
+/// lazy expiry that many readers meet at once is still one deletion, and
+/// every GET of it one miss, counted once however many runs were thrown
+/// away for it.
+#[test]
+fn readers_meeting_one_expired_key_delete_and_count_it_once() {
+    let server = Server::firn_with(&["--enable-debug-command", "yes"]);
+    let port = server.port();
+    let mut conn = server.conn();
+    assert!(!conn.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).is_error());
+    let keys = 50;
+    for i in 0..keys {
+        let key = format!("k{i}");
+        assert!(!conn.cmd(&["SET", &key, "v", "PX", "50"]).is_error());
+    }
+    std::thread::sleep(Duration::from_millis(120));
+    let misses_before = info::field(&mut conn, "stats", "keyspace_misses");
+    let readers = 8;
+    let threads: Vec<_> = (0..readers)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(port);
+                let mut batch = Vec::new();
+                for i in 0..keys {
+                    let key = format!("k{i}");
+                    batch.extend(encode_request(&[b"GET".as_slice(), key.as_bytes()]));
+                }
+                c.send_raw(&batch);
+                for _ in 0..keys {
+                    assert!(
+                        matches!(c.read_reply().1, R::Bulk(None)),
+                        "an expired key read as present"
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("reader");
+    }
+    assert_eq!(info::field(&mut conn, "stats", "expired_keys"), keys as i64);
+    assert_eq!(
+        info::field(&mut conn, "stats", "keyspace_misses") - misses_before,
+        (readers * keys) as i64
+    );
+    assert_eq!(conn.cmd(&["DBSIZE"]).as_int(), Some(0));
+}
+
+/// Readers sharing a key's locks never see a half-applied write: every
+/// LRANGE of a list that one client keeps appending to is a prefix of
+/// 0, 1, 2..., and every GET of a counter is at least the one before.
+#[test]
+fn shared_readers_see_whole_writes_in_order() {
+    let server = Server::firn();
+    let port = server.port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = std::thread::spawn(move || {
+        let mut c = Conn::connect(port);
+        for i in 0..2000 {
+            let n = i.to_string();
+            assert!(!c.cmd(&["RPUSH", "list", &n]).is_error());
+            assert!(!c.cmd(&["INCR", "counter"]).is_error());
+        }
+    });
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(port);
+                let mut last_counter = 0;
+                let mut last_len = 0;
+                let mut rounds = 0;
+                while !stop.load(Ordering::Relaxed) && rounds < 100_000 {
+                    rounds += 1;
+                    let items = match c.cmd(&["LRANGE", "list", "0", "-1"]) {
+                        R::Array(Some(items)) => items,
+                        other => panic!("LRANGE: {}", other.render()),
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        assert_eq!(item.as_str(), Some(i.to_string()), "LRANGE out of order");
+                    }
+                    assert!(items.len() >= last_len, "a list read shrank");
+                    last_len = items.len();
+                    let counter = match c.cmd(&["GET", "counter"]) {
+                        R::Bulk(None) => 0,
+                        other => int(other),
+                    };
+                    assert!(counter >= last_counter, "a counter read went back");
+                    last_counter = counter;
+                }
+            })
+        })
+        .collect();
+    writer.join().expect("writer");
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().expect("reader");
+    }
+    let mut conn = server.conn();
+    assert_eq!(
+        conn.cmd(&["GET", "counter"]).as_str().as_deref(),
+        Some("2000")
+    );
+    assert_eq!(conn.cmd(&["LLEN", "list"]).as_int(), Some(2000));
+}

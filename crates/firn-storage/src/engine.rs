@@ -363,12 +363,27 @@ impl Engine {
     /// stripes. A SWAPDB that lands between finding the stripes and
     /// holding them moves the keys to other stripes: then it locks again.
     pub async fn lock_keys(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
+        self.lock_keys_as(keys, false).await
+    }
+
+    /// [`Engine::lock_keys`], shared: for a run that writes nothing (it may
+    /// fill the hot tier, as an exclusive holder may). Its transaction
+    /// must not be committed unless [`Txn::commits_nothing`].
+    pub async fn lock_keys_shared(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
+        self.lock_keys_as(keys, true).await
+    }
+
+    async fn lock_keys_as(&self, keys: &[(u8, &[u8])], shared: bool) -> KeyGuard<'_> {
         loop {
             // A SWAPDB bumps the epoch when it is submitted, so an epoch
             // unchanged once the stripes are held means the map is too.
             let epoch = self.inner.locks.epoch();
             let stripes = self.stripes_of(keys);
-            let guard = self.inner.locks.lock(&stripes).await;
+            let guard = if shared {
+                self.inner.locks.lock_shared(&stripes).await
+            } else {
+                self.inner.locks.lock(&stripes).await
+            };
             if self.inner.locks.epoch() == epoch || self.stripes_of(keys) == stripes {
                 return guard;
             }
@@ -477,6 +492,11 @@ impl Engine {
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
                     txn.notify(crate::notify_class::EXPIRED, "expired", db, key);
                     if let Ok(mut more) = txn.commit() {
+                        // The pool run that found it is not committed.
+                        self.inner
+                            .stats
+                            .expired_keys
+                            .fetch_add(1, Ordering::Relaxed);
                         tickets.append(&mut more);
                     }
                 }

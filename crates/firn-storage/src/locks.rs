@@ -7,9 +7,13 @@
 //! by the same stripes: a shard is only written under its stripe's lock.
 //!
 //! A command locks the stripes of all its keys in ascending order (no
-//! deadlock). Stripes are tokio mutexes, so a contended lock is *awaited*,
-//! first come first served, and never parks a network thread. Critical
-//! sections are CPU-only: memory reads, building a batch, queuing it.
+//! deadlock). Stripes are tokio read-write locks, so a contended lock is
+//! *awaited*, first come first served (a waiting writer holds back the
+//! readers that come after it), and never parks a network thread. A
+//! command that only reads takes its stripes shared, so the clients of one
+//! hot key read it at the same time; anything that writes, the overlay
+//! included, holds them exclusively. Critical sections are CPU-only:
+//! memory reads, building a batch, queuing it.
 //!
 //! Each stripe also counts the batches submitted for it. A command that ran
 //! on the cold-read pool without locks (blocking reads) compares these
@@ -17,7 +21,7 @@
 //! its result may be committed as if it had run under the locks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub const STRIPES: usize = 4096;
 
@@ -27,7 +31,7 @@ pub fn stripe_of(pdb: u8, slot: u16) -> usize {
 }
 
 pub struct KeyLocks {
-    stripes: Box<[Mutex<()>]>,
+    stripes: Box<[RwLock<()>]>,
     /// Batches submitted per stripe (bumped after the overlay has them).
     writes: Box<[AtomicU64]>,
     /// Bumped by whole-database changes (flush, swap).
@@ -36,7 +40,13 @@ pub struct KeyLocks {
 
 /// Held stripes; dropping it unlocks them.
 pub struct KeyGuard<'a> {
-    _guards: Vec<MutexGuard<'a, ()>>,
+    _guards: Vec<StripeGuard<'a>>,
+}
+
+/// One stripe, held exclusively or shared.
+enum StripeGuard<'a> {
+    Exclusive(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
+    Shared(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
 }
 
 /// Stripes held by a thread outside the runtime (the script thread) that
@@ -45,7 +55,7 @@ pub struct KeyGuard<'a> {
 /// every stripe"), so no lock order is ever violated. Dropping it unlocks.
 pub struct GrowingGuard<'a> {
     locks: &'a KeyLocks,
-    held: std::collections::BTreeMap<usize, MutexGuard<'a, ()>>,
+    held: std::collections::BTreeMap<usize, RwLockWriteGuard<'a, ()>>,
     all: bool,
 }
 
@@ -66,7 +76,7 @@ impl GrowingGuard<'_> {
             if self.held.contains_key(&s) {
                 continue;
             }
-            match self.locks.stripes[s].try_lock() {
+            match self.locks.stripes[s].try_write() {
                 Ok(guard) => {
                     self.held.insert(s, guard);
                 }
@@ -80,7 +90,7 @@ impl GrowingGuard<'_> {
 impl Default for KeyLocks {
     fn default() -> Self {
         KeyLocks {
-            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
             writes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             epoch: AtomicU64::new(0),
         }
@@ -95,16 +105,32 @@ pub fn normalise(mut stripes: Vec<usize>) -> Vec<usize> {
 }
 
 impl KeyLocks {
-    /// Locks `stripes` (sorted and deduplicated), awaiting contended ones.
+    /// Locks `stripes` (sorted and deduplicated) exclusively, awaiting
+    /// contended ones.
     pub async fn lock(&self, stripes: &[usize]) -> KeyGuard<'_> {
         let mut guards = Vec::with_capacity(stripes.len());
         for &s in stripes {
             let stripe = &self.stripes[s % STRIPES];
-            let guard = match stripe.try_lock() {
+            let guard = match stripe.try_write() {
                 Ok(guard) => guard,
-                Err(_) => stripe.lock().await,
+                Err(_) => stripe.write().await,
             };
-            guards.push(guard);
+            guards.push(StripeGuard::Exclusive(guard));
+        }
+        KeyGuard { _guards: guards }
+    }
+
+    /// Locks `stripes` (sorted and deduplicated) shared, for a run that
+    /// writes nothing, awaiting the ones held exclusively.
+    pub async fn lock_shared(&self, stripes: &[usize]) -> KeyGuard<'_> {
+        let mut guards = Vec::with_capacity(stripes.len());
+        for &s in stripes {
+            let stripe = &self.stripes[s % STRIPES];
+            let guard = match stripe.try_read() {
+                Ok(guard) => guard,
+                Err(_) => stripe.read().await,
+            };
+            guards.push(StripeGuard::Shared(guard));
         }
         KeyGuard { _guards: guards }
     }
@@ -115,7 +141,7 @@ impl KeyLocks {
         KeyGuard {
             _guards: stripes
                 .iter()
-                .map(|&s| self.stripes[s % STRIPES].blocking_lock())
+                .map(|&s| StripeGuard::Exclusive(self.stripes[s % STRIPES].blocking_write()))
                 .collect(),
         }
     }
@@ -130,9 +156,9 @@ impl KeyLocks {
             // An uncontended stripe is taken without blocking_lock's
             // park/unpark machinery.
             held.entry(s)
-                .or_insert_with(|| match self.stripes[s].try_lock() {
+                .or_insert_with(|| match self.stripes[s].try_write() {
                     Ok(guard) => guard,
-                    Err(_) => self.stripes[s].blocking_lock(),
+                    Err(_) => self.stripes[s].blocking_write(),
                 });
         }
         GrowingGuard {
@@ -220,6 +246,31 @@ mod tests {
         let _free = locks.lock(&[8]).await;
         drop(held);
         assert_eq!(waiter.await.unwrap(), 1);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn readers_share_a_stripe_and_a_waiting_writer_goes_first() {
+        let locks = std::sync::Arc::new(KeyLocks::default());
+        let first = locks.lock_shared(&[4]).await;
+        let second = locks.lock_shared(&[4]).await;
+        let other = locks.clone();
+        let writer = tokio::spawn(async move {
+            let _g = other.lock(&[4]).await;
+            1
+        });
+        tokio::task::yield_now().await;
+        assert!(!writer.is_finished());
+        // A reader that comes after the waiting writer waits behind it.
+        let other = locks.clone();
+        let late_reader = tokio::spawn(async move {
+            let _g = other.lock_shared(&[4]).await;
+            2
+        });
+        tokio::task::yield_now().await;
+        assert!(!late_reader.is_finished());
+        drop((first, second));
+        assert_eq!(writer.await.unwrap(), 1);
+        assert_eq!(late_reader.await.unwrap(), 2);
     }
 
     #[test]

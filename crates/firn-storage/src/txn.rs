@@ -61,6 +61,13 @@ pub struct Txn<'e> {
     read_lookups: bool,
     /// What the transaction read and produced; detachable (see TxnParts).
     st: TxnParts,
+    /// The last meta record read from outside the transaction, by raw key:
+    /// a write reads its key's meta twice (the command's lookup, then
+    /// `write_meta`'s), and the second read answers from here. Own writes
+    /// and flushes are consulted before it, and nothing else can change a
+    /// meta record this transaction holds the lock of (an unlocked pool
+    /// run is validated by its keys' write stamps).
+    meta_memo: Option<(Vec<u8>, Option<Bytes>)>,
 }
 
 impl TxnParts {
@@ -187,6 +194,7 @@ impl<'e> Txn<'e> {
                 pin: None,
                 effects: Effects::default(),
             },
+            meta_memo: None,
         }
     }
 
@@ -213,6 +221,7 @@ impl<'e> Txn<'e> {
             scan_saw_writes: false,
             read_lookups: false,
             st: parts,
+            meta_memo: None,
         }
     }
 
@@ -437,6 +446,22 @@ impl<'e> Txn<'e> {
             return Ok(None);
         }
         self.depend_on_pending_swaps();
+        if cf == Cf::Meta {
+            if let Some((memo_key, value)) = &self.meta_memo {
+                if memo_key[..] == *key {
+                    return Ok(value.clone());
+                }
+            }
+            let found = self.get_outside(cf, key)?;
+            self.meta_memo = Some((key.to_vec(), found.clone()));
+            return Ok(found);
+        }
+        self.get_outside(cf, key)
+    }
+
+    /// `get` past the transaction's own writes and flushes: the overlay,
+    /// the hot tier, RocksDB.
+    fn get_outside(&mut self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
         match self.inner.overlay.get(cf, key) {
             Lookup::Pending(pending) => {
                 self.depend_on(&pending.ticket);
@@ -747,10 +772,9 @@ impl<'e> Txn<'e> {
                     Bytes::copy_from_slice(key),
                 ]);
                 self.notify(notify_class::EXPIRED, "expired", db, key);
-                self.inner
-                    .stats
-                    .expired_keys
-                    .fetch_add(1, Ordering::Relaxed);
+                // Counted in INFO expired_keys by the commit: a run that is
+                // thrown away (a pool run whose keys changed, a run under
+                // shared locks) deleted nothing.
                 None
             }
             other => other,
@@ -1038,19 +1062,29 @@ impl<'e> Txn<'e> {
     /// Hands the writes to the writer. Returns the tickets the reply must
     /// wait for: this batch's (if it wrote anything) and those of other
     /// pending batches whose writes it read.
-    pub fn commit(self) -> Result<Vec<Ticket>> {
-        let mut effects = self.st.effects;
-        if self.st.writes.is_empty()
+    /// Whether `commit` would queue nothing: no write, flush, swap or
+    /// event (a run under shared locks may commit only then).
+    pub fn commits_nothing(&self) -> bool {
+        let effects = &self.st.effects;
+        self.st.writes.is_empty()
             && self.st.range_deletes.is_empty()
             && effects.swaps.is_empty()
             && effects.events.is_empty()
             && !effects.empty_flush
-        {
-            return Ok(effects.depends);
+    }
+
+    pub fn commit(self) -> Result<Vec<Ticket>> {
+        if self.commits_nothing() {
+            return Ok(self.st.effects.depends);
         }
+        let mut effects = self.st.effects;
         if let Some(error) = self.inner.write_error_text() {
             return Err(StorageError::WriteFailed(error));
         }
+        self.inner
+            .stats
+            .expired_keys
+            .fetch_add(effects.expired.len() as u64, Ordering::Relaxed);
         // Small collections cached decoded: forget the keys whose members
         // this batch writes, while their locks are still held (see
         // collcache.rs). A meta-only write (SET, EXPIRE) changes no cached

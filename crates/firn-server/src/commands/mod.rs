@@ -52,6 +52,10 @@ pub struct Ctx<'a> {
     pub in_unit: bool,
     /// Side effects to apply once the unit commits (effects.rs).
     pub effects: Vec<crate::effects::SideEffect>,
+    /// The run holds its keys' locks shared and is thrown away if it turns
+    /// out to write (a lazy expiry, an event): the side effects it would
+    /// perform at once go to `effects` too (exec.rs).
+    pub provisional: bool,
 }
 
 impl Ctx<'_> {

@@ -113,10 +113,12 @@ fn memory_doctor(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     )))
 }
 
-/// What Redis answers when built without jemalloc (Firn uses the system's
-/// allocator).
+/// jemalloc's statistics, as Redis built with jemalloc answers (and its
+/// answer without it where Firn has no jemalloc).
 fn memory_malloc_stats(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::bulk("Stats not supported for the current allocator"))
+    Ok(Reply::bulk(crate::allocator::stats_text().unwrap_or_else(
+        || "Stats not supported for the current allocator".into(),
+    )))
 }
 
 /// Gives freed heap pages back to the kernel (allocator.rs), as the

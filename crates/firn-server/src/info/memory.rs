@@ -222,6 +222,9 @@ pub fn memory_section(server: &Server, out: &mut String) {
     line(out, "maxmemory_block_cache", budget.block_cache_bytes);
     line(out, "maxmemory_memtables", budget.memtable_bytes);
     line(out, "maxmemory_reserve", budget.reserve_bytes);
+    // RocksDB's C++ allocates with glibc's malloc (Rust's allocations go
+    // to jemalloc, allocator.rs), and Firn has no active defragmentation,
+    // which clients and Redis's tests expect behind "jemalloc" here.
     line(out, "mem_allocator", "libc");
     // Deleting a key of any size removes its record only (the compaction
     // filter reclaims its members later): nothing waits to be freed.

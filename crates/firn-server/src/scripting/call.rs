@@ -224,6 +224,7 @@ fn redis_call(
         client: state.client,
         deferred: None,
         in_unit: true,
+        provisional: false,
         effects: Vec::new(),
     };
     ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));

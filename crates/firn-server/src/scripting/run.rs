@@ -159,6 +159,7 @@ async fn warm(
                 deferred: None,
                 // Its side effects, like its writes, are dropped.
                 in_unit: true,
+                provisional: false,
                 effects: Vec::new(),
             };
             ctx.txn.set_db(db);
