@@ -9,23 +9,25 @@
 #    -P 1 and -P 16 against Firn, redis-server with AOF everysec, and, with
 #    KVROCKS=/path/to/kvrocks, Kvrocks (--workers = cores). Each server's
 #    CPU time is read before and after each test: µs/op = CPU / requests.
-#    The client's own CPU is not counted.
+#    The client's own CPU is not counted. Each cell is the median of
+#    FIRN_BENCH_ROUNDS rounds (default 3), the servers taking turns.
 # 2. A cold GET: `cold_keys` (default 300,000) poorly compressible 1000-byte
 #    values are loaded into Firn at a 256 MB budget (Kvrocks: a 256 MB block
 #    cache), the server is restarted, the page cache dropped, and 32
 #    firn-load clients read random keys for FIRN_BENCH_SECONDS (default 10):
 #    µs/op = CPU / GETs answered.
-# 3. FIRN_PROFILE=1 also records a perf profile of Firn on each path (a
-#    separate 4 s run, so the measured runs carry no perf overhead) and
-#    writes to bench/profiles/: NAME.svg (a flame graph, inferno) and
-#    NAME.txt (the functions with the most samples of their own, and the
-#    CPU per thread). Needs perf (linux-perf) and inferno (cargo install
-#    inferno; installed when missing).
+# 3. FIRN_PROFILE=1 then records a perf profile of Firn on each path, in
+#    a phase of its own after every measurement (a fresh server per path,
+#    so no path's profile run leaves flushes or compactions behind for a
+#    measured one), and writes to bench/profiles/: NAME.svg (a flame
+#    graph, inferno) and NAME.txt (CPU per thread, and the functions with
+#    the most CPU of their own). Needs perf (linux-perf) and inferno
+#    (cargo install inferno; installed when missing).
 #
 # Needs root (drop_caches). Every server is stopped on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-requests="${1:-300000}"
+requests="${1:-500000}"
 keyspace="${2:-100000}"
 cold_keys="${3:-300000}"
 seconds="${FIRN_BENCH_SECONDS:-10}"
@@ -72,11 +74,11 @@ for line in open(sys.argv[1]):
     frames = stack.split(";")
     threads[re.sub(r"\d+$", "N", frames[0])] += n
     own[re.sub(r"<.*?>", "", frames[-1])[:100]] += n
-print(f"firn profile: {sys.argv[2]} ({total} samples, perf -F 999, 4 s)\n")
+print(f"firn profile: {sys.argv[2]} (perf record -F 999 --call-graph dwarf, 4 s)\n")
 print("CPU by thread:")
 for name, n in threads.most_common(8):
     print(f"  {100 * n / max(total, 1):5.1f}%  {name}")
-print("\nSamples in the function itself (top 30):")
+print("\nCPU in the function itself (top 30):")
 for name, n in own.most_common(30):
     print(f"  {100 * n / max(total, 1):5.1f}%  {name}")
 EOF
@@ -101,6 +103,11 @@ if [ -n "${KVROCKS:-}" ]; then
     kv_pid=$server_pid
 fi
 
+rounds="${FIRN_BENCH_ROUNDS:-3}"
+median() { # format values... -> the median, printed with format
+    python3 -c "import statistics, sys; print(sys.argv[1] % statistics.median(float(v) for v in sys.argv[2:]))" "$@"
+}
+
 measure() { # port pid pipeline test -> "req/s µs/op"
     local before after rate
     before=$(cpu_ticks "$2")
@@ -109,24 +116,34 @@ measure() { # port pid pipeline test -> "req/s µs/op"
     echo "$rate $(per_op "$before" "$after" "$requests")"
 }
 
+# The median of `rounds` measurements of each server, taking turns.
+measure_all() { # pipeline test -> sets ar ac fr fc kr kc
+    local r rate cpu
+    local arr=() acc=() frr=() fcc=() krr=() kcc=()
+    for ((r = 0; r < rounds; r++)); do
+        read -r rate cpu < <(measure "$aof_port" "$aof_pid" "$1" "$2"); arr+=("$rate"); acc+=("$cpu")
+        read -r rate cpu < <(measure "$firn_port" "$firn_pid" "$1" "$2"); frr+=("$rate"); fcc+=("$cpu")
+        if [ -n "$kv_port" ]; then
+            read -r rate cpu < <(measure "$kv_port" "$kv_pid" "$1" "$2"); krr+=("$rate"); kcc+=("$cpu")
+        fi
+    done
+    ar=$(median %.0f "${arr[@]}"); ac=$(median %.2f "${acc[@]}")
+    fr=$(median %.0f "${frr[@]}"); fc=$(median %.2f "${fcc[@]}")
+    if [ -n "$kv_port" ]; then kr=$(median %.0f "${krr[@]}"); kc=$(median %.2f "${kcc[@]}"); fi
+}
+
 kv_head=""; kv_rule=""
 [ -n "$kv_port" ] && kv_head=" kvrocks req/s | kvrocks µs/op | firn/kvrocks µs |" && kv_rule="---|---|---|"
 echo "| test | pipeline | redis AOF req/s | redis AOF µs/op | firn req/s | firn µs/op | firn/redis µs |$kv_head"
 echo "|---|---|---|---|---|---|---|$kv_rule"
 for pipeline in 1 16; do
     for test in "${tests[@]}"; do
-        read -r ar ac < <(measure "$aof_port" "$aof_pid" "$pipeline" "$test")
-        read -r fr fc < <(measure "$firn_port" "$firn_pid" "$pipeline" "$test")
+        measure_all "$pipeline" "$test"
         kv=""
         if [ -n "$kv_port" ]; then
-            read -r kr kc < <(measure "$kv_port" "$kv_pid" "$pipeline" "$test")
             kv=" $kr | $kc | $(ratio "$fc" "$kc") |"
         fi
         echo "| ${test^^} | $pipeline | $ar | $ac | $fr | $fc | $(ratio "$fc" "$ac") |$kv"
-        if [ "${FIRN_PROFILE:-0}" = 1 ]; then
-            profile "${test}-P${pipeline}" "$firn_pid" \
-                redis-benchmark -p "$firn_port" -c 50 -n 100000000 -r "$keyspace" -P "$pipeline" -t "$test" -q
-        fi
     done
 done
 stop_server "$aof_pid"
@@ -160,6 +177,27 @@ cold() { # name port starter... -> sets cold_rate, cold_cpu, cold_p99
     fi
     stop_server "$server_pid"
 }
+# The hot paths' profiles, after the measurements: a fresh server for each,
+# SET run first so that GET reads keys that exist (LRANGE_100 reads the
+# list LPUSH built, and redis-benchmark's -t lrange_100 pushes it first).
+if [ "${FIRN_PROFILE:-0}" = 1 ]; then
+    for pipeline in 1 16; do
+        for test in "${tests[@]}"; do
+            prof_port=$(free_port)
+            start_firn "firn-profile" "$prof_port"
+            case "$test" in
+                get) bench "$prof_port" 16 set >/dev/null ;;
+                lrange_100) bench "$prof_port" 16 lpush >/dev/null ;;
+            esac
+            what=(-t "$test")
+            [ "$test" = lrange_100 ] && what=(LRANGE mylist 0 99)
+            profile "${test}-P${pipeline}" "$server_pid" \
+                redis-benchmark -p "$prof_port" -c 50 -n 100000000 -r "$keyspace" -P "$pipeline" -q "${what[@]}"
+            stop_server "$server_pid"
+            rm -rf "$work/firn-profile"
+        done
+    done
+fi
 firn_cold_port=$(free_port)
 cold firn "$firn_cold_port" start_firn firn-cold "$firn_cold_port" --maxmemory 256mb
 fo=$cold_rate fco=$cold_cpu fp=$cold_p99
@@ -175,4 +213,4 @@ if [ -n "${KVROCKS:-}" ]; then
     echo "| firn/kvrocks | $(ratio "$fo" "$ko") | $(ratio "$fco" "$kco") | $(ratio "$fp" "$kp") |"
 fi
 echo
-echo "requests=$requests keyspace=$keyspace, redis-benchmark -c 50, $(nproc) cores; CPU = utime + stime of the server process"
+echo "requests=$requests keyspace=$keyspace, redis-benchmark -c 50, median of $rounds rounds, $(nproc) cores; CPU = utime + stime of the server process"
