@@ -439,24 +439,42 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn get(&mut self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
-        if let Some(local) = self.st.writes.get(&overlay_key(cf, key)) {
-            return Ok(local.clone());
-        }
-        if self.flushed_here(cf, key) {
-            return Ok(None);
-        }
-        self.depend_on_pending_swaps();
         if cf == Cf::Meta {
-            if let Some((memo_key, value)) = &self.meta_memo {
-                if memo_key[..] == *key {
-                    return Ok(value.clone());
-                }
-            }
-            let found = self.get_outside(cf, key)?;
-            self.meta_memo = Some((key.to_vec(), found.clone()));
-            return Ok(found);
+            return self.get_meta(key.to_vec());
+        }
+        if let Some(own) = self.own_view(cf, key) {
+            return Ok(own);
         }
         self.get_outside(cf, key)
+    }
+
+    /// `get` of a meta record by its owned raw key, which becomes the
+    /// memo's key without another copy (`meta_memo`).
+    fn get_meta(&mut self, key: Vec<u8>) -> Result<Option<Bytes>> {
+        if let Some(own) = self.own_view(Cf::Meta, &key) {
+            return Ok(own);
+        }
+        if let Some((memo_key, value)) = &self.meta_memo {
+            if *memo_key == key {
+                return Ok(value.clone());
+            }
+        }
+        let found = self.get_outside(Cf::Meta, &key)?;
+        self.meta_memo = Some((key, found.clone()));
+        Ok(found)
+    }
+
+    /// What the transaction's own writes and flushes say of `key`, if
+    /// anything; otherwise notes the pending swaps the read depends on.
+    fn own_view(&mut self, cf: Cf, key: &[u8]) -> Option<Option<Bytes>> {
+        if let Some(local) = self.st.writes.get(&overlay_key(cf, key)) {
+            return Some(local.clone());
+        }
+        if self.flushed_here(cf, key) {
+            return Some(None);
+        }
+        self.depend_on_pending_swaps();
+        None
     }
 
     /// `get` past the transaction's own writes and flushes: the overlay,
@@ -746,7 +764,7 @@ impl<'e> Txn<'e> {
 
     /// The meta record physically present (possibly expired).
     pub(crate) fn raw_meta(&mut self, pdb: u8, key: &[u8]) -> Result<Option<Meta>> {
-        match self.get(Cf::Meta, &meta_key(pdb, key))? {
+        match self.get_meta(meta_key(pdb, key))? {
             Some(raw) => Ok(Some(Meta::decode(&raw)?)),
             None => Ok(None),
         }
