@@ -56,6 +56,22 @@ impl DbMap {
         }
     }
 
+    /// RocksDB holds `committed` now and no swap is in flight (a loaded
+    /// checkpoint's map, with every writer idle): readers see it at once.
+    pub(crate) fn reset(&self, committed: Vec<u8>) {
+        let mut maps = self.maps.write();
+        maps.live = committed.clone();
+        maps.committed = committed;
+        maps.pending.clear();
+        self.swap_tickets.lock().clear();
+        self.swaps_in_flight.store(0, Ordering::Release);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn committed_map(&self) -> Vec<u8> {
+        self.maps.read().committed.clone()
+    }
+
     pub(crate) fn physical(&self, db: u8) -> u8 {
         self.maps
             .read()

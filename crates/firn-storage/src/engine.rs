@@ -34,10 +34,7 @@ use crate::member_filter::OrphanMemberFilterFactory;
 use crate::memory::MemoryUsage;
 use crate::overlay::Overlay;
 use crate::state::{Counts, EngineStats, Inner, SyncPolicy};
-use crate::system::{
-    count_key, decode_counts, server_record_key, system_merge, DB_MAP_KEY, SERVER_RECORD_PREFIX,
-    VERSION_KEY,
-};
+use crate::system::{server_record_key, system_merge, SystemRecords, SERVER_RECORD_PREFIX};
 use crate::ticket::Ticket;
 use crate::txn::{ReadMode, Txn, TxnParts};
 use crate::view::KeyspaceView;
@@ -118,31 +115,10 @@ impl Engine {
             .collect();
         let db = DB::open_cf_descriptors(&db_opts, &config.path, descriptors)?;
 
-        let read_u64 = |key: &[u8]| -> Result<Option<u64>> {
-            let Some(cf) = db.cf_handle(Cf::System.name()) else {
-                return Ok(None);
-            };
-            Ok(db.get_cf(cf, key)?.and_then(|v| {
-                v.get(..8)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_be_bytes)
-            }))
-        };
-        let version = read_u64(VERSION_KEY)?.unwrap_or(0);
+        let records = SystemRecords::read(&db)?;
         let counts = Counts::new();
-        let mut db_map: Vec<u8> = (0..MAX_DATABASES).map(|d| d as u8).collect();
-        if let Some(system) = db.cf_handle(Cf::System.name()) {
-            for pdb in 0..MAX_DATABASES {
-                let raw = db.get_cf(system, count_key(pdb as u8))?;
-                if let Some((keys, expires)) = raw.as_deref().and_then(decode_counts) {
-                    counts.load(pdb as u8, keys, expires);
-                }
-            }
-            if let Some(raw) = db.get_cf(system, DB_MAP_KEY)? {
-                if raw.len() == MAX_DATABASES {
-                    db_map = raw;
-                }
-            }
+        for (pdb, &(keys, expires)) in records.counts.iter().enumerate() {
+            counts.load(pdb as u8, keys, expires);
         }
 
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.writers.max(1))
@@ -154,14 +130,14 @@ impl Engine {
             hot: HotCache::new(hot_meta_share(config.hot_cache_bytes)),
             coll: CollCache::new(config.hot_cache_bytes - hot_meta_share(config.hot_cache_bytes)),
             locks: KeyLocks::default(),
-            next_version: AtomicU64::new(version),
+            next_version: AtomicU64::new(records.version),
             counts,
             sync: AtomicU8::new(config.sync as u8),
             block_cache: Mutex::new(cache.clone()),
             write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
-            db_map: DbMap::new(db_map),
+            db_map: DbMap::new(records.db_map),
             queue: Mutex::new(CommitQueue::new(senders)),
             completions: Default::default(),
             submits: crate::changes::channel(),
@@ -679,14 +655,7 @@ impl Engine {
     /// data is unchanged. Blocking: call from a background thread.
     pub fn reload(&self) -> Result<()> {
         let inner = &self.inner;
-        let submitted = inner.queue.lock().submitted();
-        while inner.completions.completed() < submitted {
-            if inner.has_write_error.load(Ordering::Acquire) {
-                let why = inner.write_error_text().unwrap_or_default();
-                return Err(StorageError::WriteFailed(why));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        self.wait_for_submitted()?;
         inner.db.flush_wal(true)?;
         for cf in Cf::ALL {
             if let Some(handle) = inner.cf(cf) {
@@ -695,6 +664,23 @@ impl Engine {
         }
         inner.hot.clear();
         inner.coll.clear();
+        Ok(())
+    }
+
+    /// Waits until every batch submitted before the call is written (or
+    /// given up on), so that the overlay holds none of them. Fails at once
+    /// while writes are failing: those batches may never complete.
+    /// Blocking.
+    pub(crate) fn wait_for_submitted(&self) -> Result<()> {
+        let inner = &self.inner;
+        let submitted = inner.queue.lock().submitted();
+        while inner.completions.completed() < submitted {
+            if inner.has_write_error.load(Ordering::Acquire) {
+                let why = inner.write_error_text().unwrap_or_default();
+                return Err(StorageError::WriteFailed(why));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         Ok(())
     }
 
@@ -734,13 +720,12 @@ const ARENA_BLOCK_BYTES: usize = 256 << 10;
 /// family's first arena block, active and being flushed.
 const MIN_WRITE_BUFFER_BYTES: usize = 8 << 20;
 
-fn cf_options(
-    cf: Cf,
-    config: &EngineConfig,
-    cache: &Cache,
-    weak: &Arc<OnceLock<Weak<Inner>>>,
-    members_pinned: &Arc<AtomicUsize>,
-) -> Options {
+/// What decides how a column family's SST files are written and read:
+/// the table format (blocks, index, filters, the block cache) and the
+/// compression, and the System CF's merge operator. Also what the SST
+/// files of a loaded checkpoint are written with, and what its reader
+/// opens it with (checkpoint_load.rs), so they match the live ones.
+pub(crate) fn file_options(cf: Cf, cache: &Cache) -> Options {
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
@@ -759,6 +744,20 @@ fn cf_options(
     opts.set_block_based_table_factory(&table);
     opts.set_compression_type(DBCompressionType::Lz4);
     opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    if cf == Cf::System {
+        opts.set_merge_operator_associative("firn-system", system_merge);
+    }
+    opts
+}
+
+fn cf_options(
+    cf: Cf,
+    config: &EngineConfig,
+    cache: &Cache,
+    weak: &Arc<OnceLock<Weak<Inner>>>,
+    members_pinned: &Arc<AtomicUsize>,
+) -> Options {
+    let mut opts = file_options(cf, cache);
     opts.set_level_zero_slowdown_writes_trigger(20);
     opts.set_level_zero_stop_writes_trigger(40);
     // Strings and collection headers go to `meta`, big values and members
@@ -771,9 +770,6 @@ fn cf_options(
     };
     opts.set_write_buffer_size(write_buffer);
     opts.set_arena_block_size(ARENA_BLOCK_BYTES);
-    if cf == Cf::System {
-        opts.set_merge_operator_associative("firn-system", system_merge);
-    }
     if matches!(cf, Cf::Data | Cf::ZScore | Cf::Stream) {
         opts.set_compaction_filter_factory(OrphanMemberFilterFactory::new(
             weak.clone(),

@@ -108,6 +108,14 @@ pub fn stripe_of_key(pdb: u8, key: &[u8]) -> usize {
     crate::locks::stripe_of(pdb, key_slot(key))
 }
 
+/// A key past every key of every column family, for ranges over a whole
+/// one. A `meta`, `data`, `zscore` or `stream` key starts `db · slot`, and
+/// an `expire` key `at_ms:u64 · db · slot`: a slot is below 0x4000, so its
+/// first byte is at most 0x3F and such a key sorts below ten 0xFF bytes
+/// even with `db` 255 and `at_ms` `u64::MAX`. System records start with
+/// an ASCII name (system.rs).
+pub(crate) const PAST_EVERY_KEY: [u8; 10] = [0xFF; 10];
+
 /// The first key after every key that starts with `prefix` (for range ends).
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
@@ -148,6 +156,20 @@ mod tests {
         let late = expire_key(2_000, 0, b"aaa");
         assert!(early < late);
         assert_eq!(parse_expire_key(&late), Some((2_000, 0, &b"aaa"[..])));
+    }
+
+    #[test]
+    fn every_key_sorts_before_past_every_key() {
+        let key = b"{user}\xff\xff";
+        let last = [
+            meta_key(255, key),
+            member_key(255, key, u64::MAX, &[0xFF; 32]),
+            expire_key(u64::MAX, 255, key),
+            b"version".to_vec(),
+        ];
+        for raw in last {
+            assert!(raw.as_slice() < &PAST_EVERY_KEY[..], "{raw:?}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 mod batch;
 mod changes;
+mod checkpoint_load;
 mod collcache;
 mod collection;
 mod commit_queue;
@@ -47,6 +48,7 @@ mod tests;
 pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
+pub use checkpoint_load::LoadedCheckpoint;
 pub use commit_queue::EventSink;
 pub use engine::{Engine, EngineConfig};
 pub use error::{Result, StorageError};

@@ -7,6 +7,8 @@
 //! Key counts are merge operands written in the same batch as the keys they
 //! count, so DBSIZE is exact after a crash.
 
+use crate::keys::MAX_DATABASES;
+
 /// The version high-water mark: a `u64`, big-endian, merged as a maximum.
 pub(crate) const VERSION_KEY: &[u8] = b"version";
 /// The logical→physical database map, one byte per logical database.
@@ -65,4 +67,47 @@ pub(crate) fn system_merge(
             (k.wrapping_add(dk), e.wrapping_add(de))
         });
     Some(encode_counts(keys, expires).to_vec())
+}
+
+/// The engine's records as RocksDB holds them: what `Engine::open` starts
+/// from, and what a loaded checkpoint brings (checkpoint_load.rs).
+pub(crate) struct SystemRecords {
+    /// The version high-water mark (0 when there is none).
+    pub(crate) version: u64,
+    /// `(keys, keys with an expiry)` per physical database; a database
+    /// without a record has none.
+    pub(crate) counts: Vec<(i64, i64)>,
+    /// The logical→physical map; the identity when there is none (no
+    /// SWAPDB ever) or it is not one byte per database.
+    pub(crate) db_map: Vec<u8>,
+}
+
+impl SystemRecords {
+    pub(crate) fn read(db: &rocksdb::DB) -> crate::Result<SystemRecords> {
+        let mut records = SystemRecords {
+            version: 0,
+            counts: vec![(0, 0); MAX_DATABASES],
+            db_map: (0..MAX_DATABASES).map(|d| d as u8).collect(),
+        };
+        let Some(system) = db.cf_handle(crate::Cf::System.name()) else {
+            return Ok(records);
+        };
+        if let Some(raw) = db.get_cf(system, VERSION_KEY)? {
+            if let Some(version) = raw.get(..8).and_then(|b| b.try_into().ok()) {
+                records.version = u64::from_be_bytes(version);
+            }
+        }
+        for (pdb, counts) in records.counts.iter_mut().enumerate() {
+            let raw = db.get_cf(system, count_key(pdb as u8))?;
+            if let Some(found) = raw.as_deref().and_then(decode_counts) {
+                *counts = found;
+            }
+        }
+        if let Some(raw) = db.get_cf(system, DB_MAP_KEY)? {
+            if raw.len() == MAX_DATABASES {
+                records.db_map = raw;
+            }
+        }
+        Ok(records)
+    }
 }

@@ -29,7 +29,10 @@ pub(crate) fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {
 }
 
 /// Runs `f` in a blocking transaction, commits, and waits for durability.
-fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
+pub(crate) fn write<T>(
+    engine: &Engine,
+    f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>,
+) -> T {
     let mut txn = engine.txn(ReadMode::Blocking);
     let out = f(&mut txn).expect("txn body");
     for ticket in txn.commit().expect("commit") {
@@ -38,7 +41,10 @@ fn write<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Resul
     out
 }
 
-fn read<T>(engine: &Engine, f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>) -> T {
+pub(crate) fn read<T>(
+    engine: &Engine,
+    f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>,
+) -> T {
     let mut txn = engine.txn(ReadMode::Blocking);
     f(&mut txn).expect("read")
 }

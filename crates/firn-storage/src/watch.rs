@@ -283,6 +283,22 @@ impl WatchRegistry {
         }
     }
 
+    /// Every database was replaced (a loaded checkpoint): every watcher
+    /// is dirty, whatever its keys were and are now. Stricter than a
+    /// FLUSHALL, which spares keys that did not exist: comparing each
+    /// watched key with the loaded data would buy a replica's rare WATCH
+    /// nothing. No batch did it, so no ticket is awaited on abort.
+    pub(crate) fn touch_all(&self) {
+        let by: BatchTicket = Arc::new(OnceLock::from(None));
+        for shard in self.shards.iter() {
+            for list in shard.lock().values() {
+                for entry in list {
+                    entry.watcher.mark(&by);
+                }
+            }
+        }
+    }
+
     fn each_in_db(&self, db: u8, mut visit: impl FnMut(&mut Entry)) {
         self.each_in_db_keyed(db, |_, entry| visit(entry));
     }
