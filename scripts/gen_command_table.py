@@ -108,6 +108,7 @@ COMMAND_GROUPS = [
     ),
     ("transactions", "multi exec discard watch unwatch"),
     ("scripting", "eval evalsha eval_ro evalsha_ro script fcall fcall_ro function"),
+    ("replication", "replicaof slaveof role psync sync replconf wait failover"),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
@@ -264,6 +265,15 @@ SUMMARIES = {
     "module|loadex": "Loads a server module with configuration (Firn refuses: it loads none).",
     "module|unload": "Unloads a server module (none is ever loaded in Firn).",
     "lolwut": "Draws a picture and shows the server's version.",
+    # replication
+    "replicaof": "Makes the server a replica of another server, or (NO ONE) a primary again.",
+    "slaveof": "Makes the server a replica of another server, or (NO ONE) a primary again; REPLICAOF's old name.",
+    "role": "Tells whether the server is a primary or a replica, and how its replication stands.",
+    "psync": "Asks a primary for its replication stream from an offset (used by replicas).",
+    "sync": "Asks a primary for a full copy and then its replication stream (used by old replicas).",
+    "replconf": "Tells a primary a replica's settings and acknowledged offset (used by replicas).",
+    "wait": "Waits until the given number of replicas have every write this client made, or the timeout passes.",
+    "failover": "Hands the primary role to a replica once it has every write.",
     "latency": "Groups the commands that report the latency monitor's events and the commands' latencies.",
     "latency|doctor": "Reports in a few sentences what the latency monitor recorded.",
     "latency|graph": "Draws a text chart of one latency event's samples.",

@@ -1604,6 +1604,26 @@ fn split_line(line: &str) -> Result<Vec<String>, String> {
 }
 
 impl Config {
+    /// The value CONFIG GET prints for option `name`, kept options
+    /// included (replication reads its settings so).
+    pub fn setting(&self, name: &str) -> String {
+        OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .map(|o| o.value(self))
+            .unwrap_or_default()
+    }
+
+    /// A numeric setting (0 when not a number).
+    pub fn setting_u64(&self, name: &str) -> u64 {
+        self.setting(name).parse().unwrap_or(0)
+    }
+
+    /// A yes/no setting.
+    pub fn setting_yes(&self, name: &str) -> bool {
+        self.setting(name) == "yes"
+    }
+
     /// Applies redis.conf-syntax text.
     pub fn apply_text(&mut self, text: &str) -> Result<(), String> {
         self.apply_source(text, "", 0)

@@ -229,7 +229,8 @@ pub(crate) fn count_lookups(ctx: &mut Ctx<'_>, cmd: &Command, (hits, misses): (u
 /// The replay form of a write command that did not set its own: the
 /// command as received (deterministic commands replay verbatim).
 fn default_replay(ctx: &mut Ctx<'_>, cmd: &Command, args: &[Bytes]) {
-    if cmd.has(Flags::WRITE) && ctx.txn.has_writes() && !ctx.txn.has_replay() {
+    let changed = ctx.txn.has_writes() || ctx.txn.has_swaps();
+    if cmd.has(Flags::WRITE) && changed && !ctx.txn.has_replay() {
         ctx.txn.set_replay(vec![args.to_vec()]);
     }
 }

@@ -47,4 +47,5 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(monitor::commands::COMMANDS)
         .chain(scripting::commands::COMMANDS)
         .chain(scripting::function_commands::COMMANDS)
+        .chain(crate::replication::commands::COMMANDS)
 }

@@ -26,6 +26,7 @@ pub mod notify;
 pub mod pause;
 pub mod pipeline;
 pub mod pubsub;
+pub mod replication;
 pub mod reply_mode;
 pub use firn_rdb as rdb;
 pub mod scripting;

@@ -44,6 +44,8 @@ pub(crate) enum Flow {
     Drop,
     /// Send what is queued, then become a MONITOR.
     Monitor,
+    /// Send what is queued, then become a replica's feed.
+    Replica(crate::replication::primary::Psync),
 }
 
 /// Executes one request; returns the reply to send (per CLIENT REPLY
@@ -165,6 +167,11 @@ pub(crate) async fn run_one(
             tokio::time::sleep(pause).await;
             Some(reply)
         }
+        Some(Deferred::Async(job)) => Some(job.await),
+        Some(Deferred::Replica(req)) => {
+            flow = Flow::Replica(req);
+            None
+        }
         Some(Deferred::Blocking(job)) => {
             let job_server = server.clone();
             match tokio::task::spawn_blocking(move || job(&job_server)).await {
@@ -196,6 +203,10 @@ pub(crate) async fn run_one(
             }
             None => reply_mode_pass(session, reply).map(Outgoing::Reply),
         };
+    }
+    // WAIT counts replicas from after this client's last write.
+    if let Some(last) = tickets.iter().max_by_key(|t| t.seq()) {
+        *client.last_write.lock() = Some(last.clone());
     }
     client.resp.store(
         if session.protocol == Protocol::Resp3 {
@@ -256,6 +267,7 @@ fn check_allowed(
                 why,
             )));
         }
+        crate::replication::admit_write(server, client)?;
     }
     // RESP2 subscribed mode (RESP3 clients may run anything).
     if session.protocol == Protocol::Resp2

@@ -62,6 +62,30 @@ pub struct ClientInfo {
     pub tracking: crate::tracking::table::ClientTracking,
     /// MULTI and WATCH state as CLIENT LIST shows it (multi/transaction.rs).
     pub tx: crate::multi::state::ClientTx,
+    /// What a replica said of itself (REPLCONF) before PSYNC.
+    pub repl_hello: Mutex<ReplHello>,
+    /// `ROLE_REPLICA` for a replica this server feeds, `ROLE_MASTER` for
+    /// the link applying this server's primary's stream (CLIENT LIST `S`,
+    /// `M`; the master may write to a read-only replica).
+    pub role_flag: AtomicU8,
+    /// The last batch this client's commands wrote or waited on: WAIT
+    /// counts replicas from the stream position after it.
+    pub last_write: Mutex<Option<firn_storage::Ticket>>,
+}
+
+pub const ROLE_NONE: u8 = 0;
+pub const ROLE_REPLICA: u8 = 1;
+pub const ROLE_MASTER: u8 = 2;
+
+/// REPLCONF's facts about a replica.
+#[derive(Clone, Debug, Default)]
+pub struct ReplHello {
+    /// `listening-port`.
+    pub port: u64,
+    /// `ip-address`.
+    pub ip: Option<String>,
+    /// `capa firn-checkpoint`: it loads a checkpoint in a full sync.
+    pub firn_checkpoint: bool,
 }
 
 impl crate::pubsub::state::Subscriber for ClientInfo {
@@ -102,6 +126,9 @@ impl ClientInfo {
             pubsub: Default::default(),
             tracking: Default::default(),
             tx: Default::default(),
+            repl_hello: Mutex::new(ReplHello::default()),
+            role_flag: AtomicU8::new(ROLE_NONE),
+            last_write: Mutex::new(None),
         }
     }
 
@@ -134,6 +161,10 @@ pub struct ServerStats {
     /// Changes since the last successful SAVE/BGSAVE, counted as Redis
     /// counts `server.dirty` (INFO rdb_changes_since_last_save).
     pub dirty: AtomicU64,
+    /// Replication stream bytes received from a primary and sent to
+    /// replicas (INFO total_net_repl_input_bytes / _output_bytes).
+    pub net_repl_input_bytes: AtomicU64,
+    pub net_repl_output_bytes: AtomicU64,
 }
 
 /// One command's counters, as Redis keeps them in its `redisCommand`.
@@ -412,9 +443,8 @@ pub struct Server {
     pub slowlog: Mutex<SlowLog>,
     pub started: Instant,
     pub run_id: String,
-    /// The replication id INFO replication reports (master_replid); DEBUG
-    /// CHANGE-REPL-ID draws a new one.
-    pub replid: Mutex<String>,
+    /// Replication: its ids, backlog, replicas and link (replication/).
+    pub replication: crate::replication::Replication,
     /// Whether the active expiry thread deletes due keys (DEBUG
     /// SET-ACTIVE-EXPIRE turns it off for tests that watch lazy expiry).
     pub active_expire: AtomicBool,

@@ -191,7 +191,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
-        replid: Mutex::new(random_run_id()),
+        replication: crate::replication::Replication::new(random_run_id(), 1 << 20),
         active_expire: AtomicBool::new(true),
         scripts_may_call_anything: AtomicBool::new(false),
         shutdown: shutdown_tx,
@@ -254,7 +254,10 @@ fn start_active_expiry(server: Arc<Server>) -> Result<std::thread::JoinHandle<()
                 if *shutdown.borrow_and_update() {
                     return;
                 }
-                if !server.active_expire.load(Ordering::Relaxed) {
+                // A replica deletes keys when its primary's stream says so
+                // (the primary's DELs), never on its own clock, as Redis.
+                if !server.active_expire.load(Ordering::Relaxed) || server.replication.is_replica()
+                {
                     std::thread::sleep(Duration::from_millis(100));
                     continue;
                 }
@@ -292,6 +295,7 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
     crate::notify::start(&server);
+    crate::replication::start(&server).await;
     let (port, binds, backlog) = {
         let c = server.config();
         (c.port, c.bind.clone(), c.tcp_backlog)

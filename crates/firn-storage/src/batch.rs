@@ -5,6 +5,7 @@
 
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use crate::changes::Event;
 use crate::keys;
@@ -37,6 +38,15 @@ pub(crate) struct CommitBatch {
     pub events: Vec<Event>,
     /// Set by submit.
     pub ticket: Option<Ticket>,
+    /// A checkpoint cut (`Engine::checkpoint_cut`): no writes; the writer
+    /// links the checkpoint while every writer is stopped at it.
+    pub checkpoint: Option<Arc<CheckpointJob>>,
+}
+
+/// Where a cut's checkpoint goes, and how linking it went.
+pub(crate) struct CheckpointJob {
+    pub dest: std::path::PathBuf,
+    pub outcome: parking_lot::Mutex<Option<Result<(), String>>>,
 }
 
 impl CommitBatch {

@@ -21,6 +21,23 @@ use crate::Cf;
 /// `Engine::set_event_sink`).
 pub type EventSink = Arc<dyn Fn(&[Event]) + Send + Sync>;
 
+/// What the replay sink (see `Engine::set_replay_sink`) is handed for a
+/// committed batch, in commit order, before its ticket resolves.
+pub enum Replayed<'a> {
+    /// The batch's replay record: its logical db, then its commands as
+    /// RESP (`encode_log_record`), made by client `client` (0: the server).
+    Record {
+        client: u64,
+        record: &'a bytes::Bytes,
+    },
+    /// A checkpoint cut (`Engine::checkpoint_cut`): the checkpoint holds
+    /// every batch handed before this one and none after.
+    Cut,
+}
+
+/// Receives each committed batch's replay record (replication's backlog).
+pub type ReplaySink = Arc<dyn Fn(u64, Replayed<'_>) + Send + Sync>;
+
 /// What a writer thread is handed.
 pub(crate) enum Job {
     /// A batch whose keys all belong to this writer.
@@ -60,6 +77,9 @@ impl Rendezvous {
 /// it has no key (a barrier, a server record), or it acts on whole
 /// databases (flush, swap, counter reset).
 fn writer_of(batch: &CommitBatch, writers: usize) -> Option<usize> {
+    if batch.checkpoint.is_some() {
+        return None;
+    }
     if writers == 1 {
         return Some(0);
     }
@@ -147,6 +167,10 @@ pub(crate) struct Completion {
     pub change: Option<Arc<Change>>,
     pub events: Vec<Event>,
     pub ticket: Option<Ticket>,
+    /// The replay record, kept only while a replay sink is set.
+    pub replay: Option<(u64, bytes::Bytes)>,
+    /// A checkpoint cut's batch.
+    pub cut: bool,
 }
 
 /// Completes batches in submit (`seq`) order, whichever writer wrote them:
@@ -162,6 +186,8 @@ pub(crate) struct Completions {
     /// Where each committed batch's keyspace events go, before its ticket
     /// resolves (the server's publisher).
     pub(crate) event_sink: RwLock<Option<EventSink>>,
+    /// Where each committed batch's replay record goes (replication).
+    pub(crate) replay_sink: RwLock<Option<ReplaySink>>,
 }
 
 struct CompletionQueue {
@@ -178,6 +204,7 @@ impl Default for Completions {
             }),
             changes: crate::changes::channel(),
             event_sink: RwLock::new(None),
+            replay_sink: RwLock::new(None),
         }
     }
 }
@@ -196,12 +223,20 @@ impl Completions {
             change: None,
             events: Vec::new(),
             ticket: Some(ticket),
+            replay: None,
+            cut: false,
         };
         self.finish(std::iter::once(done));
     }
 
+    /// Whether a replay sink wants the batches' records.
+    pub(crate) fn replaying(&self) -> bool {
+        self.replay_sink.read().is_some()
+    }
+
     /// Completes `done`, and every batch after it that was waiting for it.
     pub(crate) fn finish(&self, done: impl Iterator<Item = Completion>) {
+        let replay_sink = self.replay_sink.read().clone();
         let mut queue = self.queue.lock();
         let queue = &mut *queue;
         queue.ready.extend(done.map(|c| (c.seq, c)));
@@ -216,6 +251,19 @@ impl Completions {
             // events, before its client hears it is done.
             if let Some(change) = c.change {
                 let _ = self.changes.send(change);
+            }
+            if let (Some(sink), true) = (&replay_sink, c.ok) {
+                if let Some((client, record)) = &c.replay {
+                    sink(
+                        c.seq,
+                        Replayed::Record {
+                            client: *client,
+                            record,
+                        },
+                    );
+                } else if c.cut {
+                    sink(c.seq, Replayed::Cut);
+                }
             }
             if !c.events.is_empty() {
                 let sink = self.event_sink.read().clone();

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::changes::ChangeReceiver;
 use crate::collcache::CollCache;
-use crate::commit_queue::{CommitQueue, EventSink};
+use crate::commit_queue::{CommitQueue, EventSink, ReplaySink};
 use crate::dbmap::DbMap;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
@@ -229,6 +229,14 @@ impl Engine {
     /// on a ticket).
     pub fn set_event_sink(&self, sink: Option<EventSink>) {
         *self.inner.completions.event_sink.write() = sink;
+    }
+
+    /// Sets (or clears) what receives every committed batch's replay
+    /// record and every checkpoint cut, in commit order, on a writer
+    /// thread, before the batch's clients hear it is done. CPU work only,
+    /// like the event sink.
+    pub fn set_replay_sink(&self, sink: Option<ReplaySink>) {
+        *self.inner.completions.replay_sink.write() = sink;
     }
 
     pub fn notify_flags(&self) -> u32 {
@@ -646,6 +654,41 @@ impl Engine {
         std::fs::rename(&tmp, dest)
             .map_err(|e| StorageError::Rocks(format!("cannot rename checkpoint: {e}")))?;
         Ok(())
+    }
+
+    /// A checkpoint at a cut of the commit order: it holds every batch
+    /// submitted before the cut and none after, because every writer is
+    /// stopped at the cut while RocksDB links the files. Returns the cut's
+    /// sequence number; the replay sink sees `Replayed::Cut` there, between
+    /// the records the checkpoint holds and those it does not. The
+    /// memtables are flushed first, with the writers running, so that the
+    /// stop lasts only for what was written meanwhile. `dest` must not
+    /// exist. Blocking: call from a background thread.
+    pub fn checkpoint_cut(&self, dest: &Path) -> Result<u64> {
+        let inner = &self.inner;
+        let mut flush = rocksdb::FlushOptions::default();
+        flush.set_wait(true);
+        for cf in Cf::ALL {
+            if let Some(handle) = inner.cf(cf) {
+                inner.db.flush_cf_opt(handle, &flush)?;
+            }
+        }
+        let job = Arc::new(crate::batch::CheckpointJob {
+            dest: dest.to_path_buf(),
+            outcome: Mutex::new(None),
+        });
+        let batch = crate::batch::CommitBatch {
+            checkpoint: Some(job.clone()),
+            ..Default::default()
+        };
+        let ticket = inner.submit(batch)?;
+        ticket.wait_blocking()?;
+        let outcome = job.outcome.lock().take();
+        match outcome {
+            Some(Ok(())) => Ok(ticket.seq()),
+            Some(Err(e)) => Err(StorageError::Rocks(format!("checkpoint failed: {e}"))),
+            None => Err(StorageError::Rocks("checkpoint was not taken".into())),
+        }
     }
 
     /// A restart of the engine in place (DEBUG RELOAD): waits until every

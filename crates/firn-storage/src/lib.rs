@@ -49,7 +49,7 @@ pub use changes::{
     decode_log_record, encode_log_record, notify_class, Change, ChangeReceiver, Event, WalRecord,
 };
 pub use checkpoint_load::LoadedCheckpoint;
-pub use commit_queue::EventSink;
+pub use commit_queue::{EventSink, ReplaySink, Replayed};
 pub use engine::{Engine, EngineConfig};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;

@@ -389,6 +389,12 @@ impl<'e> Txn<'e> {
 
     /// Whether the transaction changes anything: a flush does, even of an
     /// empty database (it resets the counters and is replayed).
+    /// Whether the transaction swapped databases (SWAPDB writes nothing
+    /// until the writer persists the map, but replays all the same).
+    pub fn has_swaps(&self) -> bool {
+        !self.st.effects.swaps.is_empty()
+    }
+
     pub fn has_writes(&self) -> bool {
         !self.st.writes.is_empty()
             || !self.st.range_deletes.is_empty()
@@ -1150,6 +1156,7 @@ impl<'e> Txn<'e> {
             commands,
             events: effects.events,
             ticket: None,
+            checkpoint: None,
         })?;
         let mut tickets = vec![ticket];
         tickets.append(&mut effects.depends);

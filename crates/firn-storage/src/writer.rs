@@ -75,16 +75,31 @@ pub(crate) fn run(inner: Arc<Inner>, rx: Receiver<Job>) {
             Job::Batch(batch) => batch,
             Job::Lead(batch, rendezvous) => {
                 rendezvous.arrived.wait();
+                if let Some(job) = &batch.checkpoint {
+                    // Every batch before the cut is in RocksDB and none
+                    // after it: link the files now, alone.
+                    link_checkpoint(&inner, job);
+                    inner.completions.finish(std::iter::once(Completion {
+                        seq: batch.seq,
+                        ok: true,
+                        change: None,
+                        events: Vec::new(),
+                        ticket: batch.ticket.clone(),
+                        replay: None,
+                        cut: true,
+                    }));
+                    inner.drained.notify_waiters();
+                    rendezvous.done.wait();
+                    continue;
+                }
                 // Every other writer is stopped here, so spanning batches
                 // queued right behind this one (nothing in between for
                 // anyone) join its group: a run of multi-key commands pays
                 // one meeting, not one each.
-                let group = gather(
-                    &rx,
-                    batch,
-                    &mut held,
-                    |job| matches!(job, Job::Lead(_, meeting) if meeting.follows_directly),
-                );
+                let group = gather(&rx, batch, &mut held, |job| {
+                    matches!(job, Job::Lead(next, meeting)
+                            if meeting.follows_directly && next.checkpoint.is_none())
+                });
                 commit_or_fail(&inner, &group, &mut persisted_version);
                 rendezvous.done.wait();
                 continue;
@@ -194,6 +209,14 @@ fn commit_group(
     } else {
         RETRIES
     };
+    // Built once, shared by the WAL and (while replication listens) the
+    // replay sink.
+    let records: Vec<Option<Bytes>> = group
+        .iter()
+        .map(|b| {
+            (!b.commands.is_empty()).then(|| Bytes::from(encode_log_record(b.db, &b.commands)))
+        })
+        .collect();
     let mut attempt = 0;
     loop {
         let mut wb = WriteBatch::default();
@@ -205,9 +228,9 @@ fn commit_group(
         // range delete closes a segment: writes before it are emitted
         // before it, and those after it after.
         let mut segment: Vec<(&[u8], &Option<Bytes>)> = Vec::new();
-        for batch in group {
-            if !batch.commands.is_empty() {
-                wb.put_log_data(encode_log_record(batch.db, &batch.commands));
+        for (batch, record) in group.iter().zip(&records) {
+            if let Some(record) = record {
+                wb.put_log_data(record);
             }
             if !batch.range_deletes.is_empty() {
                 put_sorted(inner, &mut wb, &mut segment);
@@ -295,8 +318,31 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    inner.completions.finish(completions(inner, group, true));
+    let replaying = inner.completions.replaying();
+    let replays = records
+        .into_iter()
+        .zip(group)
+        .map(|(record, batch)| record.filter(|_| replaying).map(|r| (batch.client, r)));
+    inner
+        .completions
+        .finish(
+            completions(inner, group, true)
+                .zip(replays)
+                .map(|(mut c, replay)| {
+                    c.replay = replay;
+                    c
+                }),
+        );
     inner.drained.notify_waiters();
+}
+
+/// Links a cut's checkpoint (hard links to the SST files, the manifest and
+/// a copy of the live WAL) and records how it went.
+fn link_checkpoint(inner: &Inner, job: &crate::batch::CheckpointJob) {
+    let outcome = rocksdb::checkpoint::Checkpoint::new(&inner.db)
+        .and_then(|c| c.create_checkpoint(&job.dest))
+        .map_err(|e| e.into_string());
+    *job.outcome.lock() = Some(outcome);
 }
 
 /// Takes a written group's entries and fences out of the overlay, in an
@@ -349,6 +395,8 @@ fn completions<'a>(
         change: listened.then(|| change_of(inner, batch)),
         events: if ok { batch.events.clone() } else { Vec::new() },
         ticket: batch.ticket.clone(),
+        replay: None,
+        cut: false,
     })
 }
 

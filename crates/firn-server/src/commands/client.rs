@@ -222,7 +222,14 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         (field("proto"), Reply::Integer(proto)),
         (field("id"), Reply::Integer(ctx.client.id as i64)),
         (field("mode"), field("standalone")),
-        (field("role"), field("master")),
+        (
+            field("role"),
+            field(if ctx.server.replication.is_replica() {
+                "replica"
+            } else {
+                "master"
+            }),
+        ),
         (field("modules"), Reply::Array(Vec::new())),
     ]))
 }
@@ -274,6 +281,11 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let qbuf = client.query_buffer.load(Ordering::Relaxed);
     // Redis's letters in its order; "N" for none.
     let mut flags = String::new();
+    match client.role_flag.load(Ordering::Relaxed) {
+        crate::server::ROLE_REPLICA => flags.push('S'),
+        crate::server::ROLE_MASTER => flags.push('M'),
+        _ => {}
+    }
     if client.monitor.load(Ordering::Relaxed) {
         flags.push('O');
     }
@@ -400,9 +412,15 @@ fn client_type_arg(name: &[u8]) -> CmdResult<ClientType> {
     }
 }
 
-/// Redis's getClientType: a client with subscriptions is `pubsub`, any
-/// other (MONITOR clients included) `normal`; replication will add its kinds.
+/// Redis's getClientType: a replica this server feeds is `replica`, the
+/// link to its own primary `master`, a client with subscriptions `pubsub`,
+/// any other (MONITOR clients included) `normal`.
 fn client_type(client: &ClientInfo) -> ClientType {
+    match client.role_flag.load(Ordering::Relaxed) {
+        crate::server::ROLE_REPLICA => return ClientType::Replica,
+        crate::server::ROLE_MASTER => return ClientType::Master,
+        _ => {}
+    }
     if client.pubsub.subscribed() {
         ClientType::PubSub
     } else {

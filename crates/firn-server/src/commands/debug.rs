@@ -128,7 +128,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Ok(Reply::simple("Apparently Redis did not crash: test passed"))
         }
         (b"change-repl-id", 2) => {
-            *ctx.server.replid.lock() = random_hex_id();
+            ctx.server.replication.ids.lock().replid = random_hex_id();
             tracing::warn!("Changing replication IDs after receiving DEBUG change-repl-id");
             Ok(Reply::ok())
         }
@@ -176,7 +176,7 @@ fn sleep_arg(arg: &[u8]) -> Duration {
     }
 }
 
-fn random_hex_id() -> String {
+pub(crate) fn random_hex_id() -> String {
     use rand::Rng;
     let mut rng = rand::rng();
     (0..40)

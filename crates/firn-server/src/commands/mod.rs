@@ -125,7 +125,15 @@ pub enum Deferred {
     /// Send the handler's reply after this long, the connection waiting
     /// on a timer, not holding its thread (DEBUG SLEEP).
     Sleep(std::time::Duration),
+    /// Await this; its reply replaces the handler's (WAIT, REPLICAOF).
+    Async(AsyncJob),
+    /// Send nothing more: the connection becomes a replica's feed
+    /// (PSYNC, SYNC; replication/primary.rs).
+    Replica(crate::replication::primary::Psync),
 }
+
+/// Work a command finishes asynchronously, on the connection's task.
+pub type AsyncJob = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send + 'static>>;
 
 pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
 

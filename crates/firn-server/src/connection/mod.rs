@@ -92,7 +92,24 @@ enum Ended {
 
 pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
     let mut connection = Connection::new(server.clone(), stream, client.clone());
-    connection.run().await;
+    if let Some(psync) = connection.run().await {
+        // PSYNC: the socket is the replica's feed from now on.
+        let Connection {
+            reader,
+            writer,
+            inbuf,
+            ..
+        } = connection;
+        crate::replication::primary::serve(
+            server.clone(),
+            client.clone(),
+            reader,
+            writer,
+            inbuf,
+            psync,
+        )
+        .await;
+    }
     server.pubsub.forget_client(&client);
     crate::tracking::state::disable(&server, &client);
     crate::multi::transaction::unwatch(&server, &client);
@@ -150,39 +167,43 @@ impl Connection {
         }
     }
 
-    /// Read → decode → run → flush, until the client goes or must go.
-    pub async fn run(&mut self) {
+    /// Read → decode → run → flush, until the client goes or must go, or
+    /// asks to be fed as a replica (PSYNC: returned, with its output sent).
+    pub async fn run(&mut self) -> Option<crate::replication::primary::Psync> {
         loop {
             match self.read().await {
                 Ok(()) => {}
                 Err(Ended::Eof) => {
                     let _ = self.finish().await;
-                    return;
+                    return None;
                 }
-                Err(Ended::Abort) => return,
+                Err(Ended::Abort) => return None,
             }
             // A RESET that ends MONITOR mode hands back the requests still
             // buffered behind it: run them before reading more.
             let mut flow = self.run_buffered().await;
             while let Flow::Monitor = flow {
                 if !self.monitor().await {
-                    return;
+                    return None;
                 }
                 flow = self.run_buffered().await;
             }
             match flow {
                 Flow::Continue | Flow::Monitor => {}
-                Flow::Drop => return,
+                Flow::Drop => return None,
                 Flow::Close => {
                     let _ = self.finish().await;
-                    return;
+                    return None;
+                }
+                Flow::Replica(psync) => {
+                    return self.finish().await.is_ok().then_some(psync);
                 }
             }
             if self.query_buffer_over_limit() {
-                return;
+                return None;
             }
             if self.wait_durable().await.is_err() {
-                return;
+                return None;
             }
         }
     }

@@ -243,6 +243,16 @@ fn stats_section(server: &Server, out: &mut String) {
     line(out, "total_net_output_bytes", get(&s.net_output_bytes));
     line(
         out,
+        "total_net_repl_input_bytes",
+        get(&s.net_repl_input_bytes),
+    );
+    line(
+        out,
+        "total_net_repl_output_bytes",
+        get(&s.net_repl_output_bytes),
+    );
+    line(
+        out,
         "instantaneous_input_kbps",
         format!("{:.2}", rates.input_kbps),
     );
@@ -252,6 +262,10 @@ fn stats_section(server: &Server, out: &mut String) {
         format!("{:.2}", rates.output_kbps),
     );
     line(out, "rejected_connections", get(&s.rejected_connections));
+    let repl = &server.replication;
+    line(out, "sync_full", get(&repl.sync_full));
+    line(out, "sync_partial_ok", get(&repl.sync_partial_ok));
+    line(out, "sync_partial_err", get(&repl.sync_partial_err));
     line(
         out,
         "expired_keys",
@@ -284,22 +298,102 @@ fn stats_section(server: &Server, out: &mut String) {
 }
 
 fn replication_section(server: &Server, out: &mut String) {
+    use crate::replication::{LinkState, STATE_ONLINE, STATE_SEND_BULK};
+    let repl = &server.replication;
+    let now = crate::replication::now_ms();
     out.push_str("# Replication\r\n");
-    line(out, "role", "master");
-    line(out, "connected_slaves", 0);
-    line(out, "master_failover_state", "no-failover");
-    line(out, "master_replid", &*server.replid.lock());
+    let following = repl.following.lock().as_ref().map(|f| {
+        (
+            f.host.clone(),
+            f.port,
+            f.state,
+            f.last_io_ms,
+            f.down_since_ms,
+            f.sync_bytes,
+        )
+    });
+    let (start, end) = repl.backlog.range();
+    if let Some((host, port, state, last_io, down_since, sync_bytes)) = following {
+        line(out, "role", "slave");
+        line(out, "master_host", host);
+        line(out, "master_port", port);
+        let up = state == LinkState::Connected;
+        line(out, "master_link_status", if up { "up" } else { "down" });
+        let io_ago = if last_io == 0 {
+            -1
+        } else {
+            (now.saturating_sub(last_io) / 1000) as i64
+        };
+        line(out, "master_last_io_seconds_ago", io_ago);
+        let syncing = state == LinkState::Transfer;
+        line(out, "master_sync_in_progress", u8::from(syncing));
+        line(out, "slave_read_repl_offset", end);
+        line(out, "slave_repl_offset", end);
+        if syncing {
+            line(out, "master_sync_total_bytes", -1);
+            line(out, "master_sync_read_bytes", sync_bytes.1);
+            line(out, "master_sync_left_bytes", -1);
+            line(out, "master_sync_perc", "0.00");
+            line(out, "master_sync_last_io_seconds_ago", io_ago.max(0));
+        }
+        if !up {
+            let down = if down_since == 0 {
+                -1
+            } else {
+                (now.saturating_sub(down_since) / 1000) as i64
+            };
+            line(out, "master_link_down_since_seconds", down);
+        }
+        let config = server.config();
+        line(out, "slave_priority", config.setting("replica-priority"));
+        line(
+            out,
+            "slave_read_only",
+            u8::from(config.setting_yes("replica-read-only")),
+        );
+        line(
+            out,
+            "replica_announced",
+            u8::from(config.setting_yes("replica-announced")),
+        );
+    } else {
+        line(out, "role", "master");
+    }
+    let replicas = repl.replicas.lock().clone();
+    line(out, "connected_slaves", replicas.len());
+    for (i, r) in replicas.iter().enumerate() {
+        let state = match r.state.load(Ordering::Acquire) {
+            STATE_ONLINE => "online",
+            STATE_SEND_BULK => "send_bulk",
+            _ => "wait_bgsave",
+        };
+        let lag = now.saturating_sub(r.ack_ms.load(Ordering::Acquire)) / 1000;
+        line(
+            out,
+            &format!("slave{i}"),
+            format!(
+                "ip={},port={},state={state},offset={},lag={lag}",
+                r.ip,
+                r.port.load(Ordering::Relaxed),
+                r.ack.load(Ordering::Relaxed)
+            ),
+        );
+    }
+    let ids = repl.ids.lock().clone();
+    line(out, "master_failover_state", *repl.failover_state.lock());
+    line(out, "master_replid", ids.replid);
+    line(out, "master_replid2", ids.replid2);
+    line(out, "master_repl_offset", end);
+    line(out, "second_repl_offset", ids.second_offset);
+    let active = repl.active.load(Ordering::Acquire);
+    line(out, "repl_backlog_active", u8::from(active));
+    line(out, "repl_backlog_size", repl.backlog.limit());
     line(
         out,
-        "master_replid2",
-        "0000000000000000000000000000000000000000",
+        "repl_backlog_first_byte_offset",
+        if active { start + 1 } else { 0 },
     );
-    line(out, "master_repl_offset", 0);
-    line(out, "second_repl_offset", -1);
-    line(out, "repl_backlog_active", 0);
-    line(out, "repl_backlog_size", 1_048_576);
-    line(out, "repl_backlog_first_byte_offset", 0);
-    line(out, "repl_backlog_histlen", 0);
+    line(out, "repl_backlog_histlen", end - start);
 }
 
 fn cpu_section(out: &mut String) {

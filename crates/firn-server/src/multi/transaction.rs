@@ -330,6 +330,9 @@ async fn run_deferred(server: &Arc<Server>, deferred: Deferred, reply: Reply) ->
             tokio::time::sleep(pause).await;
             (reply, false)
         }
+        Deferred::Async(job) => (job.await, false),
+        // PSYNC and SYNC cannot be queued (no-multi).
+        Deferred::Replica(_) => (reply, false),
         Deferred::Close => (reply, true),
         // MONITOR is refused inside EXEC and SHUTDOWN cannot be queued.
         Deferred::Monitor | Deferred::Shutdown { .. } => (reply, false),

@@ -1,0 +1,365 @@
+//! Replication between real Firn processes on loopback, each with its own
+//! directory: full sync from a checkpoint, the stream, partial syncs after
+//! a dropped link, a chain, WAIT, read-only replicas, min-replicas, FAILOVER,
+//! and the faults of a slow or dead replica and of kill -9 mid-sync.
+
+use firn_testkit::{encode_request, Conn, Server, R};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
+
+fn firn(extra: &[&str]) -> Server {
+    let mut args = DEBUG.to_vec();
+    args.extend_from_slice(extra);
+    Server::firn_with(&args)
+}
+
+fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn text(r: &R) -> String {
+    match r {
+        R::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+        R::Simple(s) => s.clone(),
+        other => other.render(),
+    }
+}
+
+fn info_field(conn: &mut Conn, section: &str, name: &str) -> Option<String> {
+    let info = text(&conn.cmd(&["INFO", section]));
+    info.lines().find_map(|l| {
+        l.strip_prefix(&format!("{name}:"))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+fn offset_of(conn: &mut Conn) -> u64 {
+    info_field(conn, "replication", "master_repl_offset")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Points `replica` at `primary` and waits until it has caught up.
+fn follow(replica: &Server, primary: &Server) {
+    let mut r = replica.conn();
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port().to_string()]),
+        R::Simple("OK".into())
+    );
+    wait_caught_up(replica, primary);
+}
+
+fn link_up(replica: &Server) -> bool {
+    let mut r = replica.conn();
+    info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
+}
+
+fn wait_caught_up(replica: &Server, primary: &Server) {
+    let mut p = primary.conn();
+    let mut r = replica.conn();
+    wait_until("the replica to catch up", Duration::from_secs(60), || {
+        link_up(replica) && offset_of(&mut r) == offset_of(&mut p)
+    });
+}
+
+fn digest(server: &Server) -> String {
+    text(&server.conn().cmd(&["DEBUG", "DIGEST"]))
+}
+
+fn assert_same_data(a: &Server, b: &Server) {
+    let (da, db) = (digest(a), digest(b));
+    assert_eq!(da, db, "datasets differ");
+    for db_index in 0..4 {
+        let mut ca = a.conn();
+        let mut cb = b.conn();
+        ca.cmd(&["SELECT", &db_index.to_string()]);
+        cb.cmd(&["SELECT", &db_index.to_string()]);
+        assert_eq!(
+            ca.cmd(&["DBSIZE"]),
+            cb.cmd(&["DBSIZE"]),
+            "DBSIZE of db {db_index}"
+        );
+    }
+}
+
+/// Some of every type, in two databases, with expiries and a swap.
+fn load_everything(server: &Server) {
+    let mut c = server.conn();
+    let mut batch = Vec::new();
+    for i in 0..3000 {
+        batch.extend(encode_request(&[
+            b"SET",
+            format!("key:{i}").as_bytes(),
+            format!("value:{i}").as_bytes(),
+        ]));
+    }
+    c.send_raw(&batch);
+    for _ in 0..3000 {
+        c.read_reply();
+    }
+    c.cmd(&["SET", "big", &"x".repeat(200_000)]);
+    c.cmd(&["SET", "ttl", "v", "EX", "1000"]);
+    for i in 0..300 {
+        let n = i.to_string();
+        c.cmd(&["HSET", "hash", &n, &n]);
+        c.cmd(&["RPUSH", "list", &n]);
+        c.cmd(&["SADD", "set", &n]);
+        c.cmd(&["ZADD", "zset", &n, &n]);
+        c.cmd(&["XADD", "stream", "*", "f", &n]);
+    }
+    c.cmd(&["XGROUP", "CREATE", "stream", "g", "0"]);
+    c.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c1",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "stream",
+        ">",
+    ]);
+    c.cmd(&["INCRBY", "counter", "5"]);
+    c.cmd(&["SELECT", "2"]);
+    c.cmd(&["SET", "in-two", "2"]);
+    c.cmd(&["SWAPDB", "2", "3"]);
+    c.cmd(&["SELECT", "1"]);
+    c.cmd(&["LPUSH", "in-one", "a", "b"]);
+}
+
+/// Changes of every kind after the sync: they reach the replica by the
+/// stream alone.
+fn change_everything(server: &Server) {
+    let mut c = server.conn();
+    c.cmd(&["INCR", "counter"]);
+    c.cmd(&["SET", "ex", "v", "PX", "500000"]);
+    c.cmd(&["EXPIRE", "key:1", "1000"]);
+    c.cmd(&["HINCRBYFLOAT", "hash", "f", "1.5"]);
+    c.cmd(&["LPOP", "list"]);
+    c.cmd(&["SPOP", "set"]);
+    c.cmd(&["ZINCRBY", "zset", "2", "3"]);
+    c.cmd(&["XACK", "stream", "g", "0-1"]);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["INCR", "counter"]);
+    c.cmd(&["DEL", "key:2"]);
+    c.cmd(&["EXEC"]);
+    c.cmd(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], 'from-lua') return 1",
+        "1",
+        "lua",
+    ]);
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["FLUSHDB"]);
+    c.cmd(&["SET", "after-flush", "1"]);
+    c.cmd(&["SWAPDB", "1", "3"]);
+    c.cmd(&["SELECT", "0"]);
+    c.cmd(&["GETDEL", "key:3"]);
+}
+
+#[test]
+fn a_replica_syncs_fully_then_follows_the_stream() {
+    let primary = firn(&[]);
+    let replica = firn(&[]);
+    load_everything(&primary);
+    follow(&replica, &primary);
+    assert_same_data(&primary, &replica);
+    let mut p = primary.conn();
+    assert!(text(&p.cmd(&["ROLE"])).contains("master"));
+    match replica.conn().cmd(&["ROLE"]) {
+        R::Array(Some(items)) => {
+            assert_eq!(text(&items[0]), "slave");
+            assert_eq!(text(&items[3]), "connected");
+        }
+        other => panic!("ROLE: {}", other.render()),
+    }
+    change_everything(&primary);
+    let mut p = primary.conn();
+    p.cmd(&["SET", "waited", "1"]);
+    assert_eq!(p.cmd(&["WAIT", "1", "5000"]), R::Int(1));
+    assert_eq!(
+        replica.conn().cmd(&["GET", "waited"]),
+        R::Bulk(Some(b"1".to_vec()))
+    );
+    wait_caught_up(&replica, &primary);
+    assert_same_data(&primary, &replica);
+    // Read-only, as Redis's replicas by default.
+    match replica.conn().cmd(&["SET", "k", "v"]) {
+        R::Error(e) => assert!(e.starts_with("READONLY"), "{e}"),
+        other => panic!("a write on a replica: {}", other.render()),
+    }
+    let info = text(&primary.conn().cmd(&["INFO", "replication"]));
+    assert!(info.contains("connected_slaves:1"), "{info}");
+    assert!(info.contains("state=online"), "{info}");
+    // REPLICAOF NO ONE: writable, with a new id and the old one second.
+    let mut r = replica.conn();
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), R::Simple("OK".into()));
+    assert_eq!(r.cmd(&["SET", "k", "v"]), R::Simple("OK".into()));
+    let replid2 = info_field(&mut r, "replication", "master_replid2").unwrap();
+    assert_eq!(
+        Some(replid2),
+        info_field(&mut primary.conn(), "replication", "master_replid")
+    );
+}
+
+#[test]
+fn a_dropped_link_resumes_with_a_partial_sync() {
+    let primary = firn(&[]);
+    let replica = firn(&[]);
+    load_everything(&primary);
+    follow(&replica, &primary);
+    let mut p = primary.conn();
+    for round in 0..3 {
+        // The primary drops its replica; writes go on meanwhile.
+        p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]);
+        for i in 0..200 {
+            p.cmd(&["INCR", "counter"]);
+            p.cmd(&["SET", &format!("round:{round}:{i}"), "v"]);
+        }
+        wait_caught_up(&replica, &primary);
+    }
+    assert_same_data(&primary, &replica);
+    let mut p = primary.conn();
+    let ok: u64 = info_field(&mut p, "stats", "sync_partial_ok")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let full: u64 = info_field(&mut p, "stats", "sync_full")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ok >= 3, "partial syncs: {ok}");
+    assert_eq!(full, 1, "one full sync only");
+}
+
+#[test]
+fn a_replica_of_a_replica_follows_the_same_stream() {
+    let a = firn(&[]);
+    let b = firn(&[]);
+    let c = firn(&[]);
+    load_everything(&a);
+    follow(&b, &a);
+    follow(&c, &b);
+    change_everything(&a);
+    wait_caught_up(&b, &a);
+    wait_caught_up(&c, &b);
+    assert_same_data(&a, &c);
+    // The same bytes, so the same offsets and id all along the chain.
+    assert_eq!(offset_of(&mut a.conn()), offset_of(&mut c.conn()));
+    assert_eq!(
+        info_field(&mut a.conn(), "replication", "master_replid"),
+        info_field(&mut c.conn(), "replication", "master_replid")
+    );
+    // A replica that is fed keeps its role flag in CLIENT LIST.
+    let list = text(&b.conn().cmd(&["CLIENT", "LIST"]));
+    assert!(list.contains("flags=S"), "{list}");
+    assert!(list.contains("flags=M"), "{list}");
+}
+
+#[test]
+fn a_full_sync_longer_than_the_backlog_still_continues_from_its_cut() {
+    // A 16 KB backlog, and far more than that written during the sync.
+    let primary = firn(&["--repl-backlog-size", "16kb"]);
+    let replica = firn(&[]);
+    {
+        let mut c = primary.conn();
+        let value = "v".repeat(4000);
+        let mut batch = Vec::new();
+        for i in 0..20_000 {
+            batch.extend(encode_request(&[
+                b"SET",
+                format!("bulk:{i}").as_bytes(),
+                value.as_bytes(),
+            ]));
+        }
+        c.send_raw(&batch);
+        for _ in 0..20_000 {
+            c.read_reply();
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writes = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (stop, writes, port) = (stop.clone(), writes.clone(), primary.port());
+        std::thread::spawn(move || {
+            let mut c = Conn::connect(port);
+            while !stop.load(Ordering::Relaxed) {
+                c.cmd(&["INCR", "during-sync"]);
+                c.cmd(&["SET", "pad", &"p".repeat(1000)]);
+                writes.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    replica
+        .conn()
+        .cmd(&["REPLICAOF", "127.0.0.1", &primary.port().to_string()]);
+    wait_until("the link", Duration::from_secs(120), || link_up(&replica));
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(
+        writes.load(Ordering::Relaxed) > 20,
+        "too few writes during the sync"
+    );
+    wait_caught_up(&replica, &primary);
+    assert_same_data(&primary, &replica);
+    let full: u64 = info_field(&mut primary.conn(), "stats", "sync_full")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(full, 1, "the sync did not start over");
+}
+
+#[test]
+fn min_replicas_to_write_refuses_writes_without_a_good_replica() {
+    let primary = firn(&[
+        "--min-replicas-to-write",
+        "1",
+        "--min-replicas-max-lag",
+        "10",
+    ]);
+    match primary.conn().cmd(&["SET", "k", "v"]) {
+        R::Error(e) => assert!(e.starts_with("NOREPLICAS"), "{e}"),
+        other => panic!("{}", other.render()),
+    }
+    let replica = firn(&[]);
+    follow(&replica, &primary);
+    assert_eq!(
+        primary.conn().cmd(&["SET", "k", "v"]),
+        R::Simple("OK".into())
+    );
+}
+
+#[test]
+fn failover_hands_the_primary_role_to_a_caught_up_replica() {
+    let primary = firn(&[]);
+    let replica = firn(&[]);
+    load_everything(&primary);
+    follow(&replica, &primary);
+    assert_eq!(primary.conn().cmd(&["FAILOVER"]), R::Simple("OK".into()));
+    wait_until("the roles to swap", Duration::from_secs(30), || {
+        link_up(&primary) && text(&replica.conn().cmd(&["ROLE"])).contains("master")
+    });
+    assert_eq!(
+        replica.conn().cmd(&["SET", "after", "1"]),
+        R::Simple("OK".into())
+    );
+    wait_caught_up(&primary, &replica);
+    assert_same_data(&primary, &replica);
+    // The old primary followed with a partial sync: no second full sync.
+    let full: u64 = info_field(&mut replica.conn(), "stats", "sync_full")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(full, 0);
+}
