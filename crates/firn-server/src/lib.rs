@@ -26,6 +26,7 @@ pub mod notify;
 pub mod pause;
 pub mod pipeline;
 pub mod pubsub;
+pub mod rdb_import;
 pub mod reply_mode;
 pub use firn_rdb as rdb;
 pub mod scripting;
@@ -34,4 +35,4 @@ mod startup;
 pub mod stream_reply;
 pub mod tracking;
 
-pub use startup::{daemonize, run};
+pub use startup::{daemonize, import_rdb_file, run};
