@@ -10,9 +10,9 @@ use crate::RdbError;
 use firn_prims::string2ll;
 
 // Special string encodings (the low 6 bits after a 0b11 length prefix).
-const ENC_INT8: u8 = 0;
-const ENC_INT16: u8 = 1;
-const ENC_INT32: u8 = 2;
+pub(crate) const ENC_INT8: u8 = 0;
+pub(crate) const ENC_INT16: u8 = 1;
+pub(crate) const ENC_INT32: u8 = 2;
 pub(crate) const ENC_LZF: u8 = 3;
 
 pub(crate) fn write_len(out: &mut Vec<u8>, len: u64) {

@@ -2,12 +2,17 @@
 //! byte + encoding), the RDB version (2 bytes LE, 10 for Redis 7.0) and a
 //! CRC64 (Jones polynomial, as Redis computes it; 8 bytes LE) over
 //! everything before it; and FUNCTION DUMP/RESTORE's payload, the same
-//! footer after the libraries' code. Pure codec: no I/O, no storage; it
-//! depends on no Firn crate but `firn-prims` (`string2ll`, `%.17g`), and
-//! firn-server is its user (DUMP, RESTORE, FUNCTION DUMP/RESTORE, and
-//! `score_text` for replies that show a listpack score).
+//! footer after the libraries' code; and whole RDB files, read entry by
+//! entry from any `std::io::Read`. A codec: no storage, no I/O of its own;
+//! it depends on no Firn crate but `firn-prims` (`string2ll`, `%.17g`),
+//! and firn-server is its user (DUMP, RESTORE, FUNCTION DUMP/RESTORE,
+//! `score_text` for replies that show a listpack score, and the RDB
+//! import).
 //!
 //! The modules follow the format from the outside in:
+//! - `file`: an RDB file ([`RdbFileReader`]): header, opcodes, keys,
+//!   function libraries and the CRC64 at the end; each object is handed
+//!   to `object`, as RESTORE's payload is;
 //! - `payload`: the DUMP envelope (object, version, CRC64): [`dump`],
 //!   [`restore`], and the footer FUNCTION DUMP shares;
 //! - `function_payload`: FUNCTION DUMP/RESTORE's libraries;
@@ -64,6 +69,9 @@
 
 mod blob;
 mod encoding;
+mod file;
+#[cfg(test)]
+mod file_tests;
 pub mod function_payload;
 mod intset;
 mod listpack;
@@ -78,6 +86,9 @@ mod tests;
 mod ziplist;
 
 pub use encoding::{read_length_at, read_string_at, write_string};
+pub use file::{
+    RawEntry, RawKey, RdbEntry, RdbFileError, RdbFileReader, RdbKey, RDB_FILE_VERSION_MAX,
+};
 pub use listpack::score_text;
 pub use payload::{
     append_footer, dump, dump_as, dump_stream_with, restore, verify_footer, RDB_VERSION,

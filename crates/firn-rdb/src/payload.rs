@@ -11,7 +11,8 @@ use crate::stream::{write_stream, NodeLimits};
 use crate::{RdbError, RdbValue, StreamValue};
 
 pub const RDB_VERSION: u16 = 10;
-pub(crate) const CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
+/// A static, not a const: an RDB file's reader keeps a digest of it.
+pub(crate) static CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
 
 /// Serialises a value as redis-server 7.0 DUMP does. Collections must be
 /// non-empty and set, hash and sorted set members distinct, and a stream

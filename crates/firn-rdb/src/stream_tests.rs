@@ -296,6 +296,18 @@ fn as_type_21(payload: &[u8]) -> Vec<u8> {
     with_footer(&out)
 }
 
+/// Every stream payload of the fixtures, as types 19, 15 and 21 (the RDB
+/// file tests read each inside a file).
+pub(crate) fn stream_seeds() -> Vec<Vec<u8>> {
+    records(REDIS_STREAMS)
+        .into_iter()
+        .flat_map(|record| {
+            let payload = record.payload;
+            [as_type_15(&payload), as_type_21(&payload), payload]
+        })
+        .collect()
+}
+
 #[test]
 fn type_21_is_type_19_with_active_times() {
     for record in records(REDIS_STREAMS) {

@@ -663,7 +663,7 @@ fn refuses_what_redis_refuses() {
 }
 
 /// Every payload the tests know, valid ones only.
-fn seeds() -> Vec<Vec<u8>> {
+pub(crate) fn seeds() -> Vec<Vec<u8>> {
     let mut seeds: Vec<Vec<u8>> = [L1, S1_PLAIN, S2_INTSET64_LZF, S3_INTSET16, S4_INTSET32]
         .iter()
         .chain([Z1_LISTPACK, Z2_SKIPLIST, H1_LISTPACK, H2_PLAIN].iter())

@@ -26,6 +26,7 @@ pub mod notify;
 pub mod pause;
 pub mod pipeline;
 pub mod pubsub;
+pub mod rdb_import;
 pub mod replication;
 pub mod reply_mode;
 pub use firn_rdb as rdb;
@@ -35,4 +36,4 @@ mod startup;
 pub mod stream_reply;
 pub mod tracking;
 
-pub use startup::{daemonize, run};
+pub use startup::{daemonize, import_rdb_file, run};

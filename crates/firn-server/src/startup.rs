@@ -1,11 +1,13 @@
 //! Start-up and shutdown: logging, file-descriptor limit, pidfile, the
-//! engine, background threads (active expiry), the listeners and signals.
+//! engine, background threads (active expiry), the listeners and signals;
+//! and `firn import-rdb`, the same server state without the listeners.
 
 use firn_storage::{Engine, EngineConfig, ExpireCycle};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,6 +17,7 @@ use tokio::sync::{broadcast, watch};
 use crate::coldpool::ColdReadPool;
 use crate::commands::Registry;
 use crate::config::Config;
+use crate::rdb_import::ImportStats;
 use crate::server::{ClientInfo, Server, ServerStats, SlowLog};
 
 /// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
@@ -153,6 +156,54 @@ pub fn run(mut config: Config) -> Result<(), String> {
             tracing::warn!(error = %e, "cannot write pidfile");
         }
     }
+    let server = open_server(&config)?;
+    let expiry = start_active_expiry(server.clone())?;
+    let trimmer = start_memory_trimmer(server.clone())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("firn-net")
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let result = runtime.block_on(serve(server.clone()));
+    server.request_shutdown();
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    let _ = expiry.join();
+    let _ = trimmer.join();
+    server.engine.shutdown();
+    if !config.pidfile.is_empty() {
+        let _ = std::fs::remove_file(&config.pidfile);
+    }
+    tracing::info!("Firn is now ready to exit, bye bye...");
+    result
+}
+
+/// `firn import-rdb <file>`: loads an RDB file into the data directory of
+/// `config` (see `rdb_import`) and exits, listening on no port. The server
+/// state is the one `run` serves, without its listeners and background
+/// threads; every write is durable when this returns.
+pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, String> {
+    crate::allocator::configure();
+    init_logging(&config);
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    std::fs::create_dir_all(&config.dir)
+        .map_err(|e| format!("cannot create dir {}: {e}", config.dir.display()))?;
+    let server = open_server(&config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("firn-import")
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let result = runtime.block_on(crate::rdb_import::import_rdb(&server, file));
+    server.request_shutdown();
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    server.engine.shutdown();
+    result
+}
+
+/// Opens the engine and builds the server's state on it: the command
+/// registry, the observers, the cold-read pool and the script thread.
+fn open_server(config: &Config) -> Result<Arc<Server>, String> {
     let budget = crate::config::MemoryBudget::of(config.maxmemory);
     let engine = Engine::open(&EngineConfig {
         path: config.dir.join("db"),
@@ -179,7 +230,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
     let (monitor_tx, _) = broadcast::channel(4096);
     let server = Arc::new(Server {
         config: RwLock::new(config.clone()),
-        engine: engine.clone(),
+        engine,
         cold_pool,
         clients: Mutex::new(HashMap::new()),
         next_client_id: AtomicU64::new(1),
@@ -215,24 +266,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
             .latency
             .configure(config.latency_tracking, config.latency_monitor_threshold_ms);
     }
-    let expiry = start_active_expiry(server.clone())?;
-    let trimmer = start_memory_trimmer(server.clone())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("firn-net")
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let result = runtime.block_on(serve(server.clone()));
-    server.request_shutdown();
-    runtime.shutdown_timeout(Duration::from_secs(2));
-    let _ = expiry.join();
-    let _ = trimmer.join();
-    engine.shutdown();
-    if !config.pidfile.is_empty() {
-        let _ = std::fs::remove_file(&config.pidfile);
-    }
-    tracing::info!("Firn is now ready to exit, bye bye...");
-    result
+    Ok(server)
 }
 
 /// 40 random hex digits (a run id, a replication id).

@@ -121,6 +121,12 @@ impl Server {
         Server::start(Kind::Firn, &args)
     }
 
+    /// firn on a data directory that `prepare` fills before it starts (an
+    /// offline tool such as `firn import-rdb` writing into it).
+    pub fn firn_prepared(prepare: impl FnOnce(&Path), args: &[&str]) -> Server {
+        Server::start_prepared(Kind::Firn, None, prepare, args)
+    }
+
     /// `kind` reading `file` first, then its usual flags (port, bind, dir
     /// and, for redis-server, no persistence, no daemonizing) and `args`,
     /// which override the file as redis-server lets flags do.
@@ -133,6 +139,15 @@ impl Server {
     }
 
     fn start_with(kind: Kind, config_file: Option<PathBuf>, args: &[&str]) -> Server {
+        Server::start_prepared(kind, config_file, |_| {}, args)
+    }
+
+    fn start_prepared(
+        kind: Kind,
+        config_file: Option<PathBuf>,
+        prepare: impl FnOnce(&Path),
+        args: &[&str],
+    ) -> Server {
         let root = tempfile::Builder::new()
             .prefix("firn-diff-")
             .tempdir()
@@ -146,6 +161,7 @@ impl Server {
             port: 0,
             child: None,
         };
+        prepare(&server.dir());
         server.spawn_on_free_port();
         server
     }
@@ -272,6 +288,14 @@ impl Server {
     /// (same port if it is still free).
     pub fn restart(&mut self) {
         self.stop_with_signal("-TERM");
+        self.respawn();
+    }
+
+    /// Graceful restart with `between` run on the data directory while
+    /// the server is down (an offline tool writing into it).
+    pub fn restart_after(&mut self, between: impl FnOnce(&Path)) {
+        self.stop_with_signal("-TERM");
+        between(&self.dir());
         self.respawn();
     }
 
