@@ -551,3 +551,86 @@ fn import_speed_200k_small_keys() {
     print!("{}", stdout(&output));
     println!("{:.0} keys/s", 200_000.0 / elapsed);
 }
+
+/// INFO replication's `name:` value.
+fn repl_field(conn: &mut Conn, name: &str) -> Option<String> {
+    let info = run(conn, &[b"INFO", b"replication"]);
+    let info = String::from_utf8_lossy(info.as_bytes().unwrap_or_default()).into_owned();
+    info.lines().find_map(|l| {
+        l.strip_prefix(&format!("{name}:"))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+/// Live import: Firn as a replica of a running redis-server that keeps
+/// changing during the RDB transfer and after it; once the offsets meet,
+/// both hold the same, and REPLICAOF NO ONE completes the migration.
+#[test]
+fn a_live_redis_migrates_into_firn_while_it_changes() {
+    let redis = Server::redis_with(&["--repl-diskless-sync-delay", "1"]);
+    let mut redis_conn = redis.conn();
+    fill(&mut redis_conn);
+    let firn = Server::firn();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, port) = (stop.clone(), redis.port());
+        std::thread::spawn(move || {
+            let mut c = Conn::connect(port);
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && i < 200_000 {
+                let n = text(i);
+                run(&mut c, &[b"INCR", b"live:counter"]);
+                run(&mut c, &[b"HSET", b"live:hash", &n, &n]);
+                run(&mut c, &[b"RPUSH", b"live:list", &n]);
+                run(&mut c, &[b"ZADD", b"live:zset", &n, &n]);
+                run(&mut c, &[b"SET", b"live:ttl", &n, b"EX", b"1000"]);
+                run(&mut c, &[b"XADD", b"live:stream", b"*", b"n", &n]);
+                if i.is_multiple_of(50) {
+                    run(&mut c, &[b"SELECT", b"3"]);
+                    run(&mut c, &[b"DEL", b"live:list-in-3"]);
+                    run(&mut c, &[b"LPUSH", b"live:list-in-3", &n]);
+                    run(&mut c, &[b"SELECT", b"0"]);
+                }
+                i += 1;
+            }
+        })
+    };
+    let mut firn_conn = firn.conn();
+    let port = text(redis.port());
+    assert_eq!(
+        run(&mut firn_conn, &[b"REPLICAOF", b"127.0.0.1", &port]),
+        R::Simple("OK".into())
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while repl_field(&mut firn_conn, "master_link_status").as_deref() != Some("up") {
+        assert!(Instant::now() < deadline, "the link did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Some changes reach Firn through the stream only.
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let offsets_meet = |redis: &mut Conn, firn: &mut Conn| {
+        repl_field(redis, "master_repl_offset") == repl_field(firn, "slave_repl_offset")
+    };
+    while !offsets_meet(&mut redis_conn, &mut firn_conn) {
+        assert!(Instant::now() < deadline, "the offsets did not meet");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let compared = compare(&mut redis_conn, &mut firn_conn);
+    assert!(compared > 30, "{compared} keys compared");
+    // Redis counts Firn as an online replica that acknowledges.
+    run(&mut redis_conn, &[b"SELECT", b"0"]);
+    run(&mut redis_conn, &[b"SET", b"acked", b"1"]);
+    assert_eq!(run(&mut redis_conn, &[b"WAIT", b"1", b"5000"]), R::Int(1));
+    run(&mut firn_conn, &[b"SELECT", b"0"]);
+    assert_eq!(
+        run(&mut firn_conn, &[b"REPLICAOF", b"NO", b"ONE"]),
+        R::Simple("OK".into())
+    );
+    assert_eq!(run(&mut firn_conn, &[b"GET", b"acked"]), R::bulk(b"1"));
+    assert_eq!(
+        run(&mut firn_conn, &[b"SET", b"written-after", b"1"]),
+        R::Simple("OK".into())
+    );
+}

@@ -376,6 +376,9 @@ async fn receive_checkpoint(
         .stats
         .net_repl_input_bytes
         .fetch_add(total, Ordering::Relaxed);
+    // As a FLUSHALL first, so that tracking clients are told and WATCHes
+    // fail as for any flush; then the load replaces the (empty) dataset.
+    flush_all(server).await?;
     // Every key lock: no command runs while the dataset is replaced. In a
     // task of its own, so that nothing cancels a load half done.
     let load_server = server.clone();
@@ -390,6 +393,13 @@ async fn receive_checkpoint(
     .map_err(|e| format!("load task: {e}"))?;
     let _ = std::fs::remove_dir_all(&dir);
     loaded.map_err(|e| format!("loading the checkpoint: {e}"))?;
+    // The function libraries came with the dataset (System CF).
+    let reload_server = server.clone();
+    if let Some(done) = crate::scripting::jobs::submit(server, move |vm| {
+        crate::scripting::functions::reload_stored(vm, &reload_server)
+    }) {
+        let _ = done.await;
+    }
     Ok(())
 }
 
@@ -414,11 +424,13 @@ async fn load_rdb(
     flush_all(server).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     let import_server = server.clone();
-    let import =
-        tokio::spawn(async move { TEMP_import_rdb(&import_server, ChannelReader::new(rx)).await });
+    let import = tokio::spawn(async move {
+        crate::rdb_import::import_rdb(&import_server, ChannelReader::new(rx)).await
+    });
     let mut total: u64 = 0;
     // The last bytes passed on, to find the mark across reads.
     let mut tail: Vec<u8> = Vec::new();
+    let mut importer_gone = false;
     let feed = async {
         loop {
             if conn.buf.is_empty() {
@@ -447,12 +459,13 @@ async fn load_rdb(
                 f.sync_bytes.1 = total;
                 f.last_io_ms = now_ms();
             }
-            if tx.send(part).await.is_err() {
-                // The importer stopped early: its result says why.
-                return Ok::<(), String>(());
+            // An importer that stopped early (its result says why) takes
+            // no more; the payload is still read to its end.
+            if !importer_gone && tx.send(part).await.is_err() {
+                importer_gone = true;
             }
             if done {
-                return Ok(());
+                return Ok::<(), String>(());
             }
         }
     };
@@ -464,7 +477,13 @@ async fn load_rdb(
         .stats
         .net_repl_input_bytes
         .fetch_add(total, Ordering::Relaxed);
-    imported.map(|_| ())
+    let stats = imported?;
+    tracing::info!(
+        keys = stats.keys,
+        functions = stats.functions,
+        "RDB from the primary loaded"
+    );
+    Ok(())
 }
 
 /// FLUSHALL on this server, as the start of a full sync from a Redis.
@@ -661,9 +680,4 @@ async fn send_ack(writer: &mut tokio::net::tcp::OwnedWriteHalf, offset: u64) -> 
         .write_all(line.as_bytes())
         .await
         .map_err(|e| format!("write: {e}"))
-}
-
-#[allow(non_snake_case)]
-async fn TEMP_import_rdb(_s: &Arc<Server>, _r: ChannelReader) -> Result<(), String> {
-    Err("TEMP".into())
 }

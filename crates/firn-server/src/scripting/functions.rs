@@ -454,6 +454,14 @@ pub fn restore_stored(vm: &mut Vm, server: &Arc<Server>) {
     }
 }
 
+/// Replaces the VM's libraries with those stored durably, after the
+/// dataset was replaced under it (a replica's full sync).
+pub fn reload_stored(vm: &mut Vm, server: &Arc<Server>) {
+    vm.libraries = Libraries::default();
+    restore_stored(vm, server);
+    vm.libraries.publish(&server.scripting.shared);
+}
+
 /// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
 pub fn list(vm: &Vm, pattern: Option<&[u8]>, with_code: bool) -> Reply {
     let mut out = Vec::new();

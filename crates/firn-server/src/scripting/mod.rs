@@ -39,7 +39,7 @@ mod convert;
 pub mod dispatch;
 pub mod flags;
 pub mod function_commands;
-mod functions;
+pub mod functions;
 pub mod jobs;
 pub mod libraries;
 mod readonly;
