@@ -363,3 +363,235 @@ fn failover_hands_the_primary_role_to_a_caught_up_replica() {
         .unwrap();
     assert_eq!(full, 0);
 }
+
+/// Writes pipelined batches of 16 SETs of 1 KB until `stop`; returns each
+/// batch's latency in microseconds.
+fn timed_writer(
+    port: u16,
+    stop: Arc<AtomicBool>,
+    prefix: &'static str,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    std::thread::spawn(move || {
+        let mut c = Conn::connect(port);
+        let value = vec![b'v'; 1000];
+        let mut latencies = Vec::new();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            let mut batch = Vec::new();
+            for _ in 0..16 {
+                batch.extend(encode_request(&[
+                    b"SET",
+                    format!("{prefix}:{}", i % 50_000).as_bytes(),
+                    &value,
+                ]));
+                i += 1;
+            }
+            let started = Instant::now();
+            c.send_raw(&batch);
+            for _ in 0..16 {
+                c.read_reply();
+            }
+            latencies.push(started.elapsed().as_micros() as u64);
+        }
+        latencies
+    })
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    sorted[((sorted.len() - 1) as f64 * p) as usize]
+}
+
+#[test]
+fn a_replica_stopped_for_30_s_never_stalls_the_primary() {
+    // A replica further behind than 8 MB is dropped; the primary never
+    // waits for it.
+    let primary = firn(&["--client-output-buffer-limit", "replica 8mb 4mb 10"]);
+    let replica = firn(&[]);
+    follow(&replica, &primary);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Before: the primary's latency with a live replica.
+    let before = timed_writer(primary.port(), stop.clone(), "before");
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, Ordering::Relaxed);
+    let mut before = before.join().unwrap();
+    let pid = replica.pid().expect("the replica's pid").to_string();
+    let signal = |sig: &str| {
+        assert!(std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success());
+    };
+    signal("-STOP");
+    let stop = Arc::new(AtomicBool::new(false));
+    let during = timed_writer(primary.port(), stop.clone(), "during");
+    std::thread::sleep(Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    let mut during = during.join().unwrap();
+    signal("-CONT");
+    before.sort_unstable();
+    during.sort_unstable();
+    let (p99_before, p99_during) = (percentile(&before, 0.99), percentile(&during, 0.99));
+    let max_during = *during.last().unwrap();
+    eprintln!(
+        "batches of 16 SETs: before p99 {p99_before} µs ({} batches); replica stopped: p99 {p99_during} µs, max {max_during} µs ({} batches)",
+        before.len(),
+        during.len()
+    );
+    assert!(during.len() > 100, "the primary served too little");
+    assert!(max_during < 2_000_000, "a batch waited {max_during} µs");
+    assert!(
+        p99_during < p99_before.max(2_000) * 10,
+        "p99 {p99_during} µs with the replica stopped, {p99_before} µs before"
+    );
+    // The replica was dropped (far past 8 MB behind) and syncs again.
+    wait_caught_up(&replica, &primary);
+    assert_same_data(&primary, &replica);
+}
+
+/// A primary loaded with about 80 MB, so that a full sync takes a while.
+fn load_bulk(server: &Server) {
+    let mut c = server.conn();
+    let value = "v".repeat(4000);
+    for part in 0..4 {
+        let mut batch = Vec::new();
+        for i in 0..5_000 {
+            batch.extend(encode_request(&[
+                b"SET",
+                format!("bulk:{part}:{i}").as_bytes(),
+                value.as_bytes(),
+            ]));
+        }
+        c.send_raw(&batch);
+        for _ in 0..5_000 {
+            c.read_reply();
+        }
+    }
+}
+
+fn link_state(replica: &Server) -> String {
+    match replica.conn().cmd(&["ROLE"]) {
+        R::Array(Some(items)) if items.len() >= 4 => text(&items[3]),
+        other => other.render(),
+    }
+}
+
+#[test]
+fn kill_9_in_the_middle_of_syncs_converges_after_restarts() {
+    let mut primary = firn(&["--repl-backlog-size", "64mb"]);
+    load_bulk(&primary);
+    let primary_at = format!("127.0.0.1 {}", primary.port());
+    // The replica follows by configuration, so a restart follows again.
+    let mut replica = firn(&["--replicaof", &primary_at]);
+    // 1. The replica killed while receiving its full sync.
+    wait_until("a full sync in progress", Duration::from_secs(30), || {
+        link_state(&replica) == "sync"
+    });
+    replica.kill9_restart();
+    wait_caught_up(&replica, &primary);
+    // 2. The primary killed while it sends a full sync.
+    let other = firn(&["--replicaof", &primary_at]);
+    wait_until("a full sync in progress", Duration::from_secs(30), || {
+        link_state(&other) == "sync"
+    });
+    primary.kill9_restart();
+    assert_eq!(
+        format!("127.0.0.1 {}", primary.port()),
+        primary_at,
+        "the primary came back elsewhere"
+    );
+    wait_caught_up(&replica, &primary);
+    wait_caught_up(&other, &primary);
+    // 3. Kill -9 of each in the middle of the stream.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, port) = (stop.clone(), primary.port());
+        std::thread::spawn(move || {
+            let mut c = Conn::connect(port);
+            while !stop.load(Ordering::Relaxed) {
+                c.cmd(&["INCR", "counter"]);
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    replica.kill9_restart();
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    wait_caught_up(&replica, &primary);
+    wait_caught_up(&other, &primary);
+    assert_same_data(&primary, &replica);
+    assert_same_data(&primary, &other);
+    drop(other);
+}
+
+#[test]
+fn a_kill_9_loop_loses_no_write_that_wait_acknowledged() {
+    let mut primary = firn(&[]);
+    let primary_at = format!("127.0.0.1 {}", primary.port());
+    let replica = firn(&["--replicaof", &primary_at]);
+    wait_caught_up(&replica, &primary);
+    let mut acknowledged: Vec<String> = Vec::new();
+    let mut next = 0u64;
+    for round in 0..5 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (stop, port) = (stop.clone(), primary.port());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut c = Conn::connect(port);
+                let mut i = next;
+                while !stop.load(Ordering::Relaxed) {
+                    let key = format!("acked:{i}");
+                    i += 1;
+                    let wrote = c.try_send_raw(&encode_request(&[b"SET", key.as_bytes(), b"1"]));
+                    if wrote.is_err() || c.try_read_reply().is_err() {
+                        break;
+                    }
+                    if c.try_send_raw(&encode_request(&[b"WAIT", b"1", b"1000"]))
+                        .is_err()
+                    {
+                        break;
+                    }
+                    match c.try_read_reply() {
+                        Ok((_, R::Int(n))) if n >= 1 => acked.push(key),
+                        Ok(_) => {}
+                        Err(_) => break,
+                    }
+                }
+                (acked, i)
+            })
+        };
+        std::thread::sleep(Duration::from_millis(400 + 150 * round));
+        primary.kill9();
+        stop.store(true, Ordering::Relaxed);
+        let (acked, reached) = writer.join().unwrap();
+        next = reached;
+        acknowledged.extend(acked);
+        // Every acknowledged write is on the replica right after the kill.
+        let mut r = replica.conn();
+        for key in &acknowledged {
+            assert_eq!(
+                r.cmd(&["EXISTS", key]),
+                R::Int(1),
+                "{key} lost (round {round})"
+            );
+        }
+        primary.kill9_restart();
+        assert_eq!(format!("127.0.0.1 {}", primary.port()), primary_at);
+        wait_caught_up(&replica, &primary);
+    }
+    assert!(
+        acknowledged.len() > 50,
+        "only {} writes acknowledged",
+        acknowledged.len()
+    );
+    let mut p = primary.conn();
+    for key in &acknowledged {
+        assert_eq!(
+            p.cmd(&["EXISTS", key]),
+            R::Int(1),
+            "{key} lost on the primary"
+        );
+    }
+}
