@@ -29,7 +29,8 @@ pub struct OutputLimit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutputLimits {
     pub normal: OutputLimit,
-    /// Accepted and printed for compatibility: Firn has no replicas yet.
+    /// A replica this server feeds: how far behind the stream's end it may
+    /// fall (replication/primary.rs).
     pub replica: OutputLimit,
     /// Clients with pub/sub subscriptions (`pubsub/state.rs`).
     pub pubsub: OutputLimit,
@@ -949,7 +950,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "client-output-buffer-limit",
         alias: None,
         mutable: true,
-        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). The pubsub class applies to clients with subscriptions (their queued messages count as unsent output); replica is accepted but unused. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
+        doc: "`<class> <hard> <soft> <soft-seconds>` groups, classes normal, replica (or slave) and pubsub: a client whose unsent replies pass the hard limit, or stay above the soft one for longer than soft-seconds, is closed (0 = no limit). The pubsub class applies to clients with subscriptions (their queued messages count as unsent output); the replica class bounds how far behind the end of the replication stream a replica may fall before it is dropped and syncs again. Whatever the limit, Firn stops reading a client's requests while more than 64 MiB (or the configured limit, if higher) of its replies are unsent.",
         get: |c| c.client_output_buffer_limit.render(),
         set: |c, a| {
             let words: Vec<&str> = a.iter().flat_map(|s| s.split_whitespace()).collect();
@@ -1176,7 +1177,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "Reported as set: Firn writes no snapshot on a schedule (nor stops writing with `\"\"`): data is durable in RocksDB as it is written; SAVE/BGSAVE write checkpoints on demand."),
     kept("cluster-enabled", None, false, Kind::Words(cluster_enabled), "no", Warn::Never,
         "Only `no`: Firn runs standalone."),
-    kept("replica-read-only", Some("slave-read-only"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
+    kept("replica-read-only", Some("slave-read-only"), true, Kind::Bool, "yes", Warn::Never, "A replica refuses write commands from its clients with READONLY; its primary's stream always applies."),
     kept("stop-writes-on-bgsave-error", None, true, Kind::Bool, "yes", Warn::Never,
         "No effect: writes stop only when the RocksDB write-ahead log cannot be written."),
     kept("maxmemory-samples", None, true, Kind::Int(1, i32::MAX as i64), "5", Warn::Never, NO_EVICTION),
@@ -1210,27 +1211,27 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("aof-timestamp-enabled", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
     kept("aof-rewrite-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
     kept("aof-disable-auto-gc", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
-    kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Unless("", "Firn has no replication and runs as a master"), NO_REPLICATION),
-    kept("masterauth", None, true, Kind::Text, "", Warn::Never, NO_REPLICATION),
-    kept("masteruser", None, true, Kind::Text, "", Warn::Never, NO_REPLICATION),
+    kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Never, "`<host> <port>`: follow that primary from start-up (a Firn, or a redis-server for a live import), as REPLICAOF does at run time; CONFIG GET shows the primary followed."),
+    kept("masterauth", None, true, Kind::Text, "", Warn::Never, "The password a replica sends (AUTH) to its primary."),
+    kept("masteruser", None, true, Kind::Text, "", Warn::Never, "With `masterauth`: the user a replica authenticates as (AUTH user password)."),
     kept("replica-serve-stale-data", Some("slave-serve-stale-data"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
     kept("replica-ignore-maxmemory", Some("slave-ignore-maxmemory"), true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
-    kept("replica-priority", Some("slave-priority"), true, Kind::Int(0, i32::MAX as i64), "100", Warn::Never, NO_REPLICATION),
-    kept("replica-announced", None, true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
-    kept("replica-announce-ip", Some("slave-announce-ip"), true, Kind::Text, "", Warn::Never, NO_REPLICATION),
-    kept("replica-announce-port", Some("slave-announce-port"), true, Kind::Int(0, 65535), "0", Warn::Never, NO_REPLICATION),
+    kept("replica-priority", Some("slave-priority"), true, Kind::Int(0, i32::MAX as i64), "100", Warn::Never, "Reported to Sentinel (INFO slave_priority), which promotes the lowest non-zero priority; 0 is never promoted."),
+    kept("replica-announced", None, true, Kind::Bool, "yes", Warn::Never, "Reported to Sentinel (INFO replica_announced)."),
+    kept("replica-announce-ip", Some("slave-announce-ip"), true, Kind::Text, "", Warn::Never, "The address a replica gives its primary (REPLCONF ip-address) instead of the one the primary sees."),
+    kept("replica-announce-port", Some("slave-announce-port"), true, Kind::Int(0, 65535), "0", Warn::Never, "The port a replica gives its primary (REPLCONF listening-port) instead of `port` (0)."),
     kept("replica-ignore-disk-write-errors", None, true, Kind::Bool, "no", Warn::Never, NO_REPLICATION),
-    kept("repl-diskless-sync", None, true, Kind::Bool, "yes", Warn::Never, NO_REPLICATION),
-    kept("repl-diskless-sync-delay", None, true, Kind::Int(0, i32::MAX as i64), "5", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-sync", None, true, Kind::Bool, "yes", Warn::Never, "No effect: a Firn primary always ships a RocksDB checkpoint (hard links, no snapshot file), straight from its files."),
+    kept("repl-diskless-sync-delay", None, true, Kind::Int(0, i32::MAX as i64), "5", Warn::Never, "No effect: each replica's full sync starts at once, from its own checkpoint."),
     kept("repl-diskless-sync-max-replicas", None, true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never, NO_REPLICATION),
-    kept("repl-diskless-load", None, true, Kind::Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", Warn::Never, NO_REPLICATION),
+    kept("repl-diskless-load", None, true, Kind::Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", Warn::Never, "No effect: a replica receives a checkpoint into `dir/repl-incoming/` and then replaces its dataset; an RDB from a redis-server is streamed key by key."),
     kept("repl-disable-tcp-nodelay", None, true, Kind::Bool, "no", Warn::Never, NO_REPLICATION),
-    kept("repl-ping-replica-period", Some("repl-ping-slave-period"), true, Kind::Int(1, i32::MAX as i64), "10", Warn::Never, NO_REPLICATION),
-    kept("repl-timeout", None, true, Kind::Int(1, i32::MAX as i64), "60", Warn::Never, NO_REPLICATION),
-    kept("repl-backlog-size", None, true, Kind::Memory(1, i64::MAX), "1048576", Warn::Never, NO_REPLICATION),
+    kept("repl-ping-replica-period", Some("repl-ping-slave-period"), true, Kind::Int(1, i32::MAX as i64), "10", Warn::Never, "Seconds between the PINGs a primary puts into its stream while replicas are connected, so that they can tell a silent primary from a dead one."),
+    kept("repl-timeout", None, true, Kind::Int(1, i32::MAX as i64), "60", Warn::Never, "Seconds after which a silent primary, or a replica whose socket takes no bytes, is dropped; also the bound of each handshake step."),
+    kept("repl-backlog-size", None, true, Kind::Memory(1, i64::MAX), "1048576", Warn::Never, "Bytes of the replication stream a primary keeps for partial resyncs (PSYNC). More is kept while a connected replica still needs it, up to its `client-output-buffer-limit replica` hard limit."),
     kept("repl-backlog-ttl", None, true, Kind::Int(0, i64::MAX), "3600", Warn::Never, NO_REPLICATION),
-    kept("min-replicas-to-write", Some("min-slaves-to-write"), true, Kind::Int(0, i32::MAX as i64), "0", Warn::Unless("0", "Firn has no replicas to count, and accepts writes"), NO_REPLICATION),
-    kept("min-replicas-max-lag", Some("min-slaves-max-lag"), true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, NO_REPLICATION),
+    kept("min-replicas-to-write", Some("min-slaves-to-write"), true, Kind::Int(0, i32::MAX as i64), "0", Warn::Never, "With `min-replicas-max-lag`: write commands fail with NOREPLICAS unless this many replicas acknowledged within that many seconds (0: no such rule)."),
+    kept("min-replicas-max-lag", Some("min-slaves-max-lag"), true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, "Seconds since its last acknowledgement within which a replica counts for `min-replicas-to-write`."),
     kept("propagation-error-behavior", None, true, Kind::Enum(&["ignore", "panic", "panic-on-replicas"]), "ignore", Warn::Never, NO_REPLICATION),
     kept("cluster-config-file", None, false, Kind::Text, "nodes.conf", Warn::Never, NO_CLUSTER),
     kept("cluster-port", None, false, Kind::Int(0, 65535), "0", Warn::Never, NO_CLUSTER),
@@ -1341,7 +1342,7 @@ pub static OPTIONS: &[OptionDef] = &[
 ];
 
 /// The reasons kept options share (docs/configuration.md shows them).
-const NO_REPLICATION: &str = "No effect: Firn has no replication yet.";
+const NO_REPLICATION: &str = "No effect in Firn's replication.";
 const NO_CLUSTER: &str = "No effect: Firn has no cluster mode.";
 const NO_EVICTION: &str =
     "No effect: Firn evicts no data (it lives on disk); only caches are trimmed to `maxmemory`.";

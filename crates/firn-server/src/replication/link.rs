@@ -56,6 +56,11 @@ pub async fn follow(server: &Arc<Server>, host: String, port: u16) {
         stopped: stopped.clone(),
     });
     repl.is_replica.store(true, Ordering::Release);
+    server
+        .config
+        .write()
+        .kept
+        .insert("replicaof", format!("{host} {port}"));
     let generation = repl.link_generation.fetch_add(1, Ordering::AcqRel) + 1;
     let server = server.clone();
     tokio::spawn(async move {
@@ -79,6 +84,7 @@ pub async fn stop(server: &Arc<Server>) -> bool {
     let _applying = repl.apply_lock.lock().await;
     repl.is_replica.store(false, Ordering::Release);
     repl.shift_replid();
+    server.config.write().kept.remove("replicaof");
     true
 }
 
