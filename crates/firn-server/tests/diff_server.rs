@@ -337,8 +337,8 @@ fn without_summaries(r: &R) -> R {
 fn command_info_and_docs_describe_commands_firn_does_not_serve() {
     let mut d = Diff::new();
     for name in [
-        "wait",
-        "replicaof",
+        "migrate",
+        "bgrewriteaof",
         "acl|whoami",
         "ACL|GETUSER",
         "cluster|info",
@@ -346,15 +346,22 @@ fn command_info_and_docs_describe_commands_firn_does_not_serve() {
         d.cmd(&["COMMAND", "INFO", name]);
         d.cmd_with(&["COMMAND", "DOCS", name], without_summaries);
     }
-    d.cmd(&["COMMAND", "INFO", "wait", "get", "acl|nosuch", "nosuch|x"]);
+    d.cmd(&[
+        "COMMAND",
+        "INFO",
+        "migrate",
+        "get",
+        "acl|nosuch",
+        "nosuch|x",
+    ]);
     d.cmd(&[
         "COMMAND", "GETKEYS", "xread", "COUNT", "2", "STREAMS", "s1", "s2", "0", "0",
     ]);
     let pair = d.client();
-    pair.firn.send(&[b"COMMAND", b"DOCS", b"wait"]);
+    pair.firn.send(&[b"COMMAND", b"DOCS", b"migrate"]);
     let raw = String::from_utf8_lossy(&pair.firn.read_reply().0).into_owned();
     assert!(
-        raw.contains("Redis 7.0's WAIT, which Firn does not serve yet."),
+        raw.contains("Redis 7.0's MIGRATE, which Firn does not serve yet."),
         "{raw}"
     );
 }

@@ -220,7 +220,8 @@ impl Chunks {
             .unwrap_or(end);
         while let Some((at, bytes)) = self.chunks.front() {
             let chunk_end = at + bytes.len() as u64;
-            if end - self.start <= self.limit || chunk_end > keep_for_readers {
+            // At least `limit` bytes stay.
+            if end - chunk_end < self.limit || chunk_end > keep_for_readers {
                 break;
             }
             self.start = chunk_end;
@@ -245,14 +246,14 @@ mod tests {
 
     #[test]
     fn reads_from_any_held_position_and_trims_past_the_limit() {
-        let backlog = Backlog::new(16);
+        let backlog = Backlog::new(12);
         backlog.append_raw(Bytes::from_static(b"0123456789"), None);
         backlog.append_raw(Bytes::from_static(b"abcdefghij"), None);
         assert_eq!(backlog.range(), (0, 20));
         let got: Vec<u8> = backlog.read(5, 100).unwrap().concat();
         assert_eq!(got, b"56789abcdefghij");
         backlog.append_raw(Bytes::from_static(b"KLMNO"), None);
-        // Over 16 bytes: the first record goes.
+        // The first record goes: 15 bytes are still held, over 12.
         assert_eq!(backlog.range(), (10, 25));
         assert!(backlog.read(5, 100).is_err());
         assert_eq!(backlog.read(25, 100).unwrap().len(), 0);
@@ -261,13 +262,13 @@ mod tests {
     #[test]
     fn a_reader_keeps_its_bytes_up_to_its_hard_limit() {
         let backlog = Backlog::new(4);
-        let reader = backlog.join(0, 25);
+        let reader = backlog.join(0, 15);
         for _ in 0..2 {
             backlog.append_raw(Bytes::from_static(b"0123456789"), None);
         }
         assert_eq!(backlog.range().0, 0);
         backlog.append_raw(Bytes::from_static(b"0123456789"), None);
-        // 30 bytes, the reader at 0: kept only back to 30 - 25.
+        // 30 bytes, the reader at 0: kept only back to 30 - 15.
         assert_eq!(backlog.range().0, 10);
         reader.pos.store(30, Ordering::Release);
         backlog.leave(&reader);

@@ -291,6 +291,7 @@ async fn connect_and_sync(
             ids.second_offset = -1;
             drop(ids);
             repl.backlog.reset(pos, db);
+            repl.drop_replicas(server);
             tracing::info!(primary = %format!("{host}:{port}"), offset = pos, "full sync done");
         }
         Some("+CONTINUE") => {
@@ -299,6 +300,8 @@ async fn connect_and_sync(
                 if ids.replid != new_id {
                     ids.replid2 = std::mem::replace(&mut ids.replid, new_id.to_string());
                     ids.second_offset = repl.backlog.end() as i64;
+                    drop(ids);
+                    repl.drop_replicas(server);
                 }
             }
             tracing::info!(primary = %format!("{host}:{port}"), offset = offset - 1, "partial sync");

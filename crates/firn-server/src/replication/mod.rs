@@ -166,6 +166,19 @@ impl Replication {
         ids.second_offset = end as i64;
     }
 
+    /// Disconnects every replica this server feeds: its stream changed
+    /// history (a full sync replaced the data) or id, and they must PSYNC
+    /// again to learn which.
+    pub fn drop_replicas(&self, server: &crate::server::Server) {
+        let ids: Vec<u64> = self.replicas.lock().iter().map(|r| r.client_id).collect();
+        let clients = server.clients.lock();
+        for id in ids {
+            if let Some(client) = clients.get(&id) {
+                client.request_kill();
+            }
+        }
+    }
+
     /// Replicas whose last ACK is at most `max_lag_secs` old.
     pub fn good_replicas(&self, max_lag_secs: u64) -> usize {
         let now = now_ms();
