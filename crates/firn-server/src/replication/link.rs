@@ -56,6 +56,7 @@ pub async fn follow(server: &Arc<Server>, host: String, port: u16) {
         stopped: stopped.clone(),
     });
     repl.is_replica.store(true, Ordering::Release);
+    server.config.write().set_replica_of(Some((&host, port)));
     let generation = repl.link_generation.fetch_add(1, Ordering::AcqRel) + 1;
     let server = server.clone();
     tokio::spawn(async move {
@@ -72,6 +73,7 @@ pub async fn stop(server: &Arc<Server>) -> bool {
     let Some(following) = following else {
         return false;
     };
+    server.config.write().set_replica_of(None);
     following.stopped.store(true, Ordering::Release);
     following.stop.notify_waiters();
     // The part being applied finishes first; then this server's own
