@@ -11,6 +11,10 @@
 #   python3        scripts/gen_command_table.py
 #   redis-server   the reference the differential tests start
 #   redis-cli, redis-benchmark   the reference client and bench/'s load tool
+#   redis-sentinel the Sentinel tests/sentinel.rs runs over Firn servers
+#   redis-py       Python's redis client (Debian's python3-redis), importable
+#                  by /usr/bin/python3, the interpreter tests/sentinel.rs
+#                  runs (a python3 earlier in PATH, e.g. pyenv's, may lack it)
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
 #   cargo-modules  scripts/module_cycles.py reads its module graph; built
 #                  with `cargo install` (about 25 minutes on 2 cores, once)
@@ -66,10 +70,18 @@ python3|command python3|python3
 redis-server|command redis-server|redis-server
 redis-cli|command redis-cli|redis-tools
 redis-benchmark|command redis-benchmark|redis-tools
+redis-sentinel|command redis-sentinel|redis-sentinel
+redis-py|python-module redis|python3-redis
 go|command go|golang-go
 cargo|command cargo|
 cargo-modules|command cargo-modules|cargo install --locked cargo-modules@0.27.0
 EOF
+}
+
+# Prints where Debian's Python finds a module, or fails.
+find_python_module() {
+    [ -x /usr/bin/python3 ] || return 1
+    /usr/bin/python3 -c "import $1, os; print(os.path.dirname($1.__file__))" 2>/dev/null
 }
 
 # Prints the path that satisfies a requirement, or fails.
@@ -77,6 +89,7 @@ locate() {
     case "$1" in
         libclang) find_libclang ;;
         command\ *) command -v "${1#command }" ;;
+        python-module\ *) find_python_module "${1#python-module }" ;;
     esac
 }
 
@@ -125,11 +138,14 @@ for install in "${crates[@]}"; do
     $install >&2
 done
 
-# Debian's redis-server package starts a system instance on 6379; Firn's
-# tests start their own on free ports, so it is not needed.
-if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
-    systemctl stop redis-server || true
-fi
+# Debian's redis-server and redis-sentinel packages start system instances
+# on 6379 and 26379; Firn's tests start their own on free ports, so they are
+# not needed.
+for service in redis-server redis-sentinel; do
+    if command -v systemctl >/dev/null && systemctl is-active --quiet "$service" 2>/dev/null; then
+        systemctl stop "$service" || true
+    fi
+done
 
 if ! check >/dev/null; then
     echo "install-deps.sh: requirements still missing after installing:" >&2

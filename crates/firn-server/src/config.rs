@@ -1211,6 +1211,8 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("aof-timestamp-enabled", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
     kept("aof-rewrite-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
     kept("aof-disable-auto-gc", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
+    // Followed at start-up (replication::start), so no warning: CONFIG
+    // REWRITE writes it for a replica (Config::set_replica_of).
     kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Never, "`<host> <port>`: follow that primary from start-up (a Firn, or a redis-server for a live import), as REPLICAOF does at run time; CONFIG GET shows the primary followed."),
     kept("masterauth", None, true, Kind::Text, "", Warn::Never, "The password a replica sends (AUTH) to its primary."),
     kept("masteruser", None, true, Kind::Text, "", Warn::Never, "With `masterauth`: the user a replica authenticates as (AUTH user password)."),
@@ -1623,6 +1625,16 @@ impl Config {
     /// A yes/no setting.
     pub fn setting_yes(&self, name: &str) -> bool {
         self.setting(name) == "yes"
+    }
+
+    /// Records the primary this server follows now (`None`: it is a
+    /// primary). In Redis `replicaof` reads the live `server.masterhost`,
+    /// so CONFIG GET shows it and CONFIG REWRITE writes it (or drops the
+    /// line): Sentinel sends `SLAVEOF` then `CONFIG REWRITE` so that a
+    /// reconfigured server restarts as what it became.
+    pub fn set_replica_of(&mut self, primary: Option<(&str, u16)>) {
+        let value = primary.map_or(String::new(), |(host, port)| format!("{host} {port}"));
+        self.kept.insert("replicaof", value);
     }
 
     /// Applies redis.conf-syntax text.

@@ -556,3 +556,57 @@ fn rename_command_renames_and_removes_as_redis() {
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("No such command in rename-command"), "{text}");
 }
+
+/// The words of the `replicaof` line of a config file (none: no line),
+/// quotes dropped (Firn quotes the value whole, Redis not).
+fn replicaof_line(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .expect("read config file")
+        .lines()
+        .find_map(|l| l.strip_prefix("replicaof "))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|w| w.trim_matches('"').to_string())
+        .collect()
+}
+
+/// `replicaof` is the primary followed now, as Redis's reads
+/// `server.masterhost`: CONFIG GET shows it, and CONFIG REWRITE writes it
+/// even inside Sentinel's reconfiguration transaction (`MULTI, SLAVEOF,
+/// CONFIG REWRITE, CLIENT KILL TYPE normal, CLIENT KILL TYPE pubsub,
+/// EXEC`), so that a reconfigured server restarts as what it became.
+#[test]
+fn replicaof_follows_replicaof_and_is_rewritten_inside_multi() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let (redis_conf, firn_conf) = (
+        scratch.path().join("redis.conf"),
+        scratch.path().join("firn.conf"),
+    );
+    std::fs::write(&redis_conf, "# redis\n").expect("write conf");
+    std::fs::write(&firn_conf, "# firn\n").expect("write conf");
+    let mut d = Diff::with_servers(
+        Server::with_config_file(Kind::Redis, &redis_conf, &[]),
+        Server::with_config_file(Kind::Firn, &firn_conf, &[]),
+    );
+    // Nobody listens there: both servers just keep trying to connect.
+    let port = free_port().to_string();
+    d.cmd(&["CONFIG", "GET", "replicaof"]);
+    d.cmd(&["REPLICAOF", "127.0.0.1", &port]);
+    d.cmd(&["CONFIG", "GET", "replicaof"]);
+    d.cmd(&["CONFIG", "GET", "slaveof"]);
+    for primary in [["NO", "ONE"], ["127.0.0.1", port.as_str()]] {
+        d.cmd(&["MULTI"]);
+        d.cmd(&["SLAVEOF", primary[0], primary[1]]);
+        d.cmd(&["CONFIG", "REWRITE"]);
+        d.cmd(&["CLIENT", "KILL", "TYPE", "normal"]);
+        d.cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+        d.cmd(&["EXEC"]);
+        d.cmd(&["CONFIG", "GET", "replicaof"]);
+        assert_eq!(
+            replicaof_line(&firn_conf),
+            replicaof_line(&redis_conf),
+            "the rewritten replicaof after SLAVEOF {primary:?}"
+        );
+    }
+    assert_eq!(replicaof_line(&firn_conf), ["127.0.0.1", port.as_str()]);
+}

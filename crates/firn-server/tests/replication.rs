@@ -242,6 +242,36 @@ fn a_dropped_link_resumes_with_a_partial_sync() {
     assert_eq!(full, 1, "one full sync only");
 }
 
+/// Sentinel's failover: one replica is promoted, the other is pointed at
+/// it. The other keeps its replication id, which the promoted one keeps
+/// as its previous id, so it continues with a partial sync, as in Redis.
+#[test]
+fn a_replica_pointed_at_a_promoted_sibling_continues_with_a_partial_sync() {
+    let primary = firn(&[]);
+    let promoted = firn(&[]);
+    let sibling = firn(&[]);
+    load_everything(&primary);
+    follow(&promoted, &primary);
+    follow(&sibling, &primary);
+    change_everything(&primary);
+    wait_caught_up(&promoted, &primary);
+    wait_caught_up(&sibling, &primary);
+    drop(primary);
+    let mut p = promoted.conn();
+    assert_eq!(p.cmd(&["REPLICAOF", "NO", "ONE"]), R::Simple("OK".into()));
+    p.cmd(&["SET", "after-promotion", "1"]);
+    follow(&sibling, &promoted);
+    assert_same_data(&promoted, &sibling);
+    let stat = |name: &str| -> u64 {
+        info_field(&mut promoted.conn(), "stats", name)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(stat("sync_full"), 0, "a full sync");
+    assert_eq!(stat("sync_partial_ok"), 1);
+}
+
 #[test]
 fn a_replica_of_a_replica_follows_the_same_stream() {
     let a = firn(&[]);

@@ -58,7 +58,8 @@ pub fn firn_binary() -> PathBuf {
 
 /// A port the kernel just reported free, never one handed out before in
 /// this test process (parallel tests must not race for the same port).
-fn free_port() -> u16 {
+/// Public for the other processes a test starts (tests/sentinel.rs).
+pub fn free_port() -> u16 {
     static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
     loop {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
@@ -313,7 +314,9 @@ impl Server {
         }
     }
 
-    fn respawn(&mut self) {
+    /// Starts a server stopped by [`Server::kill9`] again on its data
+    /// directory, on its old port if still free.
+    pub fn respawn(&mut self) {
         let port = self.port;
         // The old listener may linger briefly; a few tries on the same port
         // keep clients' addresses stable, then any free port will do.
@@ -357,7 +360,8 @@ impl Drop for Server {
     }
 }
 
-fn ping_ok(port: u16) -> bool {
+/// Whether the process on `port` answers PING with `+PONG`.
+pub fn ping_ok(port: u16) -> bool {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };

@@ -353,19 +353,20 @@ fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let (path, text) = {
-        let config = ctx.server.config();
-        (config.config_file.clone(), config.render())
-    };
+    let path = ctx.server.config().config_file.clone();
     let path = path.ok_or(CmdError::Static(
         "ERR The server is running without a config file",
     ))?;
-    ctx.deferred = Some(Deferred::Blocking(Box::new(
-        move |_server: &Arc<Server>| match write_atomically(&path, text.as_bytes()) {
+    // Rendered when the job runs, not here: in Sentinel's `MULTI, SLAVEOF,
+    // CONFIG REWRITE, ... EXEC` every handler runs before SLAVEOF's
+    // deferred part changes `replicaof`, and the file must get the new one.
+    ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
+        let text = server.config().render();
+        match write_atomically(&path, text.as_bytes()) {
             Ok(()) => Reply::ok(),
             Err(e) => Reply::error(format!("ERR Rewriting config file: {}", os_error_text(&e))),
-        },
-    )));
+        }
+    })));
     Ok(Reply::ok())
 }
 

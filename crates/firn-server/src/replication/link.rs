@@ -40,7 +40,11 @@ const MAX_LINE: usize = 4096;
 
 /// Starts following `host:port` (stopping any current link).
 pub async fn follow(server: &Arc<Server>, host: String, port: u16) {
-    stop(server).await;
+    // From one primary to another the replication id stays, as Redis's
+    // replicationSetMaster keeps its cached master: a replica that Sentinel
+    // points at the replica it promoted (same history, now its `replid2`)
+    // continues with a partial sync instead of copying the whole dataset.
+    end_link(server).await;
     super::activate(server);
     let stop = Arc::new(Notify::new());
     let stopped = Arc::new(AtomicBool::new(false));
@@ -56,11 +60,7 @@ pub async fn follow(server: &Arc<Server>, host: String, port: u16) {
         stopped: stopped.clone(),
     });
     repl.is_replica.store(true, Ordering::Release);
-    server
-        .config
-        .write()
-        .kept
-        .insert("replicaof", format!("{host} {port}"));
+    server.config.write().set_replica_of(Some((&host, port)));
     let generation = repl.link_generation.fetch_add(1, Ordering::AcqRel) + 1;
     let server = server.clone();
     tokio::spawn(async move {
@@ -68,10 +68,24 @@ pub async fn follow(server: &Arc<Server>, host: String, port: u16) {
     });
 }
 
-/// Stops following (REPLICAOF NO ONE, or before following another): the
-/// link finishes the part it is applying, then ends; its replicas keep
-/// the stream, under a new replication id.
+/// Stops following (REPLICAOF NO ONE): the link finishes the part it is
+/// applying, then ends; its replicas keep the stream, under a new
+/// replication id.
 pub async fn stop(server: &Arc<Server>) -> bool {
+    if !end_link(server).await {
+        return false;
+    }
+    let repl = &server.replication;
+    server.config.write().set_replica_of(None);
+    // From here this server's own batches feed the backlog.
+    repl.is_replica.store(false, Ordering::Release);
+    repl.shift_replid();
+    true
+}
+
+/// Ends the current link, if any, once the part it is applying is
+/// applied; `false` if this server followed no one.
+async fn end_link(server: &Arc<Server>) -> bool {
     let repl = &server.replication;
     let following = repl.following.lock().take();
     let Some(following) = following else {
@@ -79,12 +93,7 @@ pub async fn stop(server: &Arc<Server>) -> bool {
     };
     following.stopped.store(true, Ordering::Release);
     following.stop.notify_waiters();
-    // The part being applied finishes first; then this server's own
-    // batches feed the backlog.
     let _applying = repl.apply_lock.lock().await;
-    repl.is_replica.store(false, Ordering::Release);
-    repl.shift_replid();
-    server.config.write().kept.remove("replicaof");
     true
 }
 
