@@ -330,6 +330,9 @@ fn a_full_sync_longer_than_the_backlog_still_continues_from_its_cut() {
             }
         })
     };
+    // Another writer times its batches: the sync (the cut included) must
+    // not pause the primary.
+    let timed = timed_writer(primary.port(), stop.clone(), "timed");
     replica
         .conn()
         .cmd(&["REPLICAOF", "127.0.0.1", &primary.port().to_string()]);
@@ -337,6 +340,15 @@ fn a_full_sync_longer_than_the_backlog_still_continues_from_its_cut() {
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     writer.join().unwrap();
+    let mut timed = timed.join().unwrap();
+    timed.sort_unstable();
+    let max = *timed.last().unwrap();
+    eprintln!(
+        "during the full sync: {} batches of 16 SETs, p99 {} µs, max {max} µs",
+        timed.len(),
+        percentile(&timed, 0.99)
+    );
+    assert!(max < 2_000_000, "a batch waited {max} µs during the sync");
     assert!(
         writes.load(Ordering::Relaxed) > 20,
         "too few writes during the sync"
