@@ -637,3 +637,29 @@ fn a_kill_9_loop_loses_no_write_that_wait_acknowledged() {
         );
     }
 }
+
+#[test]
+fn a_replica_authenticates_with_masterauth() {
+    let primary = firn(&[]);
+    {
+        let mut p = primary.conn();
+        p.cmd(&["SET", "guarded", "1"]);
+        p.cmd(&["CONFIG", "SET", "requirepass", "s3cret"]);
+    }
+    // Without the password the link stays down.
+    let replica = firn(&[]);
+    let mut r = replica.conn();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port().to_string()]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!link_up(&replica), "a replica without masterauth got in");
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "masterauth", "s3cret"]),
+        R::Simple("OK".into())
+    );
+    wait_until("the link with masterauth", Duration::from_secs(30), || {
+        link_up(&replica)
+    });
+    wait_until("the key", Duration::from_secs(10), || {
+        replica.conn().cmd(&["GET", "guarded"]) == R::Bulk(Some(b"1".to_vec()))
+    });
+}
