@@ -45,7 +45,7 @@ pub(crate) enum Flow {
     /// Send what is queued, then become a MONITOR.
     Monitor,
     /// Send what is queued, then become a replica's feed.
-    Replica(crate::replication::primary::Psync),
+    Replica(crate::replication::state::Psync),
 }
 
 /// Executes one request; returns the reply to send (per CLIENT REPLY

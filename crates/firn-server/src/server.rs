@@ -444,7 +444,7 @@ pub struct Server {
     pub started: Instant,
     pub run_id: String,
     /// Replication: its ids, backlog, replicas and link (replication/).
-    pub replication: crate::replication::Replication,
+    pub replication: crate::replication::state::Replication,
     /// Whether the active expiry thread deletes due keys (DEBUG
     /// SET-ACTIVE-EXPIRE turns it off for tests that watch lazy expiry).
     pub active_expire: AtomicBool,

@@ -242,7 +242,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         slowlog: Mutex::new(SlowLog::default()),
         started: Instant::now(),
         run_id: random_run_id(),
-        replication: crate::replication::Replication::new(random_run_id(), 1 << 20),
+        replication: crate::replication::state::Replication::new(random_run_id(), 1 << 20),
         active_expire: AtomicBool::new(true),
         scripts_may_call_anything: AtomicBool::new(false),
         shutdown: shutdown_tx,

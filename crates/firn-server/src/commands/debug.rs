@@ -176,7 +176,7 @@ fn sleep_arg(arg: &[u8]) -> Duration {
     }
 }
 
-pub(crate) fn random_hex_id() -> String {
+fn random_hex_id() -> String {
     use rand::Rng;
     let mut rng = rand::rng();
     (0..40)

@@ -129,7 +129,7 @@ pub enum Deferred {
     Async(AsyncJob),
     /// Send nothing more: the connection becomes a replica's feed
     /// (PSYNC, SYNC; replication/primary.rs).
-    Replica(crate::replication::primary::Psync),
+    Replica(crate::replication::state::Psync),
 }
 
 /// Work a command finishes asynchronously, on the connection's task.

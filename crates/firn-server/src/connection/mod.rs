@@ -169,7 +169,7 @@ impl Connection {
 
     /// Read → decode → run → flush, until the client goes or must go, or
     /// asks to be fed as a replica (PSYNC: returned, with its output sent).
-    pub async fn run(&mut self) -> Option<crate::replication::primary::Psync> {
+    pub async fn run(&mut self) -> Option<crate::replication::state::Psync> {
         loop {
             match self.read().await {
                 Ok(()) => {}

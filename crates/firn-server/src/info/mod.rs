@@ -298,9 +298,9 @@ fn stats_section(server: &Server, out: &mut String) {
 }
 
 fn replication_section(server: &Server, out: &mut String) {
-    use crate::replication::{LinkState, STATE_ONLINE, STATE_SEND_BULK};
+    use crate::replication::state::{LinkState, STATE_ONLINE, STATE_SEND_BULK};
     let repl = &server.replication;
-    let now = crate::replication::now_ms();
+    let now = crate::replication::state::now_ms();
     out.push_str("# Replication\r\n");
     let following = repl.following.lock().as_ref().map(|f| {
         (

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{link, now_ms, primary::Psync, STATE_ONLINE};
+use super::link;
+use super::state::{now_ms, Psync, STATE_ONLINE};
 use crate::args::{is, parse_i64};
 use crate::commands::{def, Ctx, Def, Deferred, Traits};
 use crate::errors::{CmdError, CmdResult, SYNTAX};
@@ -135,7 +136,7 @@ fn start_feed(ctx: &mut Ctx<'_>, replid: String, offset: i64) -> CmdResult {
             .following
             .lock()
             .as_ref()
-            .is_none_or(|f| f.state != super::LinkState::Connected)
+            .is_none_or(|f| f.state != super::state::LinkState::Connected)
     {
         return Err(CmdError::Static(
             "NOMASTERLINK Can't SYNC while not connected with my master",

@@ -30,7 +30,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-use super::{now_ms, Following, LinkState};
+use super::state::{now_ms, Following, LinkState};
 use crate::server::{ClientInfo, ReplyMode, Server, Session, ROLE_MASTER};
 
 /// Bytes read from the primary at a time.
@@ -300,7 +300,7 @@ async fn connect_and_sync(
             ids.second_offset = -1;
             drop(ids);
             repl.backlog.reset(pos, db);
-            repl.drop_replicas(server);
+            super::drop_replicas(server);
             tracing::info!(primary = %format!("{host}:{port}"), offset = pos, "full sync done");
         }
         Some("+CONTINUE") => {
@@ -310,7 +310,7 @@ async fn connect_and_sync(
                     ids.replid2 = std::mem::replace(&mut ids.replid, new_id.to_string());
                     ids.second_offset = repl.backlog.end() as i64;
                     drop(ids);
-                    repl.drop_replicas(server);
+                    super::drop_replicas(server);
                 }
             }
             tracing::info!(primary = %format!("{host}:{port}"), offset = offset - 1, "partial sync");

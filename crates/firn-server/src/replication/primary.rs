@@ -29,15 +29,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
-use super::{activate, now_ms, ReplicaInfo, STATE_ONLINE, STATE_SEND_BULK, STATE_WAIT_BGSAVE};
+use super::activate;
+use super::state::{now_ms, Psync, ReplicaInfo, STATE_ONLINE, STATE_SEND_BULK, STATE_WAIT_BGSAVE};
 use crate::server::{ClientInfo, Server};
-
-/// What PSYNC asked for (SYNC asks for nothing: `?` and -1).
-pub struct Psync {
-    pub replid: String,
-    /// The first byte wanted, as Redis numbers them (position + 1).
-    pub offset: i64,
-}
 
 /// Bytes of stream written to the socket at a time.
 const SEND_BYTES: usize = 1 << 20;
