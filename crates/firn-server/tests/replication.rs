@@ -529,6 +529,15 @@ fn kill_9_in_the_middle_of_syncs_converges_after_restarts() {
     wait_until("a full sync in progress", Duration::from_secs(30), || {
         link_state(&replica) == "sync"
     });
+    // INFO tells how far the transfer is.
+    let total: i64 = info_field(
+        &mut replica.conn(),
+        "replication",
+        "master_sync_total_bytes",
+    )
+    .and_then(|v| v.parse().ok())
+    .unwrap_or(0);
+    assert!(total > 100_000, "master_sync_total_bytes {total}");
     replica.kill9_restart();
     wait_caught_up(&replica, &primary);
     // 2. The primary killed while it sends a full sync.

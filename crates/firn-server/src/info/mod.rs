@@ -330,10 +330,30 @@ fn replication_section(server: &Server, out: &mut String) {
         line(out, "slave_read_repl_offset", end);
         line(out, "slave_repl_offset", end);
         if syncing {
-            line(out, "master_sync_total_bytes", -1);
-            line(out, "master_sync_read_bytes", sync_bytes.1);
-            line(out, "master_sync_left_bytes", -1);
-            line(out, "master_sync_perc", "0.00");
+            // As Redis: -1 total and left while the size is unknown.
+            let (total, read) = sync_bytes;
+            let known = total > 0;
+            line(
+                out,
+                "master_sync_total_bytes",
+                if known { total as i64 } else { -1 },
+            );
+            line(out, "master_sync_read_bytes", read);
+            line(
+                out,
+                "master_sync_left_bytes",
+                if known {
+                    total.saturating_sub(read) as i64
+                } else {
+                    -1
+                },
+            );
+            let perc = if known {
+                read as f64 * 100.0 / total as f64
+            } else {
+                0.0
+            };
+            line(out, "master_sync_perc", format!("{perc:.2}"));
             line(out, "master_sync_last_io_seconds_ago", io_ago.max(0));
         }
         if !up {

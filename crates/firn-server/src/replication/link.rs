@@ -321,6 +321,14 @@ async fn connect_and_sync(
     apply_stream(server, conn, timeout, stop, stopped).await
 }
 
+/// Records a full sync's size for INFO (`master_sync_total_bytes`; 0 when
+/// the primary does not say, as a diskless Redis does not).
+fn set_sync_total(server: &Server, total: Option<u64>) {
+    if let Some(f) = server.replication.following.lock().as_mut() {
+        f.sync_bytes = (total.unwrap_or(0), 0);
+    }
+}
+
 /// Receives a full sync's payload and loads it; returns the database the
 /// stream has selected where it continues.
 async fn full_sync(
@@ -339,6 +347,8 @@ async fn full_sync(
             .next()
             .and_then(|w| w.parse().ok())
             .ok_or("malformed checkpoint header")?;
+        let total: Option<u64> = words.next().and_then(|w| w.parse().ok());
+        set_sync_total(server, total);
         receive_checkpoint(server, conn, files, timeout).await?;
         return Ok(u8::try_from(db).ok());
     }
@@ -439,6 +449,9 @@ async fn load_rdb(
         Some(_) => return Err("malformed EOF mark".into()),
         None => Until::Len(header.parse().map_err(|_| format!("bad length {header}"))?),
     };
+    if let Until::Len(len) = until {
+        set_sync_total(server, Some(len));
+    }
     flush_all(server).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     let import_server = server.clone();

@@ -6,7 +6,7 @@
 //!    <offset>` and a full sync.
 //! 2. A full sync cuts a RocksDB checkpoint (`Engine::checkpoint_cut`: hard
 //!    links, the writers stopped only while RocksDB links the files) and
-//!    streams its files: `$FIRN-CHECKPOINT <db> <files>\r\n`, then per file
+//!    streams its files: `$FIRN-CHECKPOINT <db> <files> <bytes>\r\n`, then per file
 //!    `<size> <name>\r\n` and its bytes. `<db>` is the database the stream
 //!    has selected at the cut (-1: the next record selects one). The
 //!    replica's place in the backlog is pinned from before the cut, so the
@@ -197,8 +197,9 @@ async fn send_checkpoint(
     let replid = server.replication.replid();
     let db_word = db.map_or("-1".to_string(), |d| d.to_string());
     let head = format!(
-        "+FULLRESYNC {replid} {pos}\r\n$FIRN-CHECKPOINT {db_word} {}\r\n",
-        files.len()
+        "+FULLRESYNC {replid} {pos}\r\n$FIRN-CHECKPOINT {db_word} {} {}\r\n",
+        files.len(),
+        files.iter().map(|(_, size)| size).sum::<u64>()
     );
     write_timed(writer, head.as_bytes(), timeout).await?;
     let mut buf = vec![0u8; SEND_BYTES];
