@@ -557,19 +557,6 @@ fn rename_command_renames_and_removes_as_redis() {
     assert!(text.contains("No such command in rename-command"), "{text}");
 }
 
-/// The words of the `replicaof` line of a config file (none: no line),
-/// quotes dropped (Firn quotes the value whole, Redis not).
-fn replicaof_line(file: &Path) -> Vec<String> {
-    std::fs::read_to_string(file)
-        .expect("read config file")
-        .lines()
-        .find_map(|l| l.strip_prefix("replicaof "))
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|w| w.trim_matches('"').to_string())
-        .collect()
-}
-
 /// `replicaof` is the primary followed now, as Redis's reads
 /// `server.masterhost`: CONFIG GET shows it, and CONFIG REWRITE writes it
 /// even inside Sentinel's reconfiguration transaction (`MULTI, SLAVEOF,
@@ -603,10 +590,14 @@ fn replicaof_follows_replicaof_and_is_rewritten_inside_multi() {
         d.cmd(&["EXEC"]);
         d.cmd(&["CONFIG", "GET", "replicaof"]);
         assert_eq!(
-            replicaof_line(&firn_conf),
-            replicaof_line(&redis_conf),
+            replicaof_words(&firn_conf),
+            replicaof_words(&redis_conf),
             "the rewritten replicaof after SLAVEOF {primary:?}"
         );
     }
-    assert_eq!(replicaof_line(&firn_conf), ["127.0.0.1", port.as_str()]);
+    assert_eq!(replicaof_words(&firn_conf), ["127.0.0.1", port.as_str()]);
+}
+
+fn replicaof_words(file: &Path) -> Vec<String> {
+    firn_testkit::config_file_words(file, "replicaof")
 }

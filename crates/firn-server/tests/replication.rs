@@ -3,7 +3,7 @@
 //! a dropped link, a chain, WAIT, read-only replicas, min-replicas, FAILOVER,
 //! and the faults of a slow or dead replica and of kill -9 mid-sync.
 
-use firn_testkit::{encode_request, Conn, Server, R};
+use firn_testkit::{encode_request, wait_until, Conn, Server, R};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,27 +16,8 @@ fn firn(extra: &[&str]) -> Server {
     Server::firn_with(&args)
 }
 
-fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}");
-}
-
-fn text(r: &R) -> String {
-    match r {
-        R::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
-        R::Simple(s) => s.clone(),
-        other => other.render(),
-    }
-}
-
 fn info_field(conn: &mut Conn, section: &str, name: &str) -> Option<String> {
-    let info = text(&conn.cmd(&["INFO", section]));
+    let info = conn.cmd(&["INFO", section]).text();
     info.lines().find_map(|l| {
         l.strip_prefix(&format!("{name}:"))
             .map(|v| v.trim().to_string())
@@ -73,7 +54,7 @@ fn wait_caught_up(replica: &Server, primary: &Server) {
 }
 
 fn digest(server: &Server) -> String {
-    text(&server.conn().cmd(&["DEBUG", "DIGEST"]))
+    server.conn().cmd(&["DEBUG", "DIGEST"]).text()
 }
 
 fn assert_same_data(a: &Server, b: &Server) {
@@ -175,11 +156,11 @@ fn a_replica_syncs_fully_then_follows_the_stream() {
     follow(&replica, &primary);
     assert_same_data(&primary, &replica);
     let mut p = primary.conn();
-    assert!(text(&p.cmd(&["ROLE"])).contains("master"));
+    assert!(p.cmd(&["ROLE"]).text().contains("master"));
     match replica.conn().cmd(&["ROLE"]) {
         R::Array(Some(items)) => {
-            assert_eq!(text(&items[0]), "slave");
-            assert_eq!(text(&items[3]), "connected");
+            assert_eq!(items[0].text(), "slave");
+            assert_eq!(items[3].text(), "connected");
         }
         other => panic!("ROLE: {}", other.render()),
     }
@@ -198,7 +179,7 @@ fn a_replica_syncs_fully_then_follows_the_stream() {
         R::Error(e) => assert!(e.starts_with("READONLY"), "{e}"),
         other => panic!("a write on a replica: {}", other.render()),
     }
-    let info = text(&primary.conn().cmd(&["INFO", "replication"]));
+    let info = primary.conn().cmd(&["INFO", "replication"]).text();
     assert!(info.contains("connected_slaves:1"), "{info}");
     assert!(info.contains("state=online"), "{info}");
     // REPLICAOF NO ONE: writable, with a new id and the old one second.
@@ -291,7 +272,7 @@ fn a_replica_of_a_replica_follows_the_same_stream() {
         info_field(&mut c.conn(), "replication", "master_replid")
     );
     // A replica that is fed keeps its role flag in CLIENT LIST.
-    let list = text(&b.conn().cmd(&["CLIENT", "LIST"]));
+    let list = b.conn().cmd(&["CLIENT", "LIST"]).text();
     assert!(list.contains("flags=S"), "{list}");
     assert!(list.contains("flags=M"), "{list}");
 }
@@ -390,7 +371,7 @@ fn failover_hands_the_primary_role_to_a_caught_up_replica() {
     follow(&replica, &primary);
     assert_eq!(primary.conn().cmd(&["FAILOVER"]), R::Simple("OK".into()));
     wait_until("the roles to swap", Duration::from_secs(30), || {
-        link_up(&primary) && text(&replica.conn().cmd(&["ROLE"])).contains("master")
+        link_up(&primary) && replica.conn().cmd(&["ROLE"]).text().contains("master")
     });
     assert_eq!(
         replica.conn().cmd(&["SET", "after", "1"]),
@@ -513,7 +494,7 @@ fn load_bulk(server: &Server) {
 
 fn link_state(replica: &Server) -> String {
     match replica.conn().cmd(&["ROLE"]) {
-        R::Array(Some(items)) if items.len() >= 4 => text(&items[3]),
+        R::Array(Some(items)) if items.len() >= 4 => items[3].text(),
         other => other.render(),
     }
 }

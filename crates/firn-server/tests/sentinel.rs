@@ -12,7 +12,7 @@
 //! python3-redis (redis-py) for `/usr/bin/python3`.
 
 use firn_testkit::server::{free_port, ping_ok};
-use firn_testkit::{encode_request, Conn, Kind, Server, R};
+use firn_testkit::{encode_request, wait_until, Conn, Kind, Server, R};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -29,28 +29,8 @@ const MASTER_NAME: &str = "mymaster";
 /// follow the new primary.
 const FAILOVER_TIMEOUT: Duration = Duration::from_secs(30);
 
-fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out after {timeout:?} waiting for {what}");
-}
-
-fn text(r: &R) -> String {
-    match r {
-        R::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
-        R::Simple(s) => s.clone(),
-        R::Int(n) => n.to_string(),
-        other => other.render(),
-    }
-}
-
 fn info_field(port: u16, section: &str, name: &str) -> Option<String> {
-    let info = text(&Conn::connect(port).cmd(&["INFO", section]));
+    let info = Conn::connect(port).cmd(&["INFO", section]).text();
     info.lines().find_map(|l| {
         l.strip_prefix(&format!("{name}:"))
             .map(|v| v.trim().to_string())
@@ -78,7 +58,7 @@ fn wait_caught_up(replica: &Server, primary: &Server) {
 }
 
 fn digest(server: &Server) -> String {
-    text(&server.conn().cmd(&["DEBUG", "DIGEST"]))
+    server.conn().cmd(&["DEBUG", "DIGEST"]).text()
 }
 
 /// A Firn with a config file of its own, as deployments have: Sentinel's
@@ -214,7 +194,7 @@ impl Sentinel {
             .conn()
             .cmd(&["SENTINEL", "get-master-addr-by-name", MASTER_NAME])
         {
-            R::Array(Some(addr)) if addr.len() == 2 => text(&addr[1]).parse().ok(),
+            R::Array(Some(addr)) if addr.len() == 2 => addr[1].text().parse().ok(),
             _ => None,
         }
     }
@@ -230,7 +210,7 @@ impl Sentinel {
                 R::Array(Some(fields)) => Some(
                     fields
                         .chunks(2)
-                        .map(|kv| (text(&kv[0]), text(&kv[1])))
+                        .map(|kv| (kv[0].text(), kv[1].text()))
                         .collect(),
                 ),
                 _ => None,
@@ -336,19 +316,6 @@ fn assert_all_present(server: &Server, acked: &[(String, String)]) {
             );
         }
     }
-}
-
-/// The words of a config file's `replicaof` line, quotes dropped (none:
-/// no line, the server is a primary).
-fn replicaof_in(file: &Path) -> Vec<String> {
-    std::fs::read_to_string(file)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-        .lines()
-        .find_map(|l| l.strip_prefix("replicaof "))
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|w| w.trim_matches('"').to_string())
-        .collect()
 }
 
 /// Runs tests/sentinel/client.py (redis-py) against the sentinels; returns
@@ -481,7 +448,7 @@ fn sentinel_fails_over_to_a_firn_replica_without_losing_acknowledged_writes() {
     };
     let (new_primary, other) = (&replicas[new], &replicas[old]);
     match new_primary.conn().cmd(&["ROLE"]) {
-        R::Array(Some(role)) => assert_eq!(text(&role[0]), "master"),
+        R::Array(Some(role)) => assert_eq!(role[0].text(), "master"),
         other => panic!("ROLE: {}", other.render()),
     }
     // The other replica is pointed at it.
@@ -513,7 +480,7 @@ fn sentinel_fails_over_to_a_firn_replica_without_losing_acknowledged_writes() {
     // Sentinel ends each reconfiguration with CONFIG REWRITE: the config
     // files say what each server became.
     let following_new_primary = vec!["127.0.0.1".to_string(), promoted_port.to_string()];
-    let replicaof = |name: &str| replicaof_in(&configs.path().join(format!("{name}.conf")));
+    let replicaof = |name: &str| replicaof_words(&configs.path().join(format!("{name}.conf")));
     assert_eq!(replicaof(names[old]), following_new_primary);
     assert_eq!(replicaof(names[new]), Vec::<String>::new());
     wait_caught_up(other, new_primary);
@@ -548,4 +515,8 @@ fn sentinel_fails_over_to_a_firn_replica_without_losing_acknowledged_writes() {
         acked.len(),
         started.elapsed()
     );
+}
+
+fn replicaof_words(file: &Path) -> Vec<String> {
+    firn_testkit::config_file_words(file, "replicaof")
 }

@@ -40,9 +40,11 @@ pub mod reply;
 pub mod resp;
 pub mod server;
 pub mod streamed;
+pub mod wait;
 
 pub use conn::Conn;
 pub use diff::Diff;
 pub use reply::R;
 pub use resp::encode_request;
 pub use server::{Kind, Server};
+pub use wait::{config_file_words, wait_until};

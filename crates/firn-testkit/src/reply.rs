@@ -30,6 +30,17 @@ impl R {
         R::Bulk(Some(v.to_vec()))
     }
 
+    /// A bulk or simple string's text, an integer's digits, or the
+    /// rendering of anything else (for messages and loose checks).
+    pub fn text(&self) -> String {
+        match self {
+            R::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+            R::Simple(s) => s.clone(),
+            R::Int(n) => n.to_string(),
+            other => other.render(),
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         matches!(self, R::Error(_))
     }
