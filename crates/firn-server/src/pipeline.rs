@@ -204,9 +204,12 @@ pub(crate) async fn run_one(
             None => reply_mode_pass(session, reply).map(Outgoing::Reply),
         };
     }
-    // WAIT counts replicas from after this client's last write.
-    if let Some(last) = tickets.iter().max_by_key(|t| t.seq()) {
-        *client.last_write.lock() = Some(last.clone());
+    // WAIT counts replicas from after this client's last write (only
+    // replicas can acknowledge it: with none, WAIT has nothing to wait for).
+    if server.replication.active.load(Ordering::Relaxed) {
+        if let Some(last) = tickets.iter().max_by_key(|t| t.seq()) {
+            *client.last_write.lock() = Some(last.clone());
+        }
     }
     client.resp.store(
         if session.protocol == Protocol::Resp3 {

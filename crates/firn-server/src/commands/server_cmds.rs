@@ -341,6 +341,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         updated.latency_tracking,
         updated.latency_monitor_threshold_ms,
     );
+    crate::replication::apply_config(ctx.server, &updated);
     let tracking_max_keys = updated.tracking_table_max_keys;
     *ctx.server.config.write() = updated;
     crate::tracking::state::apply_limit(ctx.server, tracking_max_keys);

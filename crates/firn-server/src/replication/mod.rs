@@ -69,21 +69,17 @@ pub fn admit_write(
     if client.role_flag.load(Ordering::Relaxed) == crate::server::ROLE_MASTER {
         return Ok(());
     }
+    let rules = &repl.rules;
     if repl.is_replica() {
-        if server.config().setting_yes("replica-read-only") {
+        if rules.read_only.load(Ordering::Relaxed) {
             return Err(CmdError::Static(
                 "READONLY You can't write against a read only replica.",
             ));
         }
         return Ok(());
     }
-    let (min, max_lag) = {
-        let c = server.config();
-        (
-            c.setting_u64("min-replicas-to-write"),
-            c.setting_u64("min-replicas-max-lag"),
-        )
-    };
+    let min = rules.min_replicas.load(Ordering::Relaxed);
+    let max_lag = rules.max_lag_secs.load(Ordering::Relaxed);
     if min > 0 && max_lag > 0 && (repl.good_replicas(max_lag) as u64) < min {
         return Err(CmdError::Static(
             "NOREPLICAS Not enough good replicas to write.",
@@ -92,16 +88,36 @@ pub fn admit_write(
     Ok(())
 }
 
+/// Takes the settings replication reads on every write (and the backlog's
+/// size) from `config`: at start-up and after each CONFIG SET.
+pub fn apply_config(server: &crate::server::Server, config: &crate::config::Config) {
+    let repl = &server.replication;
+    let rules = &repl.rules;
+    rules
+        .read_only
+        .store(config.setting_yes("replica-read-only"), Ordering::Relaxed);
+    rules.min_replicas.store(
+        config.setting_u64("min-replicas-to-write"),
+        Ordering::Relaxed,
+    );
+    rules.max_lag_secs.store(
+        config.setting_u64("min-replicas-max-lag"),
+        Ordering::Relaxed,
+    );
+    repl.backlog
+        .set_limit(config.setting_u64("repl-backlog-size"));
+}
+
 /// At start-up: follows the `replicaof` of the configuration, if any, and
 /// starts the cron (the backlog's size as configured; a PING into the
 /// stream every `repl-ping-replica-period` while replicas are connected,
 /// so that they can tell a silent primary from a dead one).
 pub async fn start(server: &Arc<crate::server::Server>) {
-    let (size, replica_of) = {
+    let replica_of = {
         let c = server.config();
-        (c.setting_u64("repl-backlog-size"), c.setting("replicaof"))
+        apply_config(server, &c);
+        c.setting("replicaof")
     };
-    server.replication.backlog.set_limit(size);
     let words: Vec<&str> = replica_of.split_whitespace().collect();
     if let [host, port] = words[..] {
         if let Ok(port) = port.parse::<u16>() {
@@ -117,15 +133,11 @@ pub async fn start(server: &Arc<crate::server::Server>) {
             let Some(server) = weak.upgrade() else {
                 return;
             };
-            let (size, period) = {
-                let c = server.config();
-                (
-                    c.setting_u64("repl-backlog-size"),
-                    c.setting_u64("repl-ping-replica-period").max(1),
-                )
-            };
+            let period = server
+                .config()
+                .setting_u64("repl-ping-replica-period")
+                .max(1);
             let repl = &server.replication;
-            repl.backlog.set_limit(size);
             since_ping += 1;
             if since_ping >= period {
                 since_ping = 0;

@@ -81,8 +81,18 @@ pub const STATE_WAIT_BGSAVE: u8 = 0;
 pub const STATE_SEND_BULK: u8 = 1;
 pub const STATE_ONLINE: u8 = 2;
 
+/// The settings a write's admission reads, parsed once per CONFIG SET
+/// (looking options up by name cost every write a scan and a string).
+#[derive(Default)]
+pub struct WriteRules {
+    pub read_only: AtomicBool,
+    pub min_replicas: AtomicU64,
+    pub max_lag_secs: AtomicU64,
+}
+
 /// Everything replication shares.
 pub struct Replication {
+    pub rules: WriteRules,
     pub backlog: Backlog,
     /// Whether the engine's replay sink feeds the backlog (from the first
     /// replica on, as Redis creates its backlog).
@@ -114,6 +124,11 @@ pub struct Replication {
 impl Replication {
     pub fn new(replid: String, backlog_size: u64) -> Replication {
         Replication {
+            rules: WriteRules {
+                read_only: AtomicBool::new(true),
+                min_replicas: AtomicU64::new(0),
+                max_lag_secs: AtomicU64::new(10),
+            },
             backlog: Backlog::new(backlog_size),
             active: AtomicBool::new(false),
             ids: Mutex::new(Ids {
