@@ -361,6 +361,17 @@ fn min_replicas_to_write_refuses_writes_without_a_good_replica() {
         primary.conn().cmd(&["SET", "k", "v"]),
         R::Simple("OK".into())
     );
+    // CONFIG SET takes effect at once.
+    let mut p = primary.conn();
+    p.cmd(&["CONFIG", "SET", "min-replicas-to-write", "2"]);
+    match p.cmd(&["SET", "k", "v"]) {
+        R::Error(e) => assert!(e.starts_with("NOREPLICAS"), "{e}"),
+        other => panic!("{}", other.render()),
+    }
+    // A replica made writable takes writes of its own.
+    let mut r = replica.conn();
+    r.cmd(&["CONFIG", "SET", "replica-read-only", "no"]);
+    assert_eq!(r.cmd(&["SET", "local", "1"]), R::Simple("OK".into()));
 }
 
 #[test]
