@@ -664,3 +664,18 @@ fn a_replica_authenticates_with_masterauth() {
         replica.conn().cmd(&["GET", "guarded"]) == R::Bulk(Some(b"1".to_vec()))
     });
 }
+
+#[test]
+fn a_sync_killed_half_way_leaves_nothing_after_a_restart() {
+    let server = Server::firn_prepared(
+        |dir| {
+            for leftover in ["repl-sync-12", "repl-incoming"] {
+                std::fs::create_dir_all(dir.join(leftover)).unwrap();
+                std::fs::write(dir.join(leftover).join("000001.sst"), b"x").unwrap();
+            }
+        },
+        &[],
+    );
+    assert!(!server.dir().join("repl-sync-12").exists());
+    assert!(!server.dir().join("repl-incoming").exists());
+}

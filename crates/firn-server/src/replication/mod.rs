@@ -108,16 +108,35 @@ pub fn apply_config(server: &crate::server::Server, config: &crate::config::Conf
         .set_limit(config.setting_u64("repl-backlog-size"));
 }
 
+/// Removes what a sync killed half way left in `dir`: a primary's
+/// checkpoints for replicas (`repl-sync-<client>`: their hard links would
+/// keep obsolete SST files on disk for ever) and a replica's incoming one.
+fn remove_leftovers(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("repl-sync-") || name == "repl-incoming" {
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::warn!(path = %entry.path().display(), error = %e, "cannot remove a sync's leftovers");
+            }
+        }
+    }
+}
+
 /// At start-up: follows the `replicaof` of the configuration, if any, and
 /// starts the cron (the backlog's size as configured; a PING into the
 /// stream every `repl-ping-replica-period` while replicas are connected,
 /// so that they can tell a silent primary from a dead one).
 pub async fn start(server: &Arc<crate::server::Server>) {
-    let replica_of = {
+    let (replica_of, dir) = {
         let c = server.config();
         apply_config(server, &c);
-        c.setting("replicaof")
+        (c.setting("replicaof"), c.dir.clone())
     };
+    remove_leftovers(&dir);
     let words: Vec<&str> = replica_of.split_whitespace().collect();
     if let [host, port] = words[..] {
         if let Ok(port) = port.parse::<u16>() {
