@@ -368,6 +368,7 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
         _ = crate::server::until_shutdown(&mut shutdown) => {}
         _ = signal_shutdown() => { tracing::info!("Received a shutdown signal, scheduling shutdown..."); }
     }
+    crate::replication::save_position(&server).await;
     Ok(())
 }
 

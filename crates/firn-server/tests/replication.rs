@@ -679,3 +679,32 @@ fn a_sync_killed_half_way_leaves_nothing_after_a_restart() {
     assert!(!server.dir().join("repl-sync-12").exists());
     assert!(!server.dir().join("repl-incoming").exists());
 }
+
+#[test]
+fn a_cleanly_restarted_replica_continues_with_a_partial_sync() {
+    let primary = firn(&[]);
+    load_everything(&primary);
+    let primary_at = format!("127.0.0.1 {}", primary.port());
+    let mut replica = firn(&["--replicaof", &primary_at]);
+    wait_caught_up(&replica, &primary);
+    for round in 0..2 {
+        replica.restart();
+        // Written while the replica is down: it must come by the stream.
+        primary.conn().cmd(&["INCR", "counter"]);
+        primary
+            .conn()
+            .cmd(&["SET", &format!("while-down:{round}"), "1"]);
+        wait_caught_up(&replica, &primary);
+    }
+    assert_same_data(&primary, &replica);
+    let mut p = primary.conn();
+    let full = info_field(&mut p, "stats", "sync_full").unwrap();
+    let partial = info_field(&mut p, "stats", "sync_partial_ok").unwrap();
+    assert_eq!(full, "1", "a restart synced fully again");
+    assert_eq!(partial, "2");
+    // A kill -9 records nothing: the next start syncs fully.
+    replica.kill9_restart();
+    wait_caught_up(&replica, &primary);
+    assert_same_data(&primary, &replica);
+    assert_eq!(info_field(&mut p, "stats", "sync_full").unwrap(), "2");
+}
