@@ -640,3 +640,42 @@ fn memory_usage_checks_arguments_like_redis() {
     );
     assert_eq!(names(&f), names(&r));
 }
+
+/// Replication's commands on a primary with no replica: the same replies
+/// and error texts as redis-server, checks in Redis's order.
+#[test]
+fn replication_commands_without_replicas() {
+    let mut d = Diff::new();
+    for port in ["abc", "99999", "-1"] {
+        d.cmd(&["REPLICAOF", "127.0.0.1", port]);
+    }
+    d.cmd(&["WAIT", "x", "0"]);
+    d.cmd(&["WAIT", "0", "x"]);
+    d.cmd(&["WAIT", "0", "-1"]);
+    d.cmd(&["WAIT", "0", "0"]);
+    d.cmd(&["WAIT", "1", "10"]);
+    d.cmd(&["SET", "k", "v"]);
+    d.cmd(&["WAIT", "1", "10"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["SET", "k", "v2"]);
+    d.cmd(&["WAIT", "1", "0"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["ROLE"]);
+    d.cmd(&["REPLCONF", "foo", "bar"]);
+    d.cmd(&["REPLCONF", "foo"]);
+    d.cmd(&["REPLCONF", "listening-port", "abc"]);
+    d.cmd(&["REPLCONF", "listening-port", "6380"]);
+    for args in [
+        &["FAILOVER"][..],
+        &["FAILOVER", "ABORT"],
+        &["FAILOVER", "TO", "127.0.0.1", "1"],
+        &["FAILOVER", "FORCE"],
+        &["FAILOVER", "TIMEOUT", "0"],
+        &["FAILOVER", "TIMEOUT", "-5"],
+        &["FAILOVER", "TO", "127.0.0.1", "x"],
+        &["FAILOVER", "ABORT", "TIMEOUT", "10"],
+        &["FAILOVER", "BOGUS"],
+    ] {
+        d.cmd(args);
+    }
+}

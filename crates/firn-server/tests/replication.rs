@@ -280,7 +280,8 @@ fn a_replica_of_a_replica_follows_the_same_stream() {
 #[test]
 fn a_full_sync_longer_than_the_backlog_still_continues_from_its_cut() {
     // A 16 KB backlog, and far more than that written during the sync.
-    let primary = firn(&["--repl-backlog-size", "16kb"]);
+    // Two writers: the cut must fall between the same batches in both.
+    let primary = firn(&["--repl-backlog-size", "16kb", "--writer-threads", "2"]);
     let replica = firn(&[]);
     {
         let mut c = primary.conn();
@@ -707,4 +708,21 @@ fn a_cleanly_restarted_replica_continues_with_a_partial_sync() {
     wait_caught_up(&replica, &primary);
     assert_same_data(&primary, &replica);
     assert_eq!(info_field(&mut p, "stats", "sync_full").unwrap(), "2");
+}
+
+#[test]
+fn a_big_value_arrives_whole_through_the_stream() {
+    let primary = firn(&[]);
+    let replica = firn(&[]);
+    follow(&replica, &primary);
+    // 32 MB in one command: the replica reads it in many pieces.
+    let value = "b".repeat(32 << 20);
+    primary.conn().cmd(&["SET", "big", &value]);
+    primary.conn().cmd(&["APPEND", "big", "tail"]);
+    wait_caught_up(&replica, &primary);
+    assert_eq!(
+        replica.conn().cmd(&["STRLEN", "big"]),
+        R::Int((32 << 20) + 4)
+    );
+    assert_same_data(&primary, &replica);
 }

@@ -266,7 +266,9 @@ fn failover(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(&args[i], "to") && i + 2 < args.len() && target.is_none() {
             let port = parse_i64(&args[i + 2])
                 .filter(|p| (0..=65535).contains(p))
-                .ok_or(CmdError::Static("ERR Invalid port"))?;
+                .ok_or(CmdError::Static(
+                    "ERR value is not an integer or out of range",
+                ))?;
             target = Some((
                 String::from_utf8_lossy(&args[i + 1]).into_owned(),
                 port as u16,
@@ -310,11 +312,6 @@ fn failover(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "ERR FAILOVER is not valid when server is a replica.",
         ));
     }
-    if force && (timeout_ms.is_none() || target.is_none()) {
-        return Err(CmdError::Static(
-            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
-        ));
-    }
     let online: Vec<(String, u16, u64)> = repl
         .replicas
         .lock()
@@ -328,9 +325,15 @@ fn failover(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             )
         })
         .collect();
+    // Redis's order of checks: replicas first, then what FORCE needs.
     if online.is_empty() {
         return Err(CmdError::Static(
             "ERR FAILOVER requires connected replicas.",
+        ));
+    }
+    if force && (timeout_ms.is_none() || target.is_none()) {
+        return Err(CmdError::Static(
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
         ));
     }
     if let Some((host, port)) = &target {

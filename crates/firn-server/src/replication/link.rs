@@ -622,8 +622,13 @@ async fn apply_loop(
         if stopped.load(Ordering::Acquire) || client.killed.load(Ordering::Acquire) {
             return Ok(());
         }
-        // Apply what is complete, as one part.
-        if !buf.is_empty() {
+        // Apply what is complete, as one part. While a big argument is
+        // still arriving nothing is complete: the buffer is not copied
+        // again for every read of it.
+        let incomplete = decoder
+            .min_buffer_len()
+            .is_some_and(|need| need > buf.len());
+        if !buf.is_empty() && !incomplete {
             let applying = repl.apply_lock.lock().await;
             if stopped.load(Ordering::Acquire) {
                 return Ok(());
