@@ -109,6 +109,7 @@ COMMAND_GROUPS = [
     ("transactions", "multi exec discard watch unwatch"),
     ("scripting", "eval evalsha eval_ro evalsha_ro script fcall fcall_ro function"),
     ("replication", "replicaof slaveof role psync sync replconf wait failover"),
+    ("acl", "acl"),
 ]
 COMMAND_NAMES = [name for _, names in COMMAND_GROUPS for name in names.split()]
 
@@ -272,6 +273,20 @@ SUMMARIES = {
     "psync": "Asks a primary for its replication stream from an offset (used by replicas).",
     "sync": "Asks a primary for a full copy and then its replication stream (used by old replicas).",
     "replconf": "Tells a primary a replica's settings and acknowledged offset (used by replicas).",
+    "acl": "Groups the commands that manage users, their permissions and the ACL log.",
+    "acl|cat": "Lists the ACL categories, or the commands of one category.",
+    "acl|deluser": "Deletes users, closing the connections authenticated as them.",
+    "acl|dryrun": "Tells whether a user may run a command line, without running it.",
+    "acl|genpass": "Returns a random password of the given number of bits (256 by default), in hex.",
+    "acl|getuser": "Returns a user's flags, password hashes, commands, key and channel patterns and selectors.",
+    "acl|help": "Lists the ACL subcommands and what they do.",
+    "acl|list": "Lists every user as the rules that would create it.",
+    "acl|load": "Reads the users again from the ACL file, all or nothing.",
+    "acl|log": "Lists the recent refused commands and failed authentications, or clears them.",
+    "acl|save": "Writes every user to the ACL file.",
+    "acl|setuser": "Creates a user or changes one with the given rules, all or nothing.",
+    "acl|users": "Lists the names of the users.",
+    "acl|whoami": "Returns the name of the user this connection runs as.",
     "wait": "Waits until the given number of replicas have every write this client made, or the timeout passes.",
     "failover": "Hands the primary role to a replica once it has every write.",
     "latency": "Groups the commands that report the latency monitor's events and the commands' latencies.",

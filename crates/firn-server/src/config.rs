@@ -185,6 +185,9 @@ pub struct Config {
     /// `rename-command from to` lines, in order (lowercase; an empty `to`
     /// removes the command): applied to the registry at start-up.
     pub renamed_commands: Vec<(String, String)>,
+    /// `user <name> rules...` lines, in order (without `user`): the ACL
+    /// users created at start-up (acl/commands.rs).
+    pub users: Vec<Vec<String>>,
     /// The directives of the top-level file or flags that are not options
     /// (`include`, `rename-command`, `user`, `loadmodule`), as given: CONFIG
     /// REWRITE writes them back, before the options.
@@ -240,6 +243,7 @@ impl Default for Config {
             given: Vec::new(),
             ignored_directives: Vec::new(),
             renamed_commands: Vec::new(),
+            users: Vec::new(),
             directives: Vec::new(),
             save_from_file: false,
             config_file: None,
@@ -709,7 +713,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "requirepass",
         alias: None,
         mutable: true,
-        doc: "Password clients must give with AUTH or HELLO; empty disables it.",
+        doc: "The `default` user's password (its only one: setting it replaces any ACL SETUSER gave it); empty makes the default user `nopass` again.",
         get: |c| c.requirepass.clone().unwrap_or_default(),
         set: |c, a| {
             let v = one(a)?;
@@ -1292,9 +1296,9 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("aof_rewrite_cpulist", None, false, Kind::Text, "", Warn::Never, NO_CPULIST),
     kept("bgsave_cpulist", None, false, Kind::Text, "", Warn::Never, NO_CPULIST),
     kept("ignore-warnings", None, true, Kind::Text, "", Warn::Never, "No effect: Firn makes none of the start-up checks Redis's warnings are about."),
-    kept("aclfile", None, false, Kind::Text, "", Warn::Unless("", "Firn has no ACL users: clients authenticate with requirepass"), NO_ACL),
-    kept("acllog-max-len", None, true, Kind::Int(0, i64::MAX), "128", Warn::Never, NO_ACL),
-    kept("acl-pubsub-default", None, true, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels", Warn::Never, NO_ACL),
+    kept("aclfile", None, false, Kind::Text, "", Warn::Never, "The ACL file: its `user <name> rules...` lines are the users at start-up, ACL LOAD reads it again (all or nothing) and ACL SAVE writes the users to it. Not allowed together with `user` lines in the config file."),
+    kept("acllog-max-len", None, true, Kind::Int(0, i64::MAX), "128", Warn::Never, "Entries ACL LOG keeps: refused commands, keys, channels and failed AUTHs, newest first."),
+    kept("acl-pubsub-default", None, true, Kind::Enum(&["allchannels", "resetchannels"]), "resetchannels", Warn::Never, "The channels a new user (or selector, or `reset`) may use: none (`resetchannels`) or all (`allchannels`)."),
     kept("enable-protected-configs", None, false, Kind::Enum(PROTECTED_ACTIONS), "no", Warn::Unless("no", "CONFIG SET still refuses dir and dbfilename"), "No effect: CONFIG SET refuses `dir` and `dbfilename` whatever it says."),
     OptionDef {
         name: "enable-debug-command",
@@ -1354,8 +1358,6 @@ const NO_AOF: &str = "No effect: Firn keeps no append-only file; RocksDB's write
 const NO_DEFRAG: &str = "No effect: Firn runs no active defragmentation.";
 const NO_PROC_TITLE: &str = "No effect: Firn keeps its process title.";
 const NO_CPULIST: &str = "No effect: Firn does not pin its threads to CPUs.";
-const NO_ACL: &str =
-    "No effect: Firn has no ACL users yet (`requirepass` is the default user's password).";
 const NO_TLS: &str = "No effect: Firn serves no TLS (use a TLS-terminating proxy).";
 const SHUTDOWN_SIGNAL: &str = "No effect: on SIGINT and SIGTERM Firn shuts down cleanly (its data is already durable), as `default` does when no save schedule is set.";
 const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
@@ -1573,9 +1575,7 @@ fn other_directive(name: &str, argc: usize) -> Option<Directive> {
     Some(match (lower.as_str(), argc) {
         ("include", 1) => Directive::Include,
         ("rename-command", 2) => Directive::Rename,
-        ("user", n) if n >= 1 => {
-            Directive::Ignored("user: Firn has no ACL users; clients authenticate with requirepass")
-        }
+        ("user", n) if n >= 1 => Directive::User,
         ("loadmodule", n) if n >= 1 => Directive::Ignored("loadmodule: Firn loads no modules"),
         // Redis 7.0 skips these deprecated options silently.
         ("list-max-ziplist-entries" | "list-max-ziplist-value" | "lua-replicate-commands", 1) => {
@@ -1592,6 +1592,8 @@ enum Directive {
     Skipped,
     /// Accepted and not applied: named at start-up with this reason.
     Ignored(&'static str),
+    /// `user <name> rules...`: an ACL user, created at start-up.
+    User,
 }
 
 /// Splits one config-file line into arguments as Redis does
@@ -1664,7 +1666,12 @@ impl Config {
                 if depth == 0
                     && matches!(
                         directive,
-                        Some(Directive::Include | Directive::Rename | Directive::Ignored(_))
+                        Some(
+                            Directive::Include
+                                | Directive::Rename
+                                | Directive::Ignored(_)
+                                | Directive::User
+                        )
                     )
                 {
                     self.directives.push(args.clone());
@@ -1695,6 +1702,7 @@ impl Config {
                         self.renamed_commands
                             .push((from, values[1].to_ascii_lowercase()));
                     }
+                    Some(Directive::User) => self.users.push(values.to_vec()),
                     Some(Directive::Ignored(why)) => self
                         .ignored_directives
                         .push(format!("'{}' ignored ({why})", args.join(" "))),

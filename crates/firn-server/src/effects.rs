@@ -37,6 +37,8 @@ pub enum SideEffect {
     },
     /// Key lookups of read-only commands (INFO keyspace_hits/misses).
     KeyLookups { hits: u64, misses: u64 },
+    /// A command ACL refused inside the unit (ACL LOG).
+    AclLog(crate::acl::state::LogEntry),
     /// A command a script ran, counted in INFO commandstats.
     Call {
         name: &'static str,
@@ -80,6 +82,7 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
             SideEffect::Call { name, usec, failed } => {
                 server.stats.commands.record_call(name, usec, failed);
             }
+            SideEffect::AclLog(entry) => server.acl_log(entry),
         }
     }
 }

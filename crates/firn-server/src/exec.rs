@@ -351,11 +351,31 @@ fn run_body(ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
                     match crate::commands::registry().lookup(args) {
                         // Checked when queued; the registry does not change.
                         Err(e) => ("", false, (e.into_reply(), None)),
-                        Ok(cmd) => (
-                            cmd.name(),
-                            cmd.is(Traits::SWITCHES_REPLY_MODE),
-                            run_step(ctx, cmd, args, &mut log)?,
-                        ),
+                        // Permissions are checked again at EXEC: the
+                        // user may have lost some since the command was
+                        // queued (logged once, when the unit commits).
+                        Ok(cmd) => {
+                            match crate::acl::check::check_user(&ctx.session.user, cmd, args) {
+                                Err(denied) => {
+                                    let entry = crate::acl::check::entry(
+                                        ctx.client,
+                                        &ctx.session.user,
+                                        cmd,
+                                        args,
+                                        denied,
+                                        crate::acl::state::Context::Multi,
+                                    );
+                                    ctx.effects.push(SideEffect::AclLog(entry));
+                                    let error = Reply::Error(denied.exec_error().into());
+                                    (cmd.name(), false, (error, None))
+                                }
+                                Ok(()) => (
+                                    cmd.name(),
+                                    cmd.is(Traits::SWITCHES_REPLY_MODE),
+                                    run_step(ctx, cmd, args, &mut log)?,
+                                ),
+                            }
+                        }
                     };
                 steps.push(Step {
                     name,

@@ -48,4 +48,5 @@ pub fn all() -> impl Iterator<Item = &'static Def> {
         .chain(scripting::commands::COMMANDS)
         .chain(scripting::function_commands::COMMANDS)
         .chain(crate::replication::commands::COMMANDS)
+        .chain(crate::acl::commands::COMMANDS)
 }

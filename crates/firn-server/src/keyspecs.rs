@@ -15,12 +15,114 @@ use crate::args::is;
 use crate::command_table::Flags;
 use crate::command_table::{CommandSpec, KeySpecs, KeysProc, MetaValue, COMMANDS, KEY_SPECS};
 
-/// What finding keys needs of a command.
+/// A key spec's flags (COMMAND INFO's names) as a bitset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyFlags(u16);
+
+/// Every key-spec flag name of Redis 7.0, in the order it prints them.
+const KEY_FLAG_NAMES: [&str; 11] = [
+    "RO",
+    "RW",
+    "OW",
+    "RM",
+    "access",
+    "update",
+    "insert",
+    "delete",
+    "not_key",
+    "incomplete",
+    "variable_flags",
+];
+
+impl KeyFlags {
+    pub const ACCESS: KeyFlags = KeyFlags(1 << 4);
+    pub const UPDATE: KeyFlags = KeyFlags(1 << 5);
+    pub const INSERT: KeyFlags = KeyFlags(1 << 6);
+    pub const DELETE: KeyFlags = KeyFlags(1 << 7);
+    pub const NOT_KEY: KeyFlags = KeyFlags(1 << 8);
+    pub const INCOMPLETE: KeyFlags = KeyFlags(1 << 9);
+    pub const VARIABLE_FLAGS: KeyFlags = KeyFlags(1 << 10);
+
+    pub fn from_names(names: &[&str]) -> KeyFlags {
+        KeyFlags(
+            names
+                .iter()
+                .filter_map(|n| KEY_FLAG_NAMES.iter().position(|k| k == n))
+                .fold(0, |acc, bit| acc | 1 << bit),
+        )
+    }
+
+    /// The names, in Redis's order.
+    pub fn names(self) -> Vec<&'static str> {
+        KEY_FLAG_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(bit, _)| self.0 & (1 << bit) != 0)
+            .map(|(_, name)| *name)
+            .collect()
+    }
+
+    pub fn contains(self, other: KeyFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn without(self, other: KeyFlags) -> KeyFlags {
+        KeyFlags(self.0 & !other.0)
+    }
+
+    /// The key is read (ACL `%R~`).
+    pub fn reads(self) -> bool {
+        self.contains(KeyFlags::ACCESS)
+    }
+
+    /// The key is written (ACL `%W~`): inserted, updated or deleted.
+    pub fn writes(self) -> bool {
+        self.0 & (KeyFlags::INSERT.0 | KeyFlags::UPDATE.0 | KeyFlags::DELETE.0) != 0
+    }
+}
+
+/// Where a key spec starts looking.
+#[derive(Debug)]
+enum Begin {
+    Index(i64),
+    Keyword {
+        keyword: &'static str,
+        start_from: i64,
+    },
+    Unknown,
+}
+
+/// How a key spec finds its keys from there.
+#[derive(Debug)]
+enum Find {
+    Range {
+        last_key: i64,
+        step: i64,
+        limit: i64,
+    },
+    Keynum {
+        index: i64,
+        first: i64,
+        step: i64,
+    },
+    Unknown,
+}
+
+/// One key spec, read once from the COMMAND INFO entry.
+#[derive(Debug)]
+struct Spec {
+    flags: KeyFlags,
+    begin: Begin,
+    find: Find,
+}
+
+/// What finding keys needs of a command: its key specs, parsed once.
+#[derive(Debug)]
 pub struct Keyed {
     pub name: &'static str,
     pub arity: i32,
     pub flags: Flags,
-    specs: &'static [MetaValue],
+    specs: Vec<Spec>,
     keys_proc: KeysProc,
 }
 
@@ -28,7 +130,7 @@ pub struct Keyed {
 #[derive(Debug, PartialEq, Eq)]
 pub struct KeyRef {
     pub pos: usize,
-    pub flags: Vec<&'static str>,
+    pub flags: KeyFlags,
 }
 
 fn lower(arg: &[u8]) -> String {
@@ -46,12 +148,13 @@ fn table_specs(spec: &'static CommandSpec) -> &'static [MetaValue] {
     }
 }
 
-fn from_table(spec: &'static CommandSpec) -> Keyed {
+/// The keys of a command of the table, found as [`lookup`] finds them.
+pub fn for_spec(spec: &'static CommandSpec) -> Keyed {
     Keyed {
         name: spec.name,
         arity: spec.arity,
         flags: spec.flags,
-        specs: table_specs(spec),
+        specs: table_specs(spec).iter().map(compile).collect(),
         keys_proc: spec.keys_proc,
     }
 }
@@ -65,7 +168,7 @@ fn from_key_specs(entry: &'static KeySpecs) -> Keyed {
         name: entry.name,
         arity: entry.arity,
         flags: entry.flags,
-        specs,
+        specs: specs.iter().map(compile).collect(),
         keys_proc: entry.keys_proc,
     }
 }
@@ -77,14 +180,14 @@ pub fn lookup(argv: &[Bytes]) -> Option<Keyed> {
     let top = lower(argv.first()?);
     if let Some(spec) = COMMANDS.iter().find(|c| c.name == top) {
         if spec.subcommands.is_empty() || argv.len() < 2 {
-            return Some(from_table(spec));
+            return Some(for_spec(spec));
         }
         let full = format!("{top}|{}", lower(&argv[1]));
         return spec
             .subcommands
             .iter()
             .find(|s| s.name == full)
-            .map(from_table);
+            .map(for_spec);
     }
     let prefix = format!("{top}|");
     let container = KEY_SPECS.iter().any(|k| k.name.starts_with(&prefix));
@@ -135,12 +238,47 @@ fn search(spec: &'static MetaValue, which: &str) -> Option<(&'static str, &'stat
     Some((text(field(part, "type")?)?, field(part, "spec")?))
 }
 
+fn compile(spec: &'static MetaValue) -> Spec {
+    let begin = match search(spec, "begin_search") {
+        Some(("index", at)) => int_field(at, "index").map(Begin::Index),
+        Some(("keyword", at)) => (|| {
+            Some(Begin::Keyword {
+                keyword: text(field(at, "keyword")?)?,
+                start_from: int_field(at, "startfrom")?,
+            })
+        })(),
+        _ => None,
+    };
+    let find = match search(spec, "find_keys") {
+        Some(("range", how)) => (|| {
+            Some(Find::Range {
+                last_key: int_field(how, "lastkey")?,
+                step: int_field(how, "keystep")?,
+                limit: int_field(how, "limit")?,
+            })
+        })(),
+        Some(("keynum", how)) => (|| {
+            Some(Find::Keynum {
+                index: int_field(how, "keynumidx")?,
+                first: int_field(how, "firstkey")?,
+                step: int_field(how, "keystep")?,
+            })
+        })(),
+        _ => None,
+    };
+    Spec {
+        flags: KeyFlags::from_names(&spec_flags(spec)),
+        begin: begin.unwrap_or(Begin::Unknown),
+        find: find.unwrap_or(Find::Unknown),
+    }
+}
+
 impl Keyed {
     /// Redis's doesCommandHaveKeys: a key spec that is not `not_key`.
     pub fn has_keys(&self) -> bool {
         self.specs
             .iter()
-            .any(|s| !spec_flags(s).contains(&"not_key"))
+            .any(|s| !s.flags.contains(KeyFlags::NOT_KEY))
     }
 
     /// Whether `argc` arguments (the name included) satisfy the arity.
@@ -156,14 +294,11 @@ impl Keyed {
     /// Redis's getKeysFromCommandWithSpecs: the key specs when they are
     /// complete and their flags fixed, else the command's own procedure.
     pub fn keys(&self, argv: &[Bytes]) -> Vec<KeyRef> {
-        let has_key_spec = self
-            .specs
-            .iter()
-            .any(|s| !spec_flags(s).contains(&"channel"));
+        let has_key_spec = !self.specs.is_empty();
         let variable = self
             .specs
             .iter()
-            .any(|s| spec_flags(s).contains(&"variable_flags"));
+            .any(|s| s.flags.contains(KeyFlags::VARIABLE_FLAGS));
         if has_key_spec && !variable {
             if let Some(keys) = self.keys_by_specs(argv) {
                 return keys;
@@ -181,6 +316,20 @@ impl Keyed {
             // The other procedures find no key where the specs failed.
             KeysProc::Specs => Vec::new(),
         }
+    }
+
+    /// The keys with the flags this very call gives them: a
+    /// `variable_flags` command's computed ones (SET, BITFIELD).
+    pub fn keys_with_flags(&self, argv: &[Bytes]) -> Vec<KeyRef> {
+        let computed = self.variable_flags(argv);
+        let mut keys = self.keys(argv);
+        for key in &mut keys {
+            key.flags = match computed {
+                Some(names) => KeyFlags::from_names(names),
+                None => key.flags.without(KeyFlags::VARIABLE_FLAGS),
+            };
+        }
+        keys
     }
 
     /// Flags Redis computes per call for its `variable_flags` commands (its
@@ -214,30 +363,27 @@ impl Keyed {
     fn keys_by_specs(&self, argv: &[Bytes]) -> Option<Vec<KeyRef>> {
         let argc = argv.len() as i64;
         let mut keys = Vec::new();
-        for spec in self.specs {
-            let flags = spec_flags(spec);
-            if flags.contains(&"not_key") {
+        for spec in &self.specs {
+            if spec.flags.contains(KeyFlags::NOT_KEY) {
                 continue;
             }
-            let (begin_type, begin) = search(spec, "begin_search")?;
-            let first = match begin_type {
-                "index" => int_field(begin, "index")?,
-                "keyword" => {
-                    let keyword = text(field(begin, "keyword")?)?;
-                    let start_from = int_field(begin, "startfrom")?;
-                    match find_keyword(argv, keyword, start_from) {
-                        Some(at) => at + 1,
-                        None => continue,
-                    }
-                }
-                _ => return None,
+            let first = match spec.begin {
+                Begin::Index(index) => index,
+                Begin::Keyword {
+                    keyword,
+                    start_from,
+                } => match find_keyword(argv, keyword, start_from) {
+                    Some(at) => at + 1,
+                    None => continue,
+                },
+                Begin::Unknown => return None,
             };
-            let (find_type, find) = search(spec, "find_keys")?;
-            let (first, last, step) = match find_type {
-                "range" => {
-                    let last_key = int_field(find, "lastkey")?;
-                    let step = int_field(find, "keystep")?;
-                    let limit = int_field(find, "limit")?;
+            let (first, last, step) = match spec.find {
+                Find::Range {
+                    last_key,
+                    step,
+                    limit,
+                } => {
                     let last = if last_key >= 0 {
                         first + last_key
                     } else if limit == 0 {
@@ -247,11 +393,12 @@ impl Keyed {
                     };
                     (first, last, step)
                 }
-                "keynum" => {
-                    let keynum_index = int_field(find, "keynumidx")?;
-                    let first_key = int_field(find, "firstkey")?;
-                    let step = int_field(find, "keystep")?;
-                    let count_at = usize::try_from(first + keynum_index).ok()?;
+                Find::Keynum {
+                    index,
+                    first: first_key,
+                    step,
+                } => {
+                    let count_at = usize::try_from(first + index).ok()?;
                     let count = std::str::from_utf8(argv.get(count_at)?)
                         .ok()?
                         .parse::<i64>()
@@ -261,7 +408,7 @@ impl Keyed {
                     // A client's count may be as large as i64 allows.
                     (first, first.checked_add(count - 1)?, step)
                 }
-                _ => return None,
+                Find::Unknown => return None,
             };
             if last >= argc || last < first || first >= argc || step <= 0 {
                 return None;
@@ -270,11 +417,11 @@ impl Keyed {
             while pos <= last {
                 keys.push(KeyRef {
                     pos: pos as usize,
-                    flags: flags.clone(),
+                    flags: spec.flags,
                 });
                 pos += step;
             }
-            if flags.contains(&"incomplete") {
+            if spec.flags.contains(KeyFlags::INCOMPLETE) {
                 return None;
             }
         }
@@ -307,7 +454,7 @@ fn find_keyword(argv: &[Bytes], keyword: &str, start_from: i64) -> Option<i64> {
 fn key(pos: usize, flags: &[&'static str]) -> KeyRef {
     KeyRef {
         pos,
-        flags: flags.to_vec(),
+        flags: KeyFlags::from_names(flags),
     }
 }
 

@@ -2,6 +2,7 @@
 //! table and the command groups. Storage lives in `firn-storage`, the wire
 //! protocol in `firn-resp`.
 
+pub mod acl;
 pub mod after_call;
 mod allocator;
 pub mod args;

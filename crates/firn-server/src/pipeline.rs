@@ -75,7 +75,7 @@ pub(crate) async fn run_one(
                 None,
             )
         }
-        Ok(cmd) => match check_allowed(server, session, cmd, client) {
+        Ok(cmd) => match check_allowed(server, session, cmd, client, args) {
             Err(e) => {
                 server.stats.commands.record_rejected(cmd.name());
                 let reply = transaction::refused(server, session, client, cmd, e.into_reply());
@@ -211,6 +211,9 @@ pub(crate) async fn run_one(
             *client.last_write.lock() = Some(last.clone());
         }
     }
+    if client.close_after_reply.swap(false, Ordering::AcqRel) {
+        flow = Flow::Close;
+    }
     client.resp.store(
         if session.protocol == Protocol::Resp3 {
             3
@@ -246,16 +249,30 @@ fn rejected_command(args: &[Bytes], reply: &Reply) -> Option<&'static str> {
 
 fn check_allowed(
     server: &Server,
-    session: &Session,
+    session: &mut Session,
     cmd: &Command,
     client: &ClientInfo,
+    args: &[Bytes],
 ) -> Result<(), CmdError> {
+    // What CLIENT LIST (and an ACL LOG entry) shows as the client's
+    // command from now on, as Redis sets `lastcmd` when it looks it up.
+    *client.last_cmd.lock() = cmd.name();
     // Redis checks its protected commands first, right after the arity.
     if let Some(guard) = cmd.guard {
         guard(server, client)?;
     }
-    if !session.authenticated && !cmd.has(Flags::NO_AUTH) {
+    // A user whose rules changed is taken again before anything is checked.
+    crate::acl::check::refresh(server, session);
+    // Redis's authRequired: an unauthenticated session runs as `default`,
+    // which lets it in while it is on and needs no password.
+    let open = session.user.enabled && session.user.nopass;
+    if !session.authenticated && !open && !cmd.has(Flags::NO_AUTH) {
         return Err(CmdError::Static(NOAUTH));
+    }
+    // Redis refuses a no-multi command inside MULTI before the ACL check
+    // (multi/transaction.rs does that here).
+    if !(session.tx.in_multi() && cmd.has(Flags::NO_MULTI)) {
+        crate::acl::check::admit(server, session, client, cmd, args).map_err(CmdError::Owned)?;
     }
     // One atomic load unless a script has been running for too long.
     let busy = server.scripting.shared.busy.load(Ordering::Relaxed);

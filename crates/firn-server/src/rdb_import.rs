@@ -19,7 +19,7 @@
 
 use bytes::Bytes;
 use firn_rdb::{RawEntry, RawKey, RdbFileReader};
-use firn_resp::{Protocol, Reply};
+use firn_resp::Reply;
 use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ use tokio::task::JoinSet;
 
 use crate::commands::Registry;
 use crate::scripting::request::Request;
-use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use crate::server::{ClientInfo, Server, Session};
 
 /// RESTOREs running at once. Importing 200k small keys (DEBUG POPULATE)
 /// on 2 busy cores, debug build: 1 in flight 14k keys/s, 4 30k, 16 55k,
@@ -279,11 +279,5 @@ async fn wait_durable(tickets: Vec<firn_storage::Ticket>) -> Result<(), String> 
 
 /// The session of the import's own requests.
 fn internal_session(db: u8) -> Session {
-    Session {
-        db,
-        protocol: Protocol::Resp2,
-        authenticated: true,
-        reply_mode: ReplyMode::On,
-        tx: Default::default(),
-    }
+    Server::internal_session(db)
 }

@@ -22,6 +22,11 @@ pub struct Session {
     pub db: u8,
     pub protocol: Protocol,
     pub authenticated: bool,
+    /// The user the connection runs as (acl/): refreshed before each
+    /// command when any user changed (`acl::check::refresh`).
+    pub user: Arc<crate::acl::rules::User>,
+    /// The ACL generation `user` was taken at.
+    pub acl_generation: u64,
     pub reply_mode: ReplyMode,
     /// MULTI/EXEC state (multi/transaction.rs).
     pub tx: crate::multi::state::TxState,
@@ -71,6 +76,13 @@ pub struct ClientInfo {
     /// The last batch this client's commands wrote or waited on: WAIT
     /// counts replicas from the stream position after it.
     pub last_write: Mutex<Option<firn_storage::Ticket>>,
+    /// The user it authenticated as (CLIENT LIST `user=`, CLIENT KILL
+    /// USER, ACL DELUSER).
+    pub user_name: Mutex<Bytes>,
+    /// Close the connection once the reply of the command running now is
+    /// sent (Redis's CLIENT_CLOSE_AFTER_COMMAND: ACL DELUSER or ACL LOAD of
+    /// the caller's own user).
+    pub close_after_reply: AtomicBool,
 }
 
 pub const ROLE_NONE: u8 = 0;
@@ -129,6 +141,8 @@ impl ClientInfo {
             repl_hello: Mutex::new(ReplHello::default()),
             role_flag: AtomicU8::new(ROLE_NONE),
             last_write: Mutex::new(None),
+            user_name: Mutex::new(Bytes::from_static(b"default")),
+            close_after_reply: AtomicBool::new(false),
         }
     }
 
@@ -465,6 +479,8 @@ pub struct Server {
     pub tracking: crate::tracking::table::Tracking<ClientInfo>,
     /// Lua scripts and functions (their thread and shared state).
     pub scripting: crate::scripting::thread::Scripting,
+    /// ACL users and the ACL log.
+    pub acl: crate::acl::state::Acl,
 }
 
 impl Server {
@@ -478,6 +494,44 @@ impl Server {
 
     pub fn unregister_client(&self, id: u64) {
         self.clients.lock().remove(&id);
+    }
+
+    /// Adds an entry to the ACL log (at most `acllog-max-len` entries).
+    pub fn acl_log(&self, entry: crate::acl::state::LogEntry) {
+        let max_len = self.config().setting_u64("acllog-max-len");
+        self.acl
+            .log(entry, usize::try_from(max_len).unwrap_or(usize::MAX));
+    }
+
+    /// A new connection's session: database 0, RESP2, the default user
+    /// (authenticated when it needs no password and is on).
+    pub fn new_session(&self) -> Session {
+        let acl_generation = self.acl.generation();
+        let user = self.acl.default_user();
+        Session {
+            db: 0,
+            protocol: Protocol::Resp2,
+            authenticated: user.enabled && user.nopass,
+            acl_generation,
+            user,
+            reply_mode: ReplyMode::On,
+            tx: Default::default(),
+        }
+    }
+
+    /// The session of the server's own clients (the primary's stream on a
+    /// replica, an RDB import): authenticated, with no ACL user at all, as
+    /// Redis's master client runs anything.
+    pub fn internal_session(db: u8) -> Session {
+        Session {
+            db,
+            protocol: Protocol::Resp2,
+            authenticated: true,
+            user: Arc::new(crate::acl::rules::User::internal()),
+            acl_generation: u64::MAX,
+            reply_mode: ReplyMode::On,
+            tx: Default::default(),
+        }
     }
 
     pub fn uptime_secs(&self) -> u64 {

@@ -257,8 +257,10 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         pubsub: Default::default(),
         tracking: Default::default(),
         scripting: Default::default(),
+        acl: Default::default(),
     });
 
+    crate::acl::commands::load_at_startup(&server)?;
     crate::scripting::jobs::start(&server);
     {
         let config = server.config();
@@ -421,15 +423,13 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             .stats
             .connections_received
             .fetch_add(1, Ordering::Relaxed);
-        let (maxclients, protected, has_pass, keepalive) = {
+        let (maxclients, protected, keepalive) = {
             let c = server.config();
-            (
-                c.maxclients,
-                c.protected_mode,
-                c.requirepass.is_some(),
-                c.tcp_keepalive_secs,
-            )
+            (c.maxclients, c.protected_mode, c.tcp_keepalive_secs)
         };
+        // Redis's protected mode asks whether the default user needs a
+        // password (requirepass or ACL SETUSER default).
+        let has_pass = !server.acl.default_user().nopass;
         if keepalive > 0 {
             let sock = socket2::SockRef::from(&stream);
             let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));

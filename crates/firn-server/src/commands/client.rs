@@ -1,6 +1,6 @@
 //! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and
-//! CLIENT. Firn has one user, `default`, whose password is `requirepass`
-//! (none = any password is accepted where Redis accepts it).
+//! CLIENT. AUTH and HELLO AUTH authenticate as an ACL user (acl/); the
+//! `default` user's password is `requirepass`.
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
@@ -8,9 +8,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{def, Ctx, Def, Deferred, Traits};
+use crate::acl::state::{Acl, Context, LogEntry, Reason};
 use crate::args::{is, parse_i64};
 use crate::blocking::state::Unblocked;
 use crate::commands::replies::help_reply;
+use crate::effects::SideEffect;
 use crate::errors::{
     subcommand_syntax, wrong_arity, CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER,
     SYNTAX, WRONGPASS,
@@ -112,34 +114,73 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// Redis's ACLAuthenticateUser for the single `default` user.
-fn credentials_ok(ctx: &Ctx<'_>, user: &[u8], password: &[u8]) -> bool {
-    if user != b"default" {
-        return false;
-    }
-    match &ctx.server.config().requirepass {
-        None => true,
-        Some(pass) => pass.as_bytes() == password,
+/// Redis's ACLAuthenticateUser: on success the connection runs as the
+/// user; a failure is logged in the ACL log (once, when the command's unit
+/// commits) and answered with WRONGPASS.
+fn authenticate(
+    ctx: &mut Ctx<'_>,
+    command: &Bytes,
+    user: &Bytes,
+    password: &[u8],
+) -> CmdResult<()> {
+    let generation = ctx.server.acl.generation();
+    match ctx.server.acl.authenticate(user, password) {
+        Some(found) => {
+            ctx.session.authenticated = true;
+            ctx.session.user = found;
+            ctx.session.acl_generation = generation;
+            *ctx.client.user_name.lock() = user.clone();
+            Ok(())
+        }
+        None => {
+            let entry = LogEntry {
+                count: 1,
+                reason: Reason::Auth,
+                context: if ctx.session.tx.in_multi() || ctx.in_unit {
+                    Context::Multi
+                } else {
+                    Context::Toplevel
+                },
+                object: command.clone(),
+                username: user.clone(),
+                at_ms: firn_storage::now_ms(),
+                client_info: client_line(ctx.client, firn_storage::now_ms())
+                    .trim_end()
+                    .to_string(),
+            };
+            // Inside a unit (EXEC), which may run again, it is logged
+            // when the unit commits; alone, AUTH runs once.
+            if ctx.in_unit {
+                ctx.effects.push(SideEffect::AclLog(entry));
+            } else {
+                ctx.server.acl_log(entry);
+            }
+            Err(CmdError::Static(WRONGPASS))
+        }
     }
 }
 
+/// Whether the default user lets clients in without AUTH (Redis's
+/// authRequired: it is on and `nopass`).
+fn default_user_open(ctx: &Ctx<'_>) -> bool {
+    let user = ctx.server.acl.default_user();
+    user.enabled && user.nopass
+}
+
 fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (user, password): (&[u8], &[u8]) = match args.len() {
+    let (user, password) = match args.len() {
         2 => {
-            if ctx.server.config().requirepass.is_none() {
+            if ctx.server.acl.default_user().nopass {
                 return Err(CmdError::Static(
                     "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
                 ));
             }
-            (b"default", &args[1])
+            (Bytes::from_static(b"default"), &args[1])
         }
-        3 => (&args[1], &args[2]),
+        3 => (args[1].clone(), &args[2]),
         _ => return Err(CmdError::Static(SYNTAX)),
     };
-    if !credentials_ok(ctx, user, password) {
-        return Err(CmdError::Static(WRONGPASS));
-    }
-    ctx.session.authenticated = true;
+    authenticate(ctx, &args[0], &user, password)?;
     Ok(Reply::ok())
 }
 
@@ -192,13 +233,11 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if let Some((user, password)) = credentials {
-        if !credentials_ok(ctx, user, password) {
-            return Err(CmdError::Static(WRONGPASS));
-        }
-        ctx.session.authenticated = true;
+        let (user, password) = (user.clone(), password.clone());
+        authenticate(ctx, &args[0], &user, &password)?;
     }
-    if !ctx.session.authenticated {
-        return Err(CmdError::Static("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    if !ctx.session.authenticated && !default_user_open(ctx) {
+        return Err(CmdError::Static("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
     }
     if let Some(name) = name {
         set_name(ctx.client, name);
@@ -239,7 +278,11 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.session.db = 0;
     ctx.session.protocol = Protocol::Resp2;
     ctx.session.reply_mode = ReplyMode::On;
-    ctx.session.authenticated = ctx.server.config().requirepass.is_none();
+    let fresh = ctx.server.new_session();
+    ctx.session.user = fresh.user;
+    ctx.session.acl_generation = fresh.acl_generation;
+    ctx.session.authenticated = fresh.authenticated;
+    *ctx.client.user_name.lock() = Bytes::from_static(b"default");
     *ctx.client.name.lock() = None;
     ctx.client.no_evict.store(false, Ordering::Relaxed);
     ctx.client.no_touch.store(false, Ordering::Relaxed);
@@ -275,7 +318,7 @@ fn client_getname(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// One CLIENT LIST/INFO line in Redis 7.0's field order. A connection that
 /// used CLIENT SETINFO (Redis 7.2) also gets 7.2's trailing `lib-name=` and
 /// `lib-ver=` fields.
-fn client_line(client: &ClientInfo, now_ms: u64) -> String {
+pub fn client_line(client: &ClientInfo, now_ms: u64) -> String {
     let name = client.name.lock().clone().unwrap_or_default();
     let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
     let qbuf = client.query_buffer.load(Ordering::Relaxed);
@@ -341,7 +384,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         String::new()
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}{}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}{}\n",
         client.id,
         client.addr,
         client.laddr,
@@ -363,6 +406,7 @@ fn client_line(client: &ClientInfo, now_ms: u64) -> String {
         unsent.saturating_sub(16384),
         16384 + qbuf + unsent.saturating_sub(16384) + client.tx.multi_mem(),
         client.last_cmd.lock(),
+        String::from_utf8_lossy(&client.user_name.lock()),
         redirect,
         client.resp.load(Ordering::Relaxed),
         lib,
@@ -469,13 +513,15 @@ struct KillFilter {
     addr: Option<String>,
     laddr: Option<String>,
     kind: Option<ClientType>,
+    user: Option<Bytes>,
     skip_me: bool,
 }
 
 /// Parses `<filter> <value> ...` pairs in order, failing on the first bad
 /// pair as Redis does (a pair without its value is a syntax error).
-fn parse_kill_filter(pairs: &[Bytes]) -> CmdResult<KillFilter> {
+fn parse_kill_filter(pairs: &[Bytes], acl: &Acl) -> CmdResult<KillFilter> {
     let mut filter = KillFilter {
+        user: None,
         id: None,
         addr: None,
         laddr: None,
@@ -500,13 +546,13 @@ fn parse_kill_filter(pairs: &[Bytes]) -> CmdResult<KillFilter> {
         } else if is(option, "laddr") {
             filter.laddr = Some(String::from_utf8_lossy(value).into_owned());
         } else if is(option, "user") {
-            // Firn has one user, `default`, and every client is logged in as it.
-            if value.as_ref() != b"default" {
+            if acl.user(value).is_none() {
                 return Err(CmdError::Owned(format!(
                     "ERR No such user '{}'",
                     String::from_utf8_lossy(value)
                 )));
             }
+            filter.user = Some(value.clone());
         } else if is(option, "skipme") {
             filter.skip_me = if is(value, "yes") {
                 true
@@ -529,6 +575,10 @@ impl KillFilter {
             && self.addr.as_ref().is_none_or(|a| &client.addr == a)
             && self.laddr.as_ref().is_none_or(|a| &client.laddr == a)
             && self.kind.is_none_or(|k| client_type(client) == k)
+            && self
+                .user
+                .as_ref()
+                .is_none_or(|u| *client.user_name.lock() == *u)
             && !(self.skip_me && client.id == own_id)
     }
 }
@@ -544,7 +594,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         kill(ctx, target);
         return Ok(Reply::ok());
     }
-    let filter = parse_kill_filter(&args[2..])?;
+    let filter = parse_kill_filter(&args[2..], &ctx.server.acl)?;
     let mut killed = 0;
     for c in clients {
         if filter.matches(&c, ctx.client.id) {
@@ -733,7 +783,7 @@ mod tests {
     }
 
     fn error_of(args: &[&str]) -> String {
-        match parse_kill_filter(&bytes(args)) {
+        match parse_kill_filter(&bytes(args), &Acl::new()) {
             Ok(f) => format!("ok {f:?}"),
             Err(e) => match e.into_reply() {
                 Reply::Error(text) => String::from_utf8_lossy(&text).into_owned(),
@@ -758,20 +808,23 @@ mod tests {
 
     #[test]
     fn kill_filters_parse_in_order() {
-        let f = parse_kill_filter(&bytes(&[
-            "ID",
-            "7",
-            "addr",
-            "1.2.3.4:5",
-            "LADDR",
-            "127.0.0.1:6379",
-            "type",
-            "NORMAL",
-            "user",
-            "default",
-            "skipme",
-            "NO",
-        ]))
+        let f = parse_kill_filter(
+            &bytes(&[
+                "ID",
+                "7",
+                "addr",
+                "1.2.3.4:5",
+                "LADDR",
+                "127.0.0.1:6379",
+                "type",
+                "NORMAL",
+                "user",
+                "default",
+                "skipme",
+                "NO",
+            ]),
+            &Acl::new(),
+        )
         .ok();
         assert_eq!(
             f,
@@ -780,6 +833,7 @@ mod tests {
                 addr: Some("1.2.3.4:5".into()),
                 laddr: Some("127.0.0.1:6379".into()),
                 kind: Some(ClientType::Normal),
+                user: Some(Bytes::from_static(b"default")),
                 skip_me: false,
             })
         );
@@ -807,7 +861,7 @@ mod tests {
     fn kill_filter_matching() {
         let me = ClientInfo::new(1, "127.0.0.1:1000".into(), "127.0.0.1:6379".into(), 5);
         let other = ClientInfo::new(2, "127.0.0.1:2000".into(), "127.0.0.1:6379".into(), 6);
-        let filter = |args: &[&str]| parse_kill_filter(&bytes(args)).ok();
+        let filter = |args: &[&str]| parse_kill_filter(&bytes(args), &Acl::new()).ok();
         let f = filter(&["laddr", "127.0.0.1:6379"]).unwrap_or_else(|| unreachable!());
         assert!(!f.matches(&me, 1), "SKIPME defaults to yes");
         assert!(f.matches(&other, 1));

@@ -188,6 +188,22 @@ pub struct Def {
     pub traits: Traits,
     pub flags_of: Option<FlagsOf>,
     pub guard: Option<Guard>,
+    pub channels: Channels,
+}
+
+/// The Pub/Sub channels a command names, which ACL channel patterns
+/// govern (Redis's getChannelsFromCommand); declared on the registration
+/// line with [`Def::names_channels`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channels {
+    None,
+    /// The first argument is a channel it publishes to (PUBLISH, SPUBLISH).
+    Publish,
+    /// Every argument is a channel it subscribes to (SUBSCRIBE, SSUBSCRIBE).
+    Subscribe,
+    /// Every argument is a pattern it subscribes to (PSUBSCRIBE): matched
+    /// literally against the user's patterns.
+    SubscribePatterns,
 }
 
 /// What the pipeline and the subsystems must know of a command beyond its
@@ -259,6 +275,12 @@ impl Def {
         self
     }
 
+    /// The channels it names are checked against ACL channel patterns.
+    pub const fn names_channels(mut self, channels: Channels) -> Def {
+        self.channels = channels;
+        self
+    }
+
     /// Declares `traits` too.
     pub const fn with(mut self, traits: Traits) -> Def {
         self.traits = Traits(self.traits.0 | traits.0);
@@ -276,6 +298,7 @@ const fn with_keys(name: &'static str, handler: Handler, keys: Keys) -> Def {
         traits: Traits::NONE,
         flags_of: None,
         guard: None,
+        channels: Channels::None,
     }
 }
 
@@ -307,6 +330,12 @@ pub struct Command {
     pub traits: Traits,
     pub flags_of: Option<FlagsOf>,
     pub guard: Option<Guard>,
+    pub channels: Channels,
+    /// Its id in the ACL catalog (acl/catalog.rs): its bit in a user's
+    /// permissions.
+    pub acl_id: usize,
+    /// Its key specs, parsed once (ACL key checks, movable keys).
+    pub keyed: crate::keyspecs::Keyed,
 }
 
 impl Command {
@@ -371,15 +400,13 @@ impl Command {
             Keys::Custom(f) => f(args, db),
             // Commands whose keys move (ZUNIONSTORE, LMPOP, SORT ... STORE)
             // are read with their key specs, as COMMAND GETKEYS reads them.
-            Keys::Table | Keys::AllIf(_) if self.has(Flags::MOVABLEKEYS) => {
-                crate::keyspecs::lookup(args)
-                    .map(|keyed| keyed.keys(args))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|k| !k.flags.contains(&"not_key"))
-                    .filter_map(|k| args.get(k.pos).map(|key| (db, key.clone())))
-                    .collect()
-            }
+            Keys::Table | Keys::AllIf(_) if self.has(Flags::MOVABLEKEYS) => self
+                .keyed
+                .keys(args)
+                .into_iter()
+                .filter(|k| !k.flags.contains(crate::keyspecs::KeyFlags::NOT_KEY))
+                .filter_map(|k| args.get(k.pos).map(|key| (db, key.clone())))
+                .collect(),
             Keys::Table | Keys::AllIf(_) => table_keys(self.spec, args)
                 .into_iter()
                 .map(|k| (db, k))
@@ -467,6 +494,11 @@ impl Registry {
                 traits: d.traits,
                 flags_of: d.flags_of,
                 guard: d.guard,
+                channels: d.channels,
+                acl_id: crate::acl::catalog::catalog()
+                    .id(spec.name)
+                    .ok_or_else(|| format!("'{}' is not in the ACL catalog", d.name))?,
+                keyed: crate::keyspecs::for_spec(spec),
             };
             match d.name.split_once('|') {
                 None if !spec.subcommands.is_empty() => match entries
@@ -632,6 +664,9 @@ mod tests {
             traits: Traits::NONE,
             flags_of: None,
             guard: None,
+            channels: Channels::None,
+            acl_id: crate::acl::catalog::catalog().id(spec.name).unwrap_or(0),
+            keyed: crate::keyspecs::for_spec(spec),
         }
     }
 

@@ -319,6 +319,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(CmdError::Static(SYNTAX));
     }
     let targets = config_set_targets(&args[2..])?;
+    let names_requirepass = targets.iter().any(|(def, _, _)| def.name == "requirepass");
     // All values are applied to a copy first: all or none take effect.
     let mut updated = ctx.server.config().clone();
     for (def, name, value) in targets {
@@ -342,6 +343,12 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         updated.latency_monitor_threshold_ms,
     );
     crate::replication::apply_config(ctx.server, &updated);
+    if names_requirepass {
+        // Redis's updateRequirePass: the default user's passwords become
+        // this one (or none: nopass).
+        let password = updated.requirepass.as_deref().map(str::as_bytes);
+        ctx.server.acl.set_default_password(password);
+    }
     let tracking_max_keys = updated.tracking_table_max_keys;
     *ctx.server.config.write() = updated;
     crate::tracking::state::apply_limit(ctx.server, tracking_max_keys);
@@ -691,26 +698,15 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, Vec<&'static str>)>> {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let keys = cmd.keys(full);
-    if keys.is_empty() && !cmd.flags.contains(Flags::NO_MANDATORY_KEYS) {
+    if cmd.keys(full).is_empty() && !cmd.flags.contains(Flags::NO_MANDATORY_KEYS) {
         return Err(CmdError::Static(
             "ERR Invalid arguments specified for command",
         ));
     }
-    let computed = cmd.variable_flags(full);
-    Ok(keys
+    Ok(cmd
+        .keys_with_flags(full)
         .into_iter()
-        .map(|k| {
-            let flags = match computed {
-                Some(names) => names.to_vec(),
-                None => k
-                    .flags
-                    .into_iter()
-                    .filter(|f| *f != "variable_flags")
-                    .collect(),
-            };
-            (full[k.pos].clone(), flags)
-        })
+        .map(|k| (full[k.pos].clone(), k.flags.names()))
         .collect())
 }
 

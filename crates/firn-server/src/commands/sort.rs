@@ -55,7 +55,9 @@ struct Options {
     gets: Vec<Bytes>,
 }
 
-fn parse(args: &[Bytes], readonly: bool) -> CmdResult<Options> {
+/// `reads_any_key`: the user may read every key (ACL), which BY and GET
+/// patterns need, as they read keys no argument names.
+fn parse(args: &[Bytes], readonly: bool, reads_any_key: bool) -> CmdResult<Options> {
     let mut opts = Options {
         desc: false,
         alpha: false,
@@ -88,9 +90,19 @@ fn parse(args: &[Bytes], readonly: bool) -> CmdResult<Options> {
             // A pattern without '*' names one key for every element: there
             // is nothing to sort by.
             opts.dontsort = !pattern.contains(&b'*');
+            if !opts.dontsort && !reads_any_key {
+                return Err(CmdError::Static(
+                    "ERR BY option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             opts.by = Some(pattern);
             j += 1;
         } else if is(arg, "get") && left >= 1 {
+            if !reads_any_key {
+                return Err(CmdError::Static(
+                    "ERR GET option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             opts.gets.push(args[j + 1].clone());
             j += 1;
         } else {
@@ -109,7 +121,12 @@ struct Item {
 }
 
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], readonly: bool) -> CmdResult {
-    let mut opts = parse(args, readonly)?;
+    let user = &ctx.session.user;
+    let reads_any_key = user.unrestricted
+        || crate::commands::registry()
+            .resolve(args)
+            .is_ok_and(|cmd| crate::acl::check::reads_any_key(user, cmd, args));
+    let mut opts = parse(args, readonly, reads_any_key)?;
     // SORT reads its key and patterns with lookupKeyRead (keymiss).
     ctx.txn.set_read_lookups(true);
     let db = ctx.db();

@@ -32,7 +32,7 @@ mod blocked;
 mod output;
 
 use bytes::{Bytes, BytesMut};
-use firn_resp::{Limits, Protocol, Reply, RequestDecoder};
+use firn_resp::{Limits, Reply, RequestDecoder};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ use crate::command_table::Flags;
 use crate::config::OutputLimit;
 use crate::monitor::mode::{monitor_loop, Monitored};
 use crate::pipeline::{run_one, Flow, Outgoing};
-use crate::server::{ClientInfo, ReplyMode, Server, Session};
+use crate::server::{ClientInfo, Server, Session};
 use crate::stream_reply::Part;
 use firn_storage::Ticket;
 use output::OutputQueue;
@@ -143,13 +143,7 @@ impl Connection {
     pub fn new(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) -> Self {
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
-        let session = Session {
-            db: 0,
-            protocol: Protocol::Resp2,
-            authenticated: server.config().requirepass.is_none(),
-            reply_mode: ReplyMode::On,
-            tx: Default::default(),
-        };
+        let session = server.new_session();
         let shutdown = server.shutdown.subscribe();
         Connection {
             server,

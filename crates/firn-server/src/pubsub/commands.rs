@@ -10,21 +10,27 @@ use bytes::Bytes;
 use firn_resp::Reply;
 
 use crate::commands::replies::help_reply;
-use crate::commands::{def, Ctx, Def, Deferred, Traits};
+use crate::commands::{def, Channels, Ctx, Def, Deferred, Traits};
 use crate::effects::SideEffect;
 use crate::errors::{subcommand_syntax, CmdResult};
 use crate::pubsub::deliver::{publish as publish_message, spublish as spublish_message};
 use crate::pubsub::state::Kind;
 
 pub const COMMANDS: &[Def] = &[
-    def("subscribe", subscribe).with(Traits::SUBSCRIBED_OK),
-    def("psubscribe", psubscribe).with(Traits::SUBSCRIBED_OK),
-    def("ssubscribe", ssubscribe).with(Traits::SUBSCRIBED_OK),
+    def("subscribe", subscribe)
+        .with(Traits::SUBSCRIBED_OK)
+        .names_channels(Channels::Subscribe),
+    def("psubscribe", psubscribe)
+        .with(Traits::SUBSCRIBED_OK)
+        .names_channels(Channels::SubscribePatterns),
+    def("ssubscribe", ssubscribe)
+        .with(Traits::SUBSCRIBED_OK)
+        .names_channels(Channels::Subscribe),
     def("unsubscribe", unsubscribe).with(Traits::SUBSCRIBED_OK),
     def("punsubscribe", punsubscribe).with(Traits::SUBSCRIBED_OK),
     def("sunsubscribe", sunsubscribe).with(Traits::SUBSCRIBED_OK),
-    def("publish", publish),
-    def("spublish", spublish),
+    def("publish", publish).names_channels(Channels::Publish),
+    def("spublish", spublish).names_channels(Channels::Publish),
     def("pubsub|channels", pubsub_channels),
     def("pubsub|shardchannels", pubsub_shardchannels),
     def("pubsub|numsub", pubsub_numsub),

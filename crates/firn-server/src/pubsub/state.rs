@@ -161,6 +161,18 @@ impl ClientSubs {
         c + p + s > 0
     }
 
+    /// Its channels (shard channels included) and its patterns.
+    pub fn names(&self) -> (Vec<Bytes>, Vec<Bytes>) {
+        let own = self.own.lock();
+        let channels = own
+            .channels
+            .iter()
+            .chain(own.shard.iter())
+            .cloned()
+            .collect();
+        (channels, own.patterns.iter().cloned().collect())
+    }
+
     /// The count a (un)subscribe confirmation of `kind` reports: channels
     /// and patterns together, shard channels apart.
     fn confirmation_count(&self, kind: Kind) -> i64 {

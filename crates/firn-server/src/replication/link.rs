@@ -31,7 +31,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use super::state::{now_ms, Following, LinkState};
-use crate::server::{ClientInfo, ReplyMode, Server, Session, ROLE_MASTER};
+use crate::server::{ClientInfo, Server, Session, ROLE_MASTER};
 
 /// Bytes read from the primary at a time.
 const READ_BYTES: usize = 256 * 1024;
@@ -566,13 +566,7 @@ fn master_client(server: &Arc<Server>) -> (Arc<ClientInfo>, Session) {
     let client = Arc::new(ClientInfo::new(id, "primary".into(), String::new(), -1));
     client.role_flag.store(ROLE_MASTER, Ordering::Relaxed);
     server.register_client(client.clone());
-    let session = Session {
-        db: server.replication.backlog.selected_db().unwrap_or(0),
-        protocol: firn_resp::Protocol::Resp2,
-        authenticated: true,
-        reply_mode: ReplyMode::On,
-        tx: Default::default(),
-    };
+    let session = Server::internal_session(server.replication.backlog.selected_db().unwrap_or(0));
     (client, session)
 }
 

@@ -105,6 +105,23 @@ pub fn call_entry(lua: &Lua, args: MultiValue) -> mlua::Result<(i32, Value)> {
     redis_call(lua, &mut state, current.settings, args)
 }
 
+/// `redis.acl_check_cmd`: whether the user of the run in progress may run
+/// `argv` (Redis's ACLCheckAllUserCommandPerm on the script's caller), or
+/// `None` when `argv` names no command.
+pub fn acl_check_entry(argv: &[Bytes]) -> Option<bool> {
+    let cmd = crate::commands::registry().resolve(argv).ok()?;
+    let current = CURRENT_RUN.with(|c| c.get());
+    if current.is_null() {
+        return None;
+    }
+    // SAFETY: as in `call_entry`: the pointer is the live `CurrentRun` of
+    // this thread's run, cleared before that value goes.
+    let current = unsafe { &*(current as *const CurrentRun<'_, '_>) };
+    let state = current.state.try_borrow().ok()?;
+    let user = &state.session.as_ref()?.user;
+    Some(crate::acl::check::check_user(user, cmd, argv).is_ok())
+}
+
 /// `(status, value)` of one `redis.call`/`redis.pcall`: 0 and the reply,
 /// 1 and an error table (call raises it, pcall returns it), or 2 and an
 /// error table both raise (the run is killed or abandoned).
@@ -160,6 +177,21 @@ fn redis_call(
     let deny = !server.scripts_may_call_anything.load(Ordering::Relaxed);
     if deny && flags.contains(Flags::NOSCRIPT) {
         return fail("This Redis command is not allowed from script");
+    }
+    if let Some(session) = state.session.as_ref() {
+        if let Err(denied) = crate::acl::check::check_user(&session.user, cmd, &argv) {
+            let entry = crate::acl::check::entry(
+                state.client,
+                &session.user,
+                cmd,
+                &argv,
+                denied,
+                crate::acl::state::Context::Lua,
+            );
+            // Logged once, when the run commits (a run may be abandoned).
+            state.effects.push(SideEffect::AclLog(entry));
+            return fail(&denied.script_error());
+        }
     }
     if state.read_only && (cmd.has(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)) {
         return fail("Write commands are not allowed from read-only scripts.");

@@ -3,7 +3,6 @@
 //! to the task that awaits it. A network thread never runs Lua and never
 //! waits for a script: it only awaits.
 
-use bytes::Bytes;
 use firn_resp::Reply;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,7 +17,7 @@ use crate::server::Server;
 /// How the VM calls back into the server.
 pub const HOOKS: Hooks = Hooks {
     call: call::call_entry,
-    known_command: |argv: &[Bytes]| crate::commands::registry().lookup(argv).is_ok(),
+    acl_check: call::acl_check_entry,
 };
 
 /// Queues `job` for the script thread with its VM (created, with the

@@ -83,8 +83,10 @@ pub struct RunSettings {
 pub struct Hooks {
     /// `redis.call`/`redis.pcall`: `(status, value)` (`run::call_entry`).
     pub call: fn(&Lua, mlua::MultiValue) -> mlua::Result<(i32, Value)>,
-    /// Whether an argv names a command (`redis.acl_check_cmd`).
-    pub known_command: fn(&[bytes::Bytes]) -> bool,
+    /// `redis.acl_check_cmd`: whether the running script's user may run
+    /// the command line, or `None` when it names no command
+    /// (`call::acl_check_entry`).
+    pub acl_check: fn(&[bytes::Bytes]) -> Option<bool>,
 }
 
 /// A compiled EVAL script.
@@ -477,12 +479,12 @@ fn register_api(
                     }
                 }
             }
-            let known = acl_settings.in_run.get() && (hooks.known_command)(&argv);
-            if !known {
-                return Err(raise("ERR Invalid command passed to redis.acl_check_cmd()"));
-            }
-            // Firn has only the default user, allowed everything.
-            Ok(true)
+            let allowed = acl_settings
+                .in_run
+                .get()
+                .then(|| (hooks.acl_check)(&argv))
+                .flatten();
+            allowed.ok_or_else(|| raise("ERR Invalid command passed to redis.acl_check_cmd()"))
         })?,
     )?;
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
