@@ -641,3 +641,25 @@ fn acl_file_save_and_load() {
     d.use_client(other);
     d.assert_closed_both();
 }
+
+#[test]
+fn functions_run_as_their_caller() {
+    let mut d = Diff::new();
+    let library = "#!lua name=acllib\n\
+        redis.register_function('getkey', function(keys, args) return redis.call('get', keys[1]) end)\n\
+        redis.register_function('check', function(keys, args) return redis.acl_check_cmd(unpack(args)) end)";
+    d.cmd(&["FUNCTION", "LOAD", library]);
+    d.cmd(&["SET", "fn:mine", "1"]);
+    d.cmd(&["SET", "secret", "2"]);
+    setuser(
+        &mut d,
+        &["fcaller", "on", "nopass", "+fcall", "+get", "~fn:*"],
+    );
+    d.cmd(&["AUTH", "fcaller", "x"]);
+    d.cmd(&["FCALL", "getkey", "1", "fn:mine"]);
+    d.cmd(&["FCALL", "getkey", "1", "secret"]);
+    d.cmd(&["FCALL", "check", "0", "get", "fn:a"]);
+    d.cmd(&["FCALL", "check", "0", "get", "other"]);
+    d.cmd(&["FCALL", "check", "0", "set", "fn:a", "v"]);
+    d.cmd(&["FCALL", "check", "0", "nosuchcommand"]);
+}

@@ -682,3 +682,128 @@ fn a_client_disconnecting_mid_pipeline() {
     }
     assert_eq!(outcomes[0], outcomes[1]);
 }
+
+// ------------------------------------------------------------ ACL
+
+/// Pipelined `AUTH user <wrong>` requests, `n` of them.
+fn wrong_auths(n: usize, user: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let password = format!("guess{i}");
+        out.extend(encode_request(&[
+            b"AUTH",
+            user.as_bytes(),
+            password.as_bytes(),
+        ]));
+    }
+    out
+}
+
+/// The `count` of the newest ACL LOG entry.
+fn newest_log_count(conn: &mut Conn) -> R {
+    match conn.cmd(&["ACL", "LOG", "1"]) {
+        R::Array(Some(entries)) => match entries.first() {
+            Some(R::Array(Some(fields))) => fields
+                .chunks(2)
+                .find(|pair| pair[0].as_str().as_deref() == Some("count"))
+                .map(|pair| pair[1].clone())
+                .unwrap_or(R::Null),
+            other => panic!("ACL LOG entry {other:?}"),
+        },
+        other => panic!("ACL LOG {other:?}"),
+    }
+}
+
+/// A brute-force AUTH: 20,000 wrong passwords pipelined on one connection.
+/// Every failure is answered WRONGPASS and counted in the ACL LOG (one
+/// entry: they are alike and less than a minute apart), another client is
+/// served meanwhile, and the right password still works afterwards.
+#[test]
+fn brute_force_auth_is_logged_and_serves_no_one_less() {
+    const TRIES: usize = 20_000;
+    let mut counts = Vec::new();
+    for server in both() {
+        let mut admin = server.conn();
+        admin.cmd(&["ACL", "SETUSER", "victim", "on", ">right", "+@all", "~*"]);
+        let pinger = Pinger::start(&server);
+        let mut attacker = raw(&server);
+        attacker
+            .write_all(&wrong_auths(TRIES, "victim"))
+            .unwrap_or_else(|e| panic!("send: {e}"));
+        let expected = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+        let replies = read_exactly(
+            &mut attacker,
+            (expected.len() * TRIES) as u64,
+            expected.len(),
+        );
+        assert_eq!(replies, expected, "{:?}", server.kind());
+        pinger.finish();
+        counts.push(newest_log_count(&mut admin));
+        let mut user = server.conn();
+        assert_eq!(
+            user.cmd(&["AUTH", "victim", "right"]),
+            R::Simple("OK".into())
+        );
+        assert_up(&server);
+    }
+    assert_eq!(counts[0], R::Int(TRIES as i64));
+    assert_eq!(counts[0], counts[1]);
+}
+
+/// 10,000 users with 100 key patterns each: created while another client
+/// is served, and a user's check still answers as before (how fast is
+/// bench/acl.sh's question, not a test's).
+#[test]
+fn ten_thousand_users_with_a_hundred_patterns_each() {
+    const USERS: usize = 10_000;
+    const PATTERNS: usize = 100;
+    let server = Server::firn();
+    let pinger = Pinger::start(&server);
+    let mut stream = raw(&server);
+    let mut batch = Vec::new();
+    for u in 0..USERS {
+        let name = format!("user{u}");
+        let mut args: Vec<Vec<u8>> = vec![b"ACL".to_vec(), b"SETUSER".to_vec(), name.into_bytes()];
+        args.extend([
+            b"on".to_vec(),
+            b">pw".to_vec(),
+            b"+get".to_vec(),
+            b"+set".to_vec(),
+        ]);
+        for p in 0..PATTERNS {
+            args.push(format!("~u{u}:p{p}:*").into_bytes());
+        }
+        let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        batch.extend(encode_request(&refs));
+        if batch.len() > 1 << 20 || u == USERS - 1 {
+            stream
+                .write_all(&batch)
+                .unwrap_or_else(|e| panic!("send: {e}"));
+            batch.clear();
+        }
+    }
+    let ok = b"+OK\r\n";
+    assert_eq!(
+        read_exactly(&mut stream, (ok.len() * USERS) as u64, ok.len()),
+        ok
+    );
+    pinger.finish();
+    let mut conn = server.conn();
+    match conn.cmd(&["ACL", "USERS"]) {
+        R::Array(Some(users)) => assert_eq!(users.len(), USERS + 1),
+        other => panic!("ACL USERS {other:?}"),
+    }
+    let last = USERS - 1;
+    assert_eq!(
+        conn.cmd(&["AUTH", &format!("user{last}"), "pw"]),
+        R::Simple("OK".into())
+    );
+    let own = format!("u{last}:p{}:k", PATTERNS - 1);
+    assert_eq!(conn.cmd(&["SET", &own, "v"]), R::Simple("OK".into()));
+    assert_eq!(conn.cmd(&["GET", &own]), R::bulk(b"v"));
+    match conn.cmd(&["GET", "u0:p0:k"]) {
+        R::Error(e) => assert!(e.starts_with("NOPERM"), "{e}"),
+        other => panic!("another user's key: {other:?}"),
+    }
+    assert_up(&server);
+}
