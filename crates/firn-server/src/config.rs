@@ -1792,19 +1792,32 @@ impl Config {
         Ok(config)
     }
 
-    /// The redis.conf text CONFIG REWRITE writes: every option, current value.
-    pub fn render(&self) -> String {
+    /// The redis.conf text CONFIG REWRITE writes: every option, current
+    /// value. `users` are the ACL users' `user` lines as they are now
+    /// (Redis writes them instead of the lines given, unless an `aclfile`
+    /// holds the users).
+    pub fn render(&self, users: &[String]) -> String {
         let quote =
             |value: &str| format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
         let mut out = String::from("# Written by Firn's CONFIG REWRITE.\n");
+        let acl_file = !self.setting("aclfile").is_empty();
         for args in &self.directives {
             let (name, values) = args.split_first().expect("a directive has a name");
+            if name.eq_ignore_ascii_case("user") {
+                continue;
+            }
             out.push_str(name);
             for value in values {
                 out.push(' ');
                 out.push_str(&quote(value));
             }
             out.push('\n');
+        }
+        if !acl_file {
+            for line in users {
+                out.push_str(line);
+                out.push('\n');
+            }
         }
         for def in OPTIONS {
             let value = def.value(self);
@@ -1836,8 +1849,8 @@ pub fn render_markdown() -> String {
          gives one a value Firn cannot honour (`appendonly no`, a `save` schedule, `unixsocket`,\n\
          `supervised systemd`...), the log names it at start-up, one warning line each, with\n\
          what Firn does instead. `include <file>` reads another file at that point;\n\
-         `rename-command` renames or (to \"\") removes a command as in Redis; `user` and\n\
-         `loadmodule` are accepted and named in the log as not applied; an unknown directive is refused as Redis refuses it (`Bad directive or wrong\n\
+         `rename-command` renames or (to \"\") removes a command as in Redis; `user` lines\n\
+         create ACL users at start-up; `loadmodule` is accepted and named in the log as not applied; an unknown directive is refused as Redis refuses it (`Bad directive or wrong\n\
          number of arguments`). `daemonize yes` forks into the background as Redis does.\n\n\
          This page is generated from the option table in `crates/firn-server/src/config.rs`.\n\n\
          | option | default | CONFIG SET | meaning |\n|---|---|---|---|\n",
@@ -1965,7 +1978,7 @@ mod tests {
         assert_eq!(c.maxmemory, 2 << 30);
         c.apply_text("rename-command KEYS \"\"\nsave 60 1\nslave-read-only no\n")
             .unwrap();
-        let rendered = c.render();
+        let rendered = c.render(&[]);
         assert!(
             rendered.contains("\nrename-command \"KEYS\" \"\"\n"),
             "{rendered}"
@@ -1979,7 +1992,7 @@ mod tests {
             find_option("replica-read-only").unwrap().value(&again),
             "no"
         );
-        assert_eq!(again.render(), rendered);
+        assert_eq!(again.render(&[]), rendered);
     }
 
     #[test]

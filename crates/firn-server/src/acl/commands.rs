@@ -383,7 +383,7 @@ fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let file = acl_file(ctx.server).ok_or(CmdError::Static(NO_ACL_FILE))?;
     let text = file_text(&ctx.server.acl.users());
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |_| {
-        match write_file(&file.1, &text) {
+        match crate::commands::server_cmds::write_atomically(&file.1, &text) {
             Ok(()) => Reply::ok(),
             Err(e) => {
                 tracing::warn!("ACL SAVE to {}: {e}", file.0);
@@ -392,29 +392,6 @@ fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         }
     })));
     Ok(Reply::ok())
-}
-
-/// Writes through a temporary file renamed over the old one, synced, so a
-/// crash leaves the old file or the new one.
-fn write_file(file: &std::path::Path, text: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut tmp = file.as_os_str().to_owned();
-    tmp.push(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        firn_storage::now_ms()
-    ));
-    let tmp = std::path::PathBuf::from(tmp);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, file)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 const HELP: &[&str] = &[

@@ -369,7 +369,12 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // CONFIG REWRITE, ... EXEC` every handler runs before SLAVEOF's
     // deferred part changes `replicaof`, and the file must get the new one.
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
-        let text = server.config().render();
+        let users: Vec<String> = crate::acl::state::file_text(&server.acl.users())
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| String::from_utf8_lossy(line).into_owned())
+            .collect();
+        let text = server.config().render(&users);
         match write_atomically(&path, text.as_bytes()) {
             Ok(()) => Reply::ok(),
             Err(e) => Reply::error(format!("ERR Rewriting config file: {}", os_error_text(&e))),
@@ -380,7 +385,7 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 
 /// Writes `path` through a temporary file in the same directory, fsynced and
 /// renamed over it, so a crash leaves either the old or the new file.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut tmp_name = path.as_os_str().to_owned();
     tmp_name.push(format!(".firn-rewrite-{}", std::process::id()));
