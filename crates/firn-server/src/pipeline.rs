@@ -281,7 +281,9 @@ fn check_allowed(
             return Err(CmdError::Static(error));
         }
     }
-    if cmd.has(Flags::WRITE) {
+    // A script's declared flags decide (Redis's getCommandFlags): a script
+    // without `no-writes` is refused where a write would be.
+    if cmd.flags_for(server, args).contains(Flags::WRITE) {
         if let Some(why) = server.engine.write_error() {
             return Err(CmdError::Storage(firn_storage::StorageError::WriteFailed(
                 why,

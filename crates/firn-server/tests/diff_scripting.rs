@@ -496,3 +496,26 @@ fn bad_scripts_fail_and_the_server_goes_on() {
     eval0(&mut d, "return string.rep('x', 10)");
     d.cmd(&["PING"]);
 }
+
+/// Redis's unit/scripting "not enough good replicas": a script that may
+/// write is refused NOREPLICAS before it runs (its shebang without
+/// `no-writes`), or at its first write (no shebang); a read-only one runs.
+#[test]
+fn scripts_are_refused_without_enough_good_replicas() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", "x", "some value"]);
+    d.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]);
+    d.cmd(&[
+        "EVAL",
+        "#!lua flags=no-writes\nreturn redis.call('get','x')",
+        "1",
+        "x",
+    ]);
+    d.cmd(&["EVAL", "return redis.call('get','x')", "1", "x"]);
+    d.cmd(&["EVAL", "#!lua\nreturn redis.call('get','x')", "1", "x"]);
+    d.cmd(&["EVAL", "return redis.call('set','x', 1)", "1", "x"]);
+    d.cmd(&["EVAL", "return redis.pcall('set','x', 1)", "1", "x"]);
+    d.cmd(&["GET", "x"]);
+    d.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]);
+    d.cmd(&["EVAL", "return redis.call('set','x', 1)", "1", "x"]);
+}

@@ -202,6 +202,16 @@ fn redis_call(
                 "-MISCONF Errors writing to the RocksDB write-ahead log: {why}"
             ));
         }
+        // Redis's scriptVerifyWriteCommandAllow: a script that has not
+        // written yet may still be refused its first write (a read-only
+        // replica, too few good replicas); one that has must go on.
+        if !shared.dirty.load(Ordering::Acquire) {
+            if let Err(e) = crate::replication::admit_write(server, state.client) {
+                if let Reply::Error(text) = e.into_reply() {
+                    return fail(&format!("-{}", String::from_utf8_lossy(&text)));
+                }
+            }
+        }
     }
     // The locks this command needs, tried without waiting.
     let locked = if cmd.locks_all(&argv) {
