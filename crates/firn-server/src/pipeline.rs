@@ -94,7 +94,6 @@ pub(crate) async fn run_one(
                     .hold(|| transaction::pauses_as_write(server, session, cmd, args))
                     .await;
                 if let Some(reply) = transaction::queue(server, session, client, cmd, args) {
-                    *client.last_cmd.lock() = cmd.name();
                     if let Reply::Error(text) = &reply {
                         server.stats.commands.record_rejected(cmd.name());
                         server.stats.count_error(text);

@@ -663,3 +663,23 @@ fn functions_run_as_their_caller() {
     d.cmd(&["FCALL", "check", "0", "set", "fn:a", "v"]);
     d.cmd(&["FCALL", "check", "0", "nosuchcommand"]);
 }
+
+/// ACL commands inside MULTI take effect once, in order among themselves,
+/// even when the transaction runs again after a cold read (run this suite
+/// with FIRN_DIFF_COLD=1 to make every read cold).
+#[test]
+fn acl_commands_in_a_transaction_take_effect_once() {
+    let mut d = Diff::new();
+    d.cmd(&["SET", "k", "v"]);
+    setuser(&mut d, &["gone", "on", ">pw"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET", "k"]);
+    d.cmd(&["ACL", "DELUSER", "gone"]);
+    d.cmd(&["ACL", "SETUSER", "made", "on", ">a", "<a"]);
+    d.cmd(&["ACL", "SETUSER", "made", ">b"]);
+    d.cmd(&["ACL", "GETUSER", "made"]);
+    d.cmd(&["ACL", "USERS"]);
+    d.cmd(&["GET", "k"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["ACL", "USERS"]);
+}

@@ -14,23 +14,39 @@ use super::state::{file_text, parse_users};
 use crate::commands::replies::help_reply;
 use crate::commands::{def, Channels, Ctx, Def, Deferred};
 use crate::errors::{subcommand_syntax, CmdError, CmdResult, NOT_INTEGER};
-use crate::server::Server;
+use crate::server::{ClientInfo, Server};
 
 pub const COMMANDS: &[Def] = &[
-    def("acl|setuser", setuser).redacts(setuser_secrets),
-    def("acl|getuser", getuser),
-    def("acl|deluser", deluser),
-    def("acl|list", list),
-    def("acl|users", users),
+    def("acl|setuser", |ctx, args| later(ctx, args, setuser)).redacts(setuser_secrets),
+    def("acl|getuser", |ctx, args| later(ctx, args, getuser)),
+    def("acl|deluser", |ctx, args| later(ctx, args, deluser)),
+    def("acl|list", |ctx, args| later(ctx, args, list)),
+    def("acl|users", |ctx, args| later(ctx, args, users)),
     def("acl|cat", cat),
     def("acl|whoami", whoami),
-    def("acl|log", log),
+    def("acl|log", |ctx, args| later(ctx, args, log)),
     def("acl|genpass", genpass),
-    def("acl|dryrun", dryrun),
+    def("acl|dryrun", |ctx, args| later(ctx, args, dryrun)),
     def("acl|load", load),
     def("acl|save", save),
     def("acl|help", help),
 ];
+
+/// What an ACL subcommand does with the users or the log.
+type Body = fn(&Arc<Server>, &Arc<ClientInfo>, &[Bytes]) -> CmdResult;
+
+/// Runs `body` once the command's unit has committed (`Deferred::Async`),
+/// never inside a run that may be repeated (a transaction after a cold
+/// read): a user is created or deleted once per command that takes
+/// effect. Inside EXEC the ACL commands keep their order among
+/// themselves, after the unit's data commands.
+fn later(ctx: &mut Ctx<'_>, args: &[Bytes], body: Body) -> CmdResult {
+    let (server, client, args) = (ctx.server.clone(), ctx.client.clone(), args.to_vec());
+    ctx.deferred = Some(Deferred::Async(Box::pin(async move {
+        body(&server, &client, &args).unwrap_or_else(|e| e.into_reply())
+    })));
+    Ok(Reply::Null)
+}
 
 fn bulk(text: impl Into<Bytes>) -> Reply {
     Reply::Bulk(text.into())
@@ -50,21 +66,20 @@ fn setuser_secrets(args: &[Bytes]) -> Vec<usize> {
     (2..args.len()).collect()
 }
 
-fn setuser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn setuser(server: &Arc<Server>, client: &Arc<ClientInfo>, args: &[Bytes]) -> CmdResult {
     let name = &args[2];
     if has_spaces(name) {
         return Err(CmdError::Static(
             "ERR Usernames can't contain spaces or null characters",
         ));
     }
-    let all_channels = all_channels_default(ctx.server);
-    let (before, after) = ctx
-        .server
+    let all_channels = all_channels_default(server);
+    let (before, after) = server
         .acl
         .set_user(name, &args[3..], all_channels)
         .map_err(|e| CmdError::Owned(format!("ERR {e}")))?;
     if let Some(before) = before {
-        close_revoked_subscribers(ctx, &before, &after);
+        close_revoked_subscribers(server, client, &before, &after);
     }
     Ok(Reply::ok())
 }
@@ -72,7 +87,7 @@ fn setuser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Redis's ACLKillPubsubClientsIfNeeded: when a user loses channels, its
 /// subscribed clients whose subscriptions are no longer all allowed are
 /// closed.
-fn close_revoked_subscribers(ctx: &mut Ctx<'_>, before: &User, after: &User) {
+fn close_revoked_subscribers(server: &Server, own: &ClientInfo, before: &User, after: &User) {
     if after.all_selectors().any(|s| s.all_channels) {
         return;
     }
@@ -92,7 +107,7 @@ fn close_revoked_subscribers(ctx: &mut Ctx<'_>, before: &User, after: &User) {
         .collect();
     let allowed =
         |name: &[u8], is_pattern: bool| patterns.iter().any(|p| p.allows(name, is_pattern));
-    let clients: Vec<_> = ctx.server.clients.lock().values().cloned().collect();
+    let clients: Vec<_> = server.clients.lock().values().cloned().collect();
     for client in clients {
         if *client.user_name.lock() != after.name || !client.pubsub.subscribed() {
             continue;
@@ -101,8 +116,8 @@ fn close_revoked_subscribers(ctx: &mut Ctx<'_>, before: &User, after: &User) {
         let revoked = patterns_subscribed.iter().any(|p| !allowed(p, true))
             || channels.iter().any(|c| !allowed(c, false));
         if revoked {
-            if client.id == ctx.client.id {
-                ctx.client.close_after_reply.store(true, Ordering::Release);
+            if client.id == own.id {
+                own.close_after_reply.store(true, Ordering::Release);
             } else {
                 client.request_kill();
             }
@@ -119,8 +134,8 @@ fn selector_fields(s: &Selector) -> Vec<(Reply, Reply)> {
     ]
 }
 
-fn getuser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let Some(user) = ctx.server.acl.user(&args[2]) else {
+fn getuser(server: &Arc<Server>, _client: &Arc<ClientInfo>, args: &[Bytes]) -> CmdResult {
+    let Some(user) = server.acl.user(&args[2]) else {
         return Ok(Reply::Null);
     };
     let mut fields = vec![
@@ -146,20 +161,20 @@ fn getuser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Map(fields))
 }
 
-fn deluser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn deluser(server: &Arc<Server>, client: &Arc<ClientInfo>, args: &[Bytes]) -> CmdResult {
     let names = &args[2..];
     if names.iter().any(|n| n.as_ref() == b"default") {
         return Err(CmdError::Static("ERR The 'default' user cannot be removed"));
     }
-    let gone = ctx.server.acl.delete(names);
-    if close_clients_of(ctx.server, &gone, ctx.client.id) {
-        ctx.client.close_after_reply.store(true, Ordering::Release);
+    let gone = server.acl.delete(names);
+    if close_clients_of(server, &gone, client.id) {
+        client.close_after_reply.store(true, Ordering::Release);
     }
     Ok(Reply::Integer(gone.len() as i64))
 }
 
-fn list(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let users = ctx.server.acl.users();
+fn list(server: &Arc<Server>, _client: &Arc<ClientInfo>, _args: &[Bytes]) -> CmdResult {
+    let users = server.acl.users();
     Ok(Reply::Array(
         users
             .iter()
@@ -174,8 +189,8 @@ fn list(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ))
 }
 
-fn users(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let users = ctx.server.acl.users();
+fn users(server: &Arc<Server>, _client: &Arc<ClientInfo>, _args: &[Bytes]) -> CmdResult {
+    let users = server.acl.users();
     Ok(Reply::Array(
         users.iter().map(|u| bulk(u.name.clone())).collect(),
     ))
@@ -211,12 +226,12 @@ fn whoami(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(bulk(ctx.session.user.name.clone()))
 }
 
-fn log(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn log(server: &Arc<Server>, _client: &Arc<ClientInfo>, args: &[Bytes]) -> CmdResult {
     let mut count = 10usize;
     match args.get(2) {
         None => {}
         Some(arg) if arg.eq_ignore_ascii_case(b"reset") => {
-            ctx.server.acl.reset_log();
+            server.acl.reset_log();
             return Ok(Reply::ok());
         }
         Some(arg) => {
@@ -228,7 +243,7 @@ fn log(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(subcommand_syntax("acl", &args[1]));
     }
     let now = firn_storage::now_ms();
-    let entries = ctx.server.acl.log_entries(count);
+    let entries = server.acl.log_entries(count);
     Ok(Reply::Array(
         entries
             .into_iter()
@@ -272,8 +287,8 @@ fn genpass(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(bulk(hex))
 }
 
-fn dryrun(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let user = ctx.server.acl.user(&args[2]).ok_or_else(|| {
+fn dryrun(server: &Arc<Server>, _client: &Arc<ClientInfo>, args: &[Bytes]) -> CmdResult {
+    let user = server.acl.user(&args[2]).ok_or_else(|| {
         CmdError::Owned(format!(
             "ERR User '{}' not found",
             String::from_utf8_lossy(&args[2])
@@ -381,8 +396,8 @@ fn load_file(
 
 fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let file = acl_file(ctx.server).ok_or(CmdError::Static(NO_ACL_FILE))?;
-    let text = file_text(&ctx.server.acl.users());
-    ctx.deferred = Some(Deferred::Blocking(Box::new(move |_| {
+    ctx.deferred = Some(Deferred::Blocking(Box::new(move |server| {
+        let text = file_text(&server.acl.users());
         match crate::commands::server_cmds::write_atomically(&file.1, &text) {
             Ok(()) => Reply::ok(),
             Err(e) => {
