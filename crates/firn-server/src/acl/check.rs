@@ -79,7 +79,7 @@ impl Denied {
 }
 
 /// What a check needs of a command: served ones give it from their
-/// registration ([`Command::acl_target`]), the others Redis has (ACL
+/// registration ([`target_of`]), the others Redis has (ACL
 /// DRYRUN of MIGRATE) from the generated table ([`unserved_target`]).
 pub struct Target<'a> {
     pub acl_id: usize,
@@ -89,15 +89,14 @@ pub struct Target<'a> {
     pub channels: Channels,
 }
 
-impl Command {
-    pub fn acl_target(&self) -> Target<'_> {
-        Target {
-            acl_id: self.acl_id,
-            name: self.name(),
-            flags: self.spec.flags,
-            keyed: &self.keyed,
-            channels: self.channels,
-        }
+/// What the check needs of a served command.
+pub fn target_of(cmd: &Command) -> Target<'_> {
+    Target {
+        acl_id: cmd.acl_id,
+        name: cmd.name(),
+        flags: cmd.spec.flags,
+        keyed: &cmd.keyed,
+        channels: cmd.channels,
     }
 }
 
@@ -113,7 +112,7 @@ pub fn check_user(user: &User, cmd: &Command, args: &[Bytes]) -> Result<(), Deni
     if user.unrestricted {
         return Ok(());
     }
-    check_target(user, &cmd.acl_target(), args)
+    check_target(user, &target_of(cmd), args)
 }
 
 /// Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess for reads: a selector
@@ -123,7 +122,7 @@ pub fn reads_any_key(user: &User, cmd: &Command, args: &[Bytes]) -> bool {
     if user.unrestricted {
         return true;
     }
-    let target = cmd.acl_target();
+    let target = target_of(cmd);
     let mut keys = None;
     user.all_selectors().any(|s| {
         check_selector(s, &target, args, &mut keys).is_ok()

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::catalog::{catalog, category_bit, CATEGORIES};
-use super::check::{check_target, close_clients_of, unserved_target, Denied, Target};
+use super::check::{check_target, close_clients_of, target_of, unserved_target, Denied, Target};
 use super::rules::{has_spaces, Selector, User};
 use super::state::{file_text, parse_users};
 use crate::commands::replies::help_reply;
@@ -299,7 +299,7 @@ fn dryrun(server: &Arc<Server>, _client: &Arc<ClientInfo>, args: &[Bytes]) -> Cm
     // (MIGRATE...) from the generated table.
     let unserved;
     let target = match crate::commands::registry().resolve(line) {
-        Ok(cmd) => cmd.acl_target(),
+        Ok(cmd) => target_of(cmd),
         Err(_) => {
             let not_found = || {
                 CmdError::Owned(format!(
