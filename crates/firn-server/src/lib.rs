@@ -34,6 +34,7 @@ pub mod scripting;
 pub mod server;
 mod startup;
 pub mod stream_reply;
+pub mod tls;
 pub mod tracking;
 
 pub use startup::{daemonize, import_rdb_file, run};

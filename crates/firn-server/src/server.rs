@@ -465,6 +465,8 @@ pub struct Server {
     pub tracking: crate::tracking::table::Tracking<ClientInfo>,
     /// Lua scripts and functions (their thread and shared state).
     pub scripting: crate::scripting::thread::Scripting,
+    /// The TLS configuration new connections use (tls/).
+    pub tls: crate::tls::TlsContext,
 }
 
 impl Server {
