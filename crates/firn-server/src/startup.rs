@@ -554,11 +554,7 @@ async fn tls_handshake(
 /// Redis checks protected mode once the connection is established).
 async fn deny_tls(stream: tokio::net::TcpStream, session: rustls::ServerConnection) {
     use tokio::io::AsyncWriteExt;
-    let (reader, writer) = stream.into_split();
-    let Ok(tcp) = reader.reunite(writer) else {
-        return;
-    };
-    let mut io = crate::connection::tls::TlsStream::new(tcp, Box::new(session));
+    let mut io = crate::connection::tls::TlsStream::new(stream, Box::new(session));
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         io.write_all(PROTECTED_MODE_DENIED).await?;
         io.shutdown().await

@@ -324,7 +324,15 @@ impl Connection {
                 .await
             }
         };
-        !matches!(flow, Flow::Close)
+        if matches!(flow, Flow::Close) {
+            return false;
+        }
+        // What the session decrypted past MONITOR's last read is the
+        // caller's: into the input buffer, as a plain socket would have it.
+        match self.tls.as_deref_mut() {
+            Some(session) => tls::take_plaintext(session, &mut self.inbuf).is_ok(),
+            None => true,
+        }
     }
 
     /// Reads more input, writing released output meanwhile. Returns once
