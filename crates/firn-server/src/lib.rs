@@ -20,6 +20,7 @@ pub mod groups;
 pub mod info;
 pub mod keyspecs;
 pub mod latency;
+pub mod listen;
 pub mod monitor;
 pub mod multi;
 pub mod notify;

@@ -5,7 +5,6 @@
 use firn_storage::{Engine, EngineConfig, ExpireCycle};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -344,40 +343,20 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
     }
     // `port 0` is no plain listener, as in Redis; `tls-port` adds TLS
     // listeners on the same addresses.
-    let ports = [(port, false), (tls_port, true)];
-    let mut listeners = Vec::new();
-    for (given, (port, tls)) in binds
-        .iter()
-        .flat_map(|b| ports.iter().map(move |p| (b, *p)))
-        .filter(|(_, (port, _))| *port != 0)
-    {
-        // As in Redis: `-addr` may be unavailable (skipped with a warning),
-        // `*` and `::*` are every IPv4 and IPv6 address.
-        let optional = given.starts_with('-');
-        let addr = match given.trim_start_matches('-') {
-            "*" => "0.0.0.0",
-            "::*" => "::",
-            addr => addr,
-        };
-        let ip: std::net::IpAddr = addr
-            .parse()
-            .map_err(|_| format!("invalid bind address '{addr}'"))?;
-        let sock_addr = SocketAddr::new(ip, port);
-        match listen_on(sock_addr, backlog) {
-            Ok(listener) => listeners.push((listener, tls)),
-            Err(e) if optional => {
-                tracing::warn!("could not bind {sock_addr} (optional, skipped): {e}");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    if listeners.is_empty() {
+    let bind = |port| match port {
+        0 => Ok(Vec::new()),
+        port => crate::listen::bind_all(&binds, port, backlog),
+    };
+    let (plain, tls) = (bind(port)?, bind(tls_port)?);
+    if plain.is_empty() && tls.is_empty() {
         return Err("no address to listen on (every optional bind address failed)".into());
     }
     tracing::info!(port, tls_port, "Ready to accept connections");
-    for (listener, tls) in listeners {
-        tokio::spawn(accept_loop(server.clone(), listener, tls));
+    for listener in plain {
+        let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        tokio::spawn(accept_loop(server.clone(), listener, false));
     }
+    supervise_tls_listeners(&server, tls);
     let mut shutdown = server.shutdown.subscribe();
     tokio::select! {
         _ = crate::server::until_shutdown(&mut shutdown) => {}
@@ -387,25 +366,35 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
     Ok(())
 }
 
-/// A listening socket on `sock_addr`.
-fn listen_on(sock_addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
-    let socket = socket2::Socket::new(
-        socket2::Domain::for_address(sock_addr),
-        socket2::Type::STREAM,
-        None,
-    )
-    .map_err(|e| e.to_string())?;
-    socket.set_reuse_address(true).map_err(|e| e.to_string())?;
-    if sock_addr.is_ipv6() {
-        let _ = socket.set_only_v6(true);
-    }
-    socket
-        .bind(&sock_addr.into())
-        .map_err(|e| format!("could not bind {sock_addr}: {e}"))?;
-    socket.listen(backlog as i32).map_err(|e| e.to_string())?;
-    socket.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let std_listener: std::net::TcpListener = socket.into();
-    TcpListener::from_std(std_listener).map_err(|e| e.to_string())
+/// The TLS listeners' task: runs their accept loops, and replaces them
+/// with the ones CONFIG SET tls-port bound (tls::reload), closing the old
+/// (their connections go on).
+fn supervise_tls_listeners(server: &Arc<Server>, initial: Vec<std::net::TcpListener>) {
+    let (sink, mut replaced) = tokio::sync::mpsc::unbounded_channel();
+    server.tls.set_listener_sink(sink);
+    let server = server.clone();
+    tokio::spawn(async move {
+        let mut listeners = initial;
+        loop {
+            let loops: Vec<_> = listeners
+                .drain(..)
+                .filter_map(|l| match TcpListener::from_std(l) {
+                    Ok(l) => Some(tokio::spawn(accept_loop(server.clone(), l, true))),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot listen for TLS");
+                        None
+                    }
+                })
+                .collect();
+            let Some(next) = replaced.recv().await else {
+                return;
+            };
+            for accepting in loops {
+                accepting.abort();
+            }
+            listeners = next;
+        }
+    });
 }
 
 async fn signal_shutdown() {

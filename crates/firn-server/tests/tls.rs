@@ -913,3 +913,55 @@ fn replica_follows_its_primary_over_tls() {
         assert_eq!(replication.get("master_link_status"), Some("up"));
     }
 }
+
+/// CONFIG SET tls-port moves the TLS listeners (open connections stay);
+/// a port in use is refused with redis-server's reply; 0 closes them.
+#[test]
+fn config_set_tls_port_moves_the_listeners() {
+    let certs = certs();
+    let (firn, old_port) = firn_tls(&certs, &["--tls-auth-clients", "no"]);
+    let (redis, _) = redis_tls(&certs, &["--tls-auth-clients", "no"]);
+    let mut before = TlsClient::connect(old_port, &certs, None, BOTH_VERSIONS).unwrap();
+    let mut admin = firn.conn();
+    let new_port = free_port();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-port", &new_port.to_string()]),
+        R::Simple("OK".into())
+    );
+    let mut after = None;
+    wait_until("the new TLS port", Duration::from_secs(10), || {
+        after = TlsClient::connect(new_port, &certs, None, BOTH_VERSIONS).ok();
+        after.is_some()
+    });
+    wait_until("the old TLS port to close", Duration::from_secs(10), || {
+        TcpStream::connect(("127.0.0.1", old_port)).is_err()
+    });
+    assert_eq!(before.cmd(&["PING"]).unwrap(), "+PONG");
+    assert_eq!(after.unwrap().cmd(&["PING"]).unwrap(), "+PONG");
+    // A port another server holds: both refuse it alike and keep theirs.
+    let firn_reply = admin.cmd(&["CONFIG", "SET", "tls-port", &redis.port().to_string()]);
+    let redis_reply = redis
+        .conn()
+        .cmd(&["CONFIG", "SET", "tls-port", &firn.port().to_string()]);
+    assert_eq!(firn_reply, redis_reply);
+    assert!(
+        matches!(&firn_reply, R::Error(e) if e.contains("Unable to listen on this port")),
+        "{firn_reply:?}"
+    );
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "tls-port"]),
+        R::Array(Some(vec![
+            R::Bulk(Some(b"tls-port".to_vec())),
+            R::Bulk(Some(new_port.to_string().into_bytes())),
+        ]))
+    );
+    assert!(TlsClient::connect(new_port, &certs, None, BOTH_VERSIONS).is_ok());
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "tls-port", "0"]),
+        R::Simple("OK".into())
+    );
+    wait_until("the TLS port to close", Duration::from_secs(10), || {
+        TcpStream::connect(("127.0.0.1", new_port)).is_err()
+    });
+    assert_eq!(before.cmd(&["PING"]).unwrap(), "+PONG");
+}

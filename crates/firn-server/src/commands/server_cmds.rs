@@ -333,7 +333,8 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // not load fails the whole CONFIG SET and keeps the old one.
     if let Some(name) = first_tls {
         let old = ctx.server.config().tls.clone();
-        crate::tls::reload(&ctx.server.tls, &old, &updated.tls)
+        let listen = (updated.bind.as_slice(), updated.tcp_backlog);
+        crate::tls::reload(&ctx.server.tls, &old, &updated.tls, listen)
             .map_err(|why| config_set_failed(&name, &why))?;
     }
     ctx.server.engine.set_encoding_limits(updated.encoding);

@@ -44,11 +44,20 @@ pub const UPDATE_FAILED: &str = "Unable to update TLS configuration. Check serve
 /// connection slot for ever).
 pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(10);
 
+/// CONFIG SET's reason when the new `tls-port` cannot be bound (Redis's
+/// text).
+pub const LISTEN_FAILED: &str = "Unable to listen on this port. Check server logs.";
+
+/// Where CONFIG SET tls-port sends the listeners it bound (start-up's
+/// supervisor runs them and closes the old ones).
+pub type ListenerSink = tokio::sync::mpsc::UnboundedSender<Vec<std::net::TcpListener>>;
+
 /// The TLS configuration in force for new connections.
 #[derive(Default)]
 pub struct TlsContext {
     server: RwLock<Option<Arc<ServerConfig>>>,
     client: RwLock<Option<Arc<ClientConfig>>>,
+    listeners: parking_lot::Mutex<Option<ListenerSink>>,
 }
 
 impl TlsContext {
@@ -60,6 +69,11 @@ impl TlsContext {
     /// The configuration a replica connects to its primary with.
     pub fn client_config(&self) -> Option<Arc<ClientConfig>> {
         self.client.read().clone()
+    }
+
+    /// Start-up: where new TLS listeners go.
+    pub fn set_listener_sink(&self, sink: ListenerSink) {
+        *self.listeners.lock() = Some(sink);
     }
 
     fn install(&self, built: Built) {
@@ -86,33 +100,61 @@ pub fn configure(context: &TlsContext, options: &TlsOptions) -> Result<(), Strin
     Ok(())
 }
 
-/// CONFIG SET: rebuilds when a TLS option changed and TLS is in use; on
-/// failure logs why and returns Redis's error text, keeping what is in
-/// force.
-pub fn reload(context: &TlsContext, old: &TlsOptions, new: &TlsOptions) -> Result<(), String> {
-    if old == new || !new.enabled() {
+/// CONFIG SET: rebuilds when a TLS option changed and TLS is in use, and
+/// moves the TLS listeners to a new `tls-port` (on the `bind` addresses);
+/// on failure logs why and returns Redis's error text, keeping what is in
+/// force (the new port is bound before anything is installed).
+pub fn reload(
+    context: &TlsContext,
+    old: &TlsOptions,
+    new: &TlsOptions,
+    (binds, backlog): (&[String], u32),
+) -> Result<(), String> {
+    if old == new {
         return Ok(());
     }
-    let options = new.clone();
-    let built = match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(move || build(&options))
+    let built = if new.enabled() {
+        let options = new.clone();
+        let built = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(move || build(&options))
+            }
+            _ => build(&options),
+        };
+        match built {
+            Ok(built) => Some(built),
+            Err(e) => {
+                tracing::warn!(
+                    "Failed applying the new TLS configuration, keeping the previous one: {e}"
+                );
+                return Err(UPDATE_FAILED.to_string());
+            }
         }
-        _ => build(&options),
+    } else {
+        None
     };
-    match built {
-        Ok(built) => {
-            context.install(built);
-            tracing::info!("TLS configuration reloaded; new connections use it");
-            Ok(())
-        }
-        Err(e) => {
-            tracing::warn!(
-                "Failed applying the new TLS configuration, keeping the previous one: {e}"
-            );
-            Err(UPDATE_FAILED.to_string())
+    let listeners = match new.port {
+        port if port == old.port => None,
+        0 => Some(Vec::new()),
+        port => match crate::listen::bind_all(binds, port, backlog) {
+            Ok(listeners) => Some(listeners),
+            Err(e) => {
+                tracing::warn!("Failed binding the new tls-port, keeping the previous one: {e}");
+                return Err(LISTEN_FAILED.to_string());
+            }
+        },
+    };
+    if let Some(built) = built {
+        context.install(built);
+        tracing::info!("TLS configuration reloaded; new connections use it");
+    }
+    if let Some(listeners) = listeners {
+        match context.listeners.lock().as_ref() {
+            Some(sink) if sink.send(listeners).is_ok() => {}
+            _ => return Err(LISTEN_FAILED.to_string()),
         }
     }
+    Ok(())
 }
 
 /// Reads the files and builds both configurations (blocking).
