@@ -250,30 +250,14 @@ impl TlsClient {
         client: Option<(&Path, &Path)>,
         versions: &[&'static rustls::SupportedProtocolVersion],
     ) -> Result<TlsClient, String> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_file_iter(&certs.ca).unwrap() {
-            roots.add(cert.unwrap()).unwrap();
-        }
-        let builder = rustls::ClientConfig::builder_with_provider(provider)
-            .with_protocol_versions(versions)
-            .unwrap()
-            .with_root_certificates(roots);
-        let config = match client {
-            Some((cert, key)) => {
-                let chain = CertificateDer::pem_file_iter(cert)
-                    .unwrap()
-                    .collect::<Result<Vec<_>, _>>()
-                    .unwrap();
-                builder
-                    .with_client_auth_cert(chain, PrivateKeyDer::from_pem_file(key).unwrap())
-                    .unwrap()
-            }
-            None => builder.with_no_client_auth(),
-        };
+        TlsClient::connect_with(port, client_config(certs, client, versions))
+    }
+
+    /// A connection with `config`, whose session cache resumes sessions
+    /// across connections.
+    fn connect_with(port: u16, config: Arc<rustls::ClientConfig>) -> Result<TlsClient, String> {
         let name = ServerName::try_from("localhost").unwrap();
-        let session =
-            rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+        let session = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
         let tcp = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
         tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut client = TlsClient {
@@ -323,6 +307,37 @@ impl TlsClient {
     fn server_cert(&self) -> Vec<u8> {
         self.stream.conn.peer_certificates().unwrap()[0].to_vec()
     }
+}
+
+/// The test's rustls client configuration: the test CA, and a client
+/// certificate if given.
+fn client_config(
+    certs: &Certs,
+    client: Option<(&Path, &Path)>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(&certs.ca).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((cert, key)) => {
+            let chain = CertificateDer::pem_file_iter(cert)
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            builder
+                .with_client_auth_cert(chain, PrivateKeyDer::from_pem_file(key).unwrap())
+                .unwrap()
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Arc::new(config)
 }
 
 const BOTH_VERSIONS: &[&rustls::SupportedProtocolVersion] =
@@ -964,4 +979,45 @@ fn config_set_tls_port_moves_the_listeners() {
         TcpStream::connect(("127.0.0.1", new_port)).is_err()
     });
     assert_eq!(before.cmd(&["PING"]).unwrap(), "+PONG");
+}
+
+/// tls-session-caching: a second connection resumes the first one's
+/// session (TLS 1.2 and 1.3) while it is cached, and never with `no`.
+#[test]
+fn sessions_resume_while_cached() {
+    use rustls::HandshakeKind::{Full, Resumed};
+    let certs = certs();
+    let kind = |port: u16, config: &Arc<rustls::ClientConfig>| {
+        TlsClient::connect_with(port, config.clone())
+            .unwrap()
+            .stream
+            .conn
+            .handshake_kind()
+    };
+    let (_cached, port) = firn_tls(
+        &certs,
+        &[
+            "--tls-auth-clients",
+            "no",
+            "--tls-session-cache-timeout",
+            "2",
+        ],
+    );
+    let (_uncached, uncached_port) = firn_tls(
+        &certs,
+        &["--tls-auth-clients", "no", "--tls-session-caching", "no"],
+    );
+    for version in [&rustls::version::TLS13, &rustls::version::TLS12] {
+        let config = client_config(&certs, None, &[version]);
+        assert_eq!(kind(port, &config), Some(Full));
+        assert_eq!(kind(port, &config), Some(Resumed), "{version:?}");
+        let config = client_config(&certs, None, &[version]);
+        assert_eq!(kind(uncached_port, &config), Some(Full));
+        assert_eq!(kind(uncached_port, &config), Some(Full), "{version:?}");
+    }
+    // Past tls-session-cache-timeout a session is not resumed.
+    let config = client_config(&certs, None, BOTH_VERSIONS);
+    assert_eq!(kind(port, &config), Some(Full));
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(kind(port, &config), Some(Full));
 }
