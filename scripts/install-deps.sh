@@ -14,7 +14,9 @@
 #   redis-sentinel the Sentinel tests/sentinel.rs runs over Firn servers
 #   redis-py       Python's redis client (Debian's python3-redis), importable
 #                  by /usr/bin/python3, the interpreter tests/sentinel.rs
-#                  runs (a python3 earlier in PATH, e.g. pyenv's, may lack it)
+#                  and tests/tls.rs run (a python3 earlier in PATH, e.g.
+#                  pyenv's, may lack it)
+#   openssl        the command bench/tls.sh makes its certificates with
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
 #   cargo-modules  scripts/module_cycles.py reads its module graph; built
 #                  with `cargo install` (about 25 minutes on 2 cores, once)
@@ -72,6 +74,7 @@ redis-cli|command redis-cli|redis-tools
 redis-benchmark|command redis-benchmark|redis-tools
 redis-sentinel|command redis-sentinel|redis-sentinel
 redis-py|python-module redis|python3-redis
+openssl|command openssl|openssl
 go|command go|golang-go
 cargo|command cargo|
 cargo-modules|command cargo-modules|cargo install --locked cargo-modules@0.27.0

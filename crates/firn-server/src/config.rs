@@ -113,6 +113,95 @@ impl OutputLimits {
     }
 }
 
+/// `tls-auth-clients`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsAuthClients {
+    No,
+    Yes,
+    Optional,
+}
+
+const TLS_AUTH_CLIENTS: &[&str] = &["no", "yes", "optional"];
+
+impl TlsAuthClients {
+    /// From a value [`Kind::Enum`] of `TLS_AUTH_CLIENTS` accepted.
+    fn parse(value: &str) -> TlsAuthClients {
+        match value {
+            "no" => TlsAuthClients::No,
+            "optional" => TlsAuthClients::Optional,
+            _ => TlsAuthClients::Yes,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsAuthClients::No => "no",
+            TlsAuthClients::Yes => "yes",
+            TlsAuthClients::Optional => "optional",
+        }
+    }
+}
+
+/// The `tls-*` options, as given (tls/ builds rustls's configuration from
+/// them; paths are read when it does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub port: u16,
+    pub cert_file: String,
+    pub key_file: String,
+    pub key_file_pass: String,
+    pub client_cert_file: String,
+    pub client_key_file: String,
+    pub client_key_file_pass: String,
+    pub dh_params_file: String,
+    pub ca_cert_file: String,
+    pub ca_cert_dir: String,
+    pub auth_clients: TlsAuthClients,
+    pub protocols: String,
+    pub ciphers: String,
+    pub ciphersuites: String,
+    pub prefer_server_ciphers: bool,
+    pub session_caching: bool,
+    pub session_cache_size: u64,
+    pub session_cache_timeout_secs: u64,
+    pub replication: bool,
+}
+
+impl Default for TlsOptions {
+    /// Redis's defaults.
+    fn default() -> Self {
+        TlsOptions {
+            port: 0,
+            cert_file: String::new(),
+            key_file: String::new(),
+            key_file_pass: String::new(),
+            client_cert_file: String::new(),
+            client_key_file: String::new(),
+            client_key_file_pass: String::new(),
+            dh_params_file: String::new(),
+            ca_cert_file: String::new(),
+            ca_cert_dir: String::new(),
+            auth_clients: TlsAuthClients::Yes,
+            protocols: String::new(),
+            ciphers: String::new(),
+            ciphersuites: String::new(),
+            prefer_server_ciphers: false,
+            session_caching: true,
+            session_cache_size: 20 * 1024,
+            session_cache_timeout_secs: 300,
+            replication: false,
+        }
+    }
+}
+
+impl TlsOptions {
+    /// Whether TLS is in use: a TLS listener, or replication over TLS
+    /// (Redis configures TLS then, and only then).
+    pub fn enabled(&self) -> bool {
+        self.port != 0 || self.replication
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub port: u16,
@@ -172,6 +261,8 @@ pub struct Config {
     pub enable_debug_command: Protected,
     /// Who may run MODULE LOAD, LOADEX and UNLOAD (they still fail).
     pub enable_module_command: Protected,
+    /// The `tls-*` options.
+    pub tls: TlsOptions,
     /// The values of the options Firn accepts and keeps only to report
     /// them (those with `kept` in `OPTIONS`), by primary name; an option
     /// not here has its default.
@@ -239,6 +330,7 @@ impl Default for Config {
             daemonize: false,
             enable_debug_command: Protected::No,
             enable_module_command: Protected::No,
+            tls: TlsOptions::default(),
             kept: BTreeMap::new(),
             given: Vec::new(),
             ignored_directives: Vec::new(),
@@ -642,6 +734,60 @@ fn memory_in(args: &[String], max: u64) -> Result<u64, String> {
 
 fn yn(b: bool) -> String {
     if b { "yes" } else { "no" }.to_string()
+}
+
+/// A `tls-*` option that is a path or a list (`Config::tls`).
+macro_rules! tls_text {
+    ($name:literal, $field:ident, $doc:literal) => {
+        OptionDef {
+            name: $name,
+            alias: None,
+            mutable: true,
+            doc: $doc,
+            get: |c| c.tls.$field.clone(),
+            set: |c, a| {
+                c.tls.$field = one(a)?.to_string();
+                Ok(())
+            },
+            kept: None,
+        }
+    };
+}
+
+/// A yes/no `tls-*` option.
+macro_rules! tls_bool {
+    ($name:literal, $field:ident, $doc:literal) => {
+        OptionDef {
+            name: $name,
+            alias: None,
+            mutable: true,
+            doc: $doc,
+            get: |c| yn(c.tls.$field),
+            set: |c, a| {
+                c.tls.$field = yes_no(a)?;
+                Ok(())
+            },
+            kept: None,
+        }
+    };
+}
+
+/// An integer `tls-*` option in `0..=max`.
+macro_rules! tls_int {
+    ($name:literal, $field:ident, $max:expr, $mutable:literal, $doc:literal) => {
+        OptionDef {
+            name: $name,
+            alias: None,
+            mutable: $mutable,
+            doc: $doc,
+            get: |c| c.tls.$field.to_string(),
+            set: |c, a| {
+                c.tls.$field = int_in(a, 0, $max)?.try_into().unwrap_or_default();
+                Ok(())
+            },
+            kept: None,
+        }
+    };
 }
 
 pub static OPTIONS: &[OptionDef] = &[
@@ -1325,26 +1471,55 @@ pub static OPTIONS: &[OptionDef] = &[
         kept: None,
     },
     kept("sanitize-dump-payload", None, true, Kind::Enum(&["no", "yes", "clients"]), "no", Warn::Never, "No effect: RESTORE always checks a payload in full (as `yes`)."),
-    kept("tls-port", None, true, Kind::Int(0, 65535), "0", Warn::Unless("0", "Firn serves no TLS"), NO_TLS),
-    kept("tls-session-cache-size", None, true, Kind::Int(0, i32::MAX as i64), "20480", Warn::Never, NO_TLS),
-    kept("tls-session-cache-timeout", None, true, Kind::Int(0, i32::MAX as i64), "300", Warn::Never, NO_TLS),
-    kept("tls-cluster", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
-    kept("tls-replication", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
-    kept("tls-auth-clients", None, true, Kind::Enum(&["no", "yes", "optional"]), "yes", Warn::Never, NO_TLS),
-    kept("tls-prefer-server-ciphers", None, true, Kind::Bool, "no", Warn::Never, NO_TLS),
-    kept("tls-session-caching", None, true, Kind::Bool, "yes", Warn::Never, NO_TLS),
-    kept("tls-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-key-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-key-file-pass", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-client-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-client-key-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-client-key-file-pass", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-dh-params-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-ca-cert-file", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-ca-cert-dir", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-protocols", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-ciphers", None, true, Kind::Text, "", Warn::Never, NO_TLS),
-    kept("tls-ciphersuites", None, true, Kind::Text, "", Warn::Never, NO_TLS),
+    tls_int!("tls-port", port, 65535, true,
+        "Port of the TLS listeners (0: none), on the `bind` addresses beside `port` (which may be 0 for TLS only). CONFIG SET binds the new port, then closes the old one (its connections go on); a port that cannot be bound fails the CONFIG SET."),
+    tls_text!("tls-cert-file", cert_file,
+        "The server's certificate chain (PEM; leaf first). CONFIG SET of this or any other tls-* option below reloads TLS for new connections; a file that fails to load fails the CONFIG SET, and the old settings stay."),
+    tls_text!("tls-key-file", key_file,
+        "The private key of `tls-cert-file` (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC; unencrypted: see `tls-key-file-pass`)."),
+    tls_text!("tls-key-file-pass", key_file_pass,
+        "Refused when the key is encrypted: rustls reads no encrypted keys (decrypt it with `openssl pkey`); a passphrase given for an unencrypted key is ignored with a warning, as OpenSSL ignores it."),
+    tls_text!("tls-client-cert-file", client_cert_file,
+        "The certificate a replica shows its primary with `tls-replication yes` (else `tls-cert-file`)."),
+    tls_text!("tls-client-key-file", client_key_file,
+        "The key of `tls-client-cert-file`."),
+    tls_text!("tls-client-key-file-pass", client_key_file_pass,
+        "Refused like `tls-key-file-pass` when the client key is encrypted."),
+    tls_text!("tls-dh-params-file", dh_params_file,
+        "Ignored with a warning: rustls has no finite-field Diffie-Hellman; key exchange is always ECDHE (X25519, P-256, P-384)."),
+    tls_text!("tls-ca-cert-file", ca_cert_file,
+        "CA certificates (PEM) that client certificates (and a primary's, for a replica) are verified against. This or `tls-ca-cert-dir` is required unless `tls-auth-clients no`."),
+    tls_text!("tls-ca-cert-dir", ca_cert_dir,
+        "A directory of CA certificates (PEM): every file in it is read (OpenSSL's hashed names are not needed)."),
+    OptionDef {
+        name: "tls-auth-clients",
+        alias: None,
+        mutable: true,
+        doc: "`yes`: a client must show a certificate the CAs verify; `optional`: one shown is verified; `no`: none is asked for.",
+        get: |c| c.tls.auth_clients.name().to_string(),
+        set: |c, a| {
+            c.tls.auth_clients = TlsAuthClients::parse(&Kind::Enum(TLS_AUTH_CLIENTS).check(a)?);
+            Ok(())
+        },
+        kept: None,
+    },
+    tls_text!("tls-protocols", protocols,
+        "Protocol versions, space separated: `TLSv1.2`, `TLSv1.3` (empty: both). `TLSv1` and `TLSv1.1` are accepted and ignored with a warning (rustls has neither); a list with neither 1.2 nor 1.3 is an error."),
+    tls_text!("tls-ciphers", ciphers,
+        "TLS 1.2 cipher suites, OpenSSL names separated by `:` (`ECDHE-RSA-AES256-GCM-SHA384`, `ECDHE-ECDSA-CHACHA20-POLY1305`...; `DEFAULT`, `HIGH`, `ALL` mean all six ECDHE AEAD suites rustls has). Unknown names and `!x`/`-x`/`@...` terms are skipped; a list with nothing usable is an error, as OpenSSL refuses it."),
+    tls_text!("tls-ciphersuites", ciphersuites,
+        "TLS 1.3 suites, `:` separated: `TLS_AES_256_GCM_SHA384`, `TLS_AES_128_GCM_SHA256`, `TLS_CHACHA20_POLY1305_SHA256` (the CCM suites are skipped). A list with nothing usable is an error."),
+    tls_bool!("tls-prefer-server-ciphers", prefer_server_ciphers,
+        "Pick the cipher suite in the server's order rather than the client's."),
+    tls_bool!("tls-session-caching", session_caching,
+        "Resumable sessions: a server-side cache (TLS 1.2 session ids, TLS 1.3 tickets that name a cached session). `no`: no session is resumed."),
+    tls_int!("tls-session-cache-size", session_cache_size, i32::MAX as i64, true,
+        "Sessions the cache holds (0: no bound); the oldest go first."),
+    tls_int!("tls-session-cache-timeout", session_cache_timeout_secs, i32::MAX as i64, true,
+        "Seconds a cached session may be resumed for."),
+    tls_bool!("tls-replication", replication,
+        "A replica connects to its primary over TLS (verified against the CA options, shown `tls-client-cert-file` or else `tls-cert-file`)."),
+    kept("tls-cluster", None, true, Kind::Bool, "no", Warn::Never, NO_CLUSTER),
 ];
 
 /// The reasons kept options share (docs/configuration.md shows them).
@@ -1358,7 +1533,6 @@ const NO_AOF: &str = "No effect: Firn keeps no append-only file; RocksDB's write
 const NO_DEFRAG: &str = "No effect: Firn runs no active defragmentation.";
 const NO_PROC_TITLE: &str = "No effect: Firn keeps its process title.";
 const NO_CPULIST: &str = "No effect: Firn does not pin its threads to CPUs.";
-const NO_TLS: &str = "No effect: Firn serves no TLS (use a TLS-terminating proxy).";
 const SHUTDOWN_SIGNAL: &str = "No effect: on SIGINT and SIGTERM Firn shuts down cleanly (its data is already durable), as `default` does when no save schedule is set.";
 const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
 const PROTECTED_ACTIONS: &[&str] = &["no", "yes", "local"];

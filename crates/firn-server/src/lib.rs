@@ -21,6 +21,7 @@ pub mod groups;
 pub mod info;
 pub mod keyspecs;
 pub mod latency;
+pub mod listen;
 pub mod monitor;
 pub mod multi;
 pub mod notify;
@@ -35,6 +36,7 @@ pub mod scripting;
 pub mod server;
 mod startup;
 pub mod stream_reply;
+pub mod tls;
 pub mod tracking;
 
 pub use startup::{daemonize, import_rdb_file, run};

@@ -481,6 +481,8 @@ pub struct Server {
     pub scripting: crate::scripting::thread::Scripting,
     /// ACL users and the ACL log.
     pub acl: crate::acl::state::Acl,
+    /// The TLS configuration new connections use (tls/).
+    pub tls: crate::tls::TlsContext,
 }
 
 impl Server {

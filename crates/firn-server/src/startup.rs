@@ -5,7 +5,6 @@
 use firn_storage::{Engine, EngineConfig, ExpireCycle};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -19,6 +18,9 @@ use crate::commands::Registry;
 use crate::config::Config;
 use crate::rdb_import::ImportStats;
 use crate::server::{ClientInfo, Server, ServerStats, SlowLog};
+
+/// Protected mode's refusal, as Redis words it.
+const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Firn is running in protected mode because protected mode is enabled and no password is set for the default user. Connections are only accepted from the loopback interface. Set a password with requirepass, or disable protected mode with CONFIG SET protected-mode no.\r\n";
 
 /// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
 const RESERVED_FDS: u64 = 32;
@@ -258,7 +260,9 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         tracking: Default::default(),
         scripting: Default::default(),
         acl: Default::default(),
+        tls: Default::default(),
     });
+    crate::tls::configure(&server.tls, &config.tls)?;
 
     crate::acl::commands::load_at_startup(&server)?;
     crate::scripting::jobs::start(&server);
@@ -332,39 +336,29 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 async fn serve(server: Arc<Server>) -> Result<(), String> {
     crate::notify::start(&server);
     crate::replication::start(&server).await;
-    let (port, binds, backlog) = {
+    let (port, tls_port, binds, backlog) = {
         let c = server.config();
-        (c.port, c.bind.clone(), c.tcp_backlog)
+        (c.port, c.tls.port, c.bind.clone(), c.tcp_backlog)
     };
-    let mut listeners = Vec::new();
-    for given in &binds {
-        // As in Redis: `-addr` may be unavailable (skipped with a warning),
-        // `*` and `::*` are every IPv4 and IPv6 address.
-        let optional = given.starts_with('-');
-        let addr = match given.trim_start_matches('-') {
-            "*" => "0.0.0.0",
-            "::*" => "::",
-            addr => addr,
-        };
-        let ip: std::net::IpAddr = addr
-            .parse()
-            .map_err(|_| format!("invalid bind address '{addr}'"))?;
-        let sock_addr = SocketAddr::new(ip, port);
-        match listen_on(sock_addr, backlog) {
-            Ok(listener) => listeners.push(listener),
-            Err(e) if optional => {
-                tracing::warn!("could not bind {sock_addr} (optional, skipped): {e}");
-            }
-            Err(e) => return Err(e),
-        }
+    if port == 0 && tls_port == 0 {
+        return Err("Configured to not listen anywhere, exiting.".into());
     }
-    if listeners.is_empty() {
+    // `port 0` is no plain listener, as in Redis; `tls-port` adds TLS
+    // listeners on the same addresses.
+    let bind = |port| match port {
+        0 => Ok(Vec::new()),
+        port => crate::listen::bind_all(&binds, port, backlog),
+    };
+    let (plain, tls) = (bind(port)?, bind(tls_port)?);
+    if plain.is_empty() && tls.is_empty() {
         return Err("no address to listen on (every optional bind address failed)".into());
     }
-    tracing::info!(port, "Ready to accept connections");
-    for listener in listeners {
-        tokio::spawn(accept_loop(server.clone(), listener));
+    tracing::info!(port, tls_port, "Ready to accept connections");
+    for listener in plain {
+        let listener = TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+        tokio::spawn(accept_loop(server.clone(), listener, false));
     }
+    supervise_tls_listeners(&server, tls);
     let mut shutdown = server.shutdown.subscribe();
     tokio::select! {
         _ = crate::server::until_shutdown(&mut shutdown) => {}
@@ -374,25 +368,35 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
     Ok(())
 }
 
-/// A listening socket on `sock_addr`.
-fn listen_on(sock_addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
-    let socket = socket2::Socket::new(
-        socket2::Domain::for_address(sock_addr),
-        socket2::Type::STREAM,
-        None,
-    )
-    .map_err(|e| e.to_string())?;
-    socket.set_reuse_address(true).map_err(|e| e.to_string())?;
-    if sock_addr.is_ipv6() {
-        let _ = socket.set_only_v6(true);
-    }
-    socket
-        .bind(&sock_addr.into())
-        .map_err(|e| format!("could not bind {sock_addr}: {e}"))?;
-    socket.listen(backlog as i32).map_err(|e| e.to_string())?;
-    socket.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let std_listener: std::net::TcpListener = socket.into();
-    TcpListener::from_std(std_listener).map_err(|e| e.to_string())
+/// The TLS listeners' task: runs their accept loops, and replaces them
+/// with the ones CONFIG SET tls-port bound (tls::reload), closing the old
+/// (their connections go on).
+fn supervise_tls_listeners(server: &Arc<Server>, initial: Vec<std::net::TcpListener>) {
+    let (sink, mut replaced) = tokio::sync::mpsc::unbounded_channel();
+    server.tls.set_listener_sink(sink);
+    let server = server.clone();
+    tokio::spawn(async move {
+        let mut listeners = initial;
+        loop {
+            let loops: Vec<_> = listeners
+                .drain(..)
+                .filter_map(|l| match TcpListener::from_std(l) {
+                    Ok(l) => Some(tokio::spawn(accept_loop(server.clone(), l, true))),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot listen for TLS");
+                        None
+                    }
+                })
+                .collect();
+            let Some(next) = replaced.recv().await else {
+                return;
+            };
+            for accepting in loops {
+                accepting.abort();
+            }
+            listeners = next;
+        }
+    });
 }
 
 async fn signal_shutdown() {
@@ -409,7 +413,8 @@ async fn signal_shutdown() {
     }
 }
 
-async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
+/// Accepts connections on `listener` (TLS ones when `tls`), one task each.
+async fn accept_loop(server: Arc<Server>, listener: TcpListener, tls: bool) {
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -423,9 +428,14 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             .stats
             .connections_received
             .fetch_add(1, Ordering::Relaxed);
-        let (maxclients, protected, keepalive) = {
+        let (maxclients, protected, keepalive, timeout_secs) = {
             let c = server.config();
-            (c.maxclients, c.protected_mode, c.tcp_keepalive_secs)
+            (
+                c.maxclients,
+                c.protected_mode,
+                c.tcp_keepalive_secs,
+                c.timeout_secs,
+            )
         };
         // Redis's protected mode asks whether the default user needs a
         // password (requirepass or ACL SETUSER default).
@@ -452,16 +462,35 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                     .stats
                     .rejected_connections
                     .fetch_add(1, Ordering::Relaxed);
-                let _ = stream
-                    .write_all(b"-ERR max number of clients reached\r\n")
-                    .await;
+                // Over TLS the error cannot be read before a handshake;
+                // Redis's write of it fails there too: the client is closed.
+                if !tls {
+                    let _ = stream
+                        .write_all(b"-ERR max number of clients reached\r\n")
+                        .await;
+                }
                 return;
             }
+            // A TLS client counts in maxclients from here, its handshake
+            // included (as Redis creates the client before it).
+            let (mut stream, session) = if tls {
+                match tls_handshake(&server2, stream, timeout_secs).await {
+                    Some((stream, session)) => (stream, Some(session)),
+                    None => {
+                        server2.connected.fetch_sub(1, Ordering::AcqRel);
+                        return;
+                    }
+                }
+            } else {
+                (stream, None)
+            };
             if protected && !has_pass && !peer.ip().is_loopback() {
                 server2.connected.fetch_sub(1, Ordering::AcqRel);
-                let _ = stream
-                    .write_all(b"-DENIED Firn is running in protected mode because protected mode is enabled and no password is set for the default user. Connections are only accepted from the loopback interface. Set a password with requirepass, or disable protected mode with CONFIG SET protected-mode no.\r\n")
-                    .await;
+                if let Some(session) = session {
+                    deny_tls(stream, session).await;
+                    return;
+                }
+                let _ = stream.write_all(PROTECTED_MODE_DENIED).await;
                 return;
             }
             let id = server2.next_client_id.fetch_add(1, Ordering::Relaxed);
@@ -476,7 +505,52 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                 stream.as_raw_fd(),
             ));
             server2.register_client(client.clone());
-            crate::connection::serve(server2, stream, client).await;
+            crate::connection::serve(server2, stream, session, client).await;
         });
     }
+}
+
+/// A TLS client's handshake, on its own task, bounded by
+/// `tls::HANDSHAKE_DEADLINE` and `timeout` when it is shorter; `None` when
+/// it failed or took too long (the client is closed).
+async fn tls_handshake(
+    server: &Server,
+    stream: tokio::net::TcpStream,
+    timeout_secs: u64,
+) -> Option<(tokio::net::TcpStream, rustls::ServerConnection)> {
+    let config = server.tls.server_config()?;
+    let mut deadline = crate::tls::HANDSHAKE_DEADLINE;
+    if timeout_secs > 0 {
+        deadline = deadline.min(Duration::from_secs(timeout_secs));
+    }
+    let peer = stream.peer_addr().ok();
+    let accept = tokio_rustls::TlsAcceptor::from(config).accept(stream);
+    let mut shutdown = server.shutdown.subscribe();
+    let outcome = tokio::select! {
+        outcome = tokio::time::timeout(deadline, accept) => outcome,
+        _ = crate::server::until_shutdown(&mut shutdown) => return None,
+    };
+    match outcome {
+        Ok(Ok(done)) => Some(done.into_inner()),
+        Ok(Err(e)) => {
+            tracing::debug!(?peer, error = %e, "Error accepting a client connection (TLS handshake)");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(?peer, "TLS handshake timed out");
+            None
+        }
+    }
+}
+
+/// Protected mode's refusal, over TLS (the handshake is done first, as
+/// Redis checks protected mode once the connection is established).
+async fn deny_tls(stream: tokio::net::TcpStream, session: rustls::ServerConnection) {
+    use tokio::io::AsyncWriteExt;
+    let mut io = crate::connection::tls::TlsStream::new(stream, Box::new(session));
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        io.write_all(PROTECTED_MODE_DENIED).await?;
+        io.shutdown().await
+    })
+    .await;
 }

@@ -322,8 +322,20 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let names_requirepass = targets.iter().any(|(def, _, _)| def.name == "requirepass");
     // All values are applied to a copy first: all or none take effect.
     let mut updated = ctx.server.config().clone();
+    let mut first_tls = None;
     for (def, name, value) in targets {
         def.apply(&mut updated, &[value])
+            .map_err(|why| config_set_failed(&name, &why))?;
+        if def.name.starts_with("tls-") && first_tls.is_none() {
+            first_tls = Some(name);
+        }
+    }
+    // New connections get the rebuilt TLS configuration; a file that does
+    // not load fails the whole CONFIG SET and keeps the old one.
+    if let Some(name) = first_tls {
+        let old = ctx.server.config().tls.clone();
+        let listen = (updated.bind.as_slice(), updated.tcp_backlog);
+        crate::tls::reload(&ctx.server.tls, &old, &updated.tls, listen)
             .map_err(|why| config_set_failed(&name, &why))?;
     }
     ctx.server.engine.set_encoding_limits(updated.encoding);

@@ -26,13 +26,17 @@
 //!
 //! The connection keeps only the connection: the request path itself is
 //! `pipeline.rs`, the output queue `output.rs`, a blocked command's wait
-//! `blocked.rs`, MONITOR mode `monitor/mode.rs`.
+//! `blocked.rs`, MONITOR mode `monitor/mode.rs`, TLS's records `tls.rs`
+//! (a TLS connection is this same loop; where bytes enter and leave the
+//! socket, the session decrypts and encrypts them).
 
 mod blocked;
 mod output;
+pub(crate) mod tls;
 
 use bytes::{Bytes, BytesMut};
 use firn_resp::{Limits, Reply, RequestDecoder};
+use rustls::ServerConnection;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,6 +75,8 @@ const STREAM_BUFFER_BYTES: usize = 1024 * 1024;
 /// What a wait on the socket ended with.
 enum Woke {
     Read(std::io::Result<usize>),
+    /// A TLS connection's socket has ciphertext to read.
+    TlsReadable(std::io::Result<()>),
     Writable(std::io::Result<()>),
     /// No traffic for `timeout` seconds.
     Idle,
@@ -90,25 +96,54 @@ enum Ended {
     Abort,
 }
 
-pub async fn serve(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) {
-    let mut connection = Connection::new(server.clone(), stream, client.clone());
+/// Serves a client on `stream`; `tls` is the session of a TLS connection,
+/// its handshake done.
+pub async fn serve(
+    server: Arc<Server>,
+    stream: TcpStream,
+    tls: Option<ServerConnection>,
+    client: Arc<ClientInfo>,
+) {
+    let mut connection = Connection::new(server.clone(), stream, tls, client.clone());
     if let Some(psync) = connection.run().await {
         // PSYNC: the socket is the replica's feed from now on.
         let Connection {
             reader,
             writer,
             inbuf,
+            tls,
             ..
         } = connection;
-        crate::replication::primary::serve(
-            server.clone(),
-            client.clone(),
-            reader,
-            writer,
-            inbuf,
-            psync,
-        )
-        .await;
+        match tls {
+            None => {
+                crate::replication::primary::serve(
+                    server.clone(),
+                    client.clone(),
+                    reader,
+                    writer,
+                    inbuf,
+                    psync,
+                )
+                .await
+            }
+            // Over TLS the feed reads and writes the one session from two
+            // tasks: through tokio's split of an owned stream.
+            Some(session) => match reader.reunite(writer) {
+                Ok(tcp) => {
+                    let (reader, writer) = tokio::io::split(tls::TlsStream::new(tcp, session));
+                    crate::replication::primary::serve(
+                        server.clone(),
+                        client.clone(),
+                        reader,
+                        writer,
+                        inbuf,
+                        psync,
+                    )
+                    .await
+                }
+                Err(_) => tracing::warn!(client = client.id, "cannot reunite the socket halves"),
+            },
+        }
     }
     server.pubsub.forget_client(&client);
     crate::tracking::state::disable(&server, &client);
@@ -128,6 +163,8 @@ pub struct Connection {
     session: Session,
     reader: OwnedReadHalf,
     writer: OwnedWriteHalf,
+    /// A TLS connection's session (None: plain TCP).
+    tls: Option<Box<ServerConnection>>,
     inbuf: BytesMut,
     decoder: RequestDecoder,
     output: OutputQueue,
@@ -140,7 +177,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(server: Arc<Server>, stream: TcpStream, client: Arc<ClientInfo>) -> Self {
+    pub fn new(
+        server: Arc<Server>,
+        stream: TcpStream,
+        tls: Option<ServerConnection>,
+        client: Arc<ClientInfo>,
+    ) -> Self {
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
         let session = server.new_session();
@@ -151,6 +193,7 @@ impl Connection {
             session,
             reader,
             writer,
+            tls: tls.map(Box::new),
             inbuf: BytesMut::with_capacity(READ_BYTES),
             decoder: RequestDecoder::new(),
             output: OutputQueue::default(),
@@ -164,8 +207,21 @@ impl Connection {
     /// Read → decode → run → flush, until the client goes or must go, or
     /// asks to be fed as a replica (PSYNC: returned, with its output sent).
     pub async fn run(&mut self) -> Option<crate::replication::state::Psync> {
+        // A TLS client's first request may have come with its handshake.
+        let mut buffered = match self.tls.as_deref_mut() {
+            Some(session) => match tls::take_plaintext(session, &mut self.inbuf) {
+                Ok((n, _)) => n > 0,
+                Err(_) => return None,
+            },
+            None => false,
+        };
         loop {
-            match self.read().await {
+            let read = if std::mem::take(&mut buffered) {
+                Ok(())
+            } else {
+                self.read().await
+            };
+            match read {
                 Ok(()) => {}
                 Err(Ended::Eof) => {
                     let _ = self.finish().await;
@@ -219,25 +275,58 @@ impl Connection {
             };
             (limits, config.client_query_buffer_limit)
         };
-        let mut monitored = Monitored {
-            reader: &mut self.reader,
-            writer: &mut self.writer,
-            inbuf: &mut self.inbuf,
-            decoder: &mut self.decoder,
-            limits: &limits,
-            query_limit,
+        let flow = match self.tls.as_deref_mut() {
+            None => {
+                let mut monitored = Monitored {
+                    reader: &mut self.reader,
+                    writer: &mut self.writer,
+                    inbuf: &mut self.inbuf,
+                    decoder: &mut self.decoder,
+                    limits: &limits,
+                    query_limit,
+                };
+                monitor_loop(
+                    &self.server,
+                    &self.client,
+                    &mut self.session,
+                    &mut monitored,
+                    feed,
+                )
+                .await
+            }
+            Some(session) => {
+                let io = tls::TlsIo {
+                    tcp: self.reader.as_ref(),
+                    session,
+                };
+                let (mut reader, mut writer) = tokio::io::split(io);
+                let mut monitored = Monitored {
+                    reader: &mut reader,
+                    writer: &mut writer,
+                    inbuf: &mut self.inbuf,
+                    decoder: &mut self.decoder,
+                    limits: &limits,
+                    query_limit,
+                };
+                monitor_loop(
+                    &self.server,
+                    &self.client,
+                    &mut self.session,
+                    &mut monitored,
+                    feed,
+                )
+                .await
+            }
         };
-        !matches!(
-            monitor_loop(
-                &self.server,
-                &self.client,
-                &mut self.session,
-                &mut monitored,
-                feed
-            )
-            .await,
-            Flow::Close
-        )
+        if matches!(flow, Flow::Close) {
+            return false;
+        }
+        // What the session decrypted past MONITOR's last read is the
+        // caller's: into the input buffer, as a plain socket would have it.
+        match self.tls.as_deref_mut() {
+            Some(session) => tls::take_plaintext(session, &mut self.inbuf).is_ok(),
+            None => true,
+        }
     }
 
     /// Reads more input, writing released output meanwhile. Returns once
@@ -248,7 +337,7 @@ impl Connection {
             if self.client.killed.load(Ordering::Acquire) {
                 return Err(Ended::Abort);
             }
-            if self.output.has_released() {
+            if self.output.has_released() || self.tls_wants_write() {
                 self.write_ready().map_err(|_| Ended::Abort)?;
             }
             if self.output_over_limit() {
@@ -263,14 +352,16 @@ impl Connection {
                 }
             }
             let can_read = (self.output.len as u64) <= self.output_bound();
-            if can_read {
+            let plain = self.tls.is_none();
+            if can_read && plain {
                 self.inbuf.reserve(self.read_size());
             }
             let idle_deadline = self.idle_deadline();
             let soft_deadline = self.soft_limit_deadline();
-            let want_write = self.output.has_released();
+            let want_write = self.output.has_released() || self.tls_wants_write();
             let woke = tokio::select! {
-                read = self.reader.read_buf(&mut self.inbuf), if can_read => Woke::Read(read),
+                read = self.reader.read_buf(&mut self.inbuf), if can_read && plain => Woke::Read(read),
+                ready = self.writer.as_ref().readable(), if can_read && !plain => Woke::TlsReadable(ready),
                 ready = self.writer.writable(), if want_write => Woke::Writable(ready),
                 _ = sleep_until(idle_deadline), if idle_deadline.is_some() => Woke::Idle,
                 _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
@@ -291,15 +382,23 @@ impl Connection {
                     self.note_input(n);
                     return Ok(());
                 }
+                Woke::TlsReadable(Ok(())) => match self.read_tls()? {
+                    0 => {}
+                    n => {
+                        self.note_input(n);
+                        return Ok(());
+                    }
+                },
                 Woke::Writable(Ok(())) => self.write_ready().map_err(|_| Ended::Abort)?,
                 Woke::Timer => {}
                 Woke::Idle => {
                     tracing::debug!(client = self.client.id, "closing idle client");
                     return Err(Ended::Abort);
                 }
-                Woke::Read(Err(_)) | Woke::Writable(Err(_)) | Woke::Stop => {
-                    return Err(Ended::Abort)
-                }
+                Woke::Read(Err(_))
+                | Woke::TlsReadable(Err(_))
+                | Woke::Writable(Err(_))
+                | Woke::Stop => return Err(Ended::Abort),
             }
         }
     }
@@ -330,6 +429,29 @@ impl Connection {
             }
             _ => READ_BYTES,
         }
+    }
+
+    /// A TLS connection's readable socket: the plaintext its records held
+    /// (0: none yet), appended to the input.
+    fn read_tls(&mut self) -> Result<usize, Ended> {
+        let want = self.read_size();
+        let Some(session) = self.tls.as_deref_mut() else {
+            return Ok(0);
+        };
+        match tls::read_available(self.reader.as_ref(), session, &mut self.inbuf, want) {
+            Ok(tls::Input::Plaintext(n)) => Ok(n),
+            Ok(tls::Input::Eof) => Err(Ended::Eof),
+            Err(e) => {
+                tracing::debug!(client = self.client.id, error = %e, "TLS error");
+                Err(Ended::Abort)
+            }
+        }
+    }
+
+    /// Whether the TLS session has records to send (output, or its own:
+    /// session tickets, alerts).
+    fn tls_wants_write(&self) -> bool {
+        self.tls.as_ref().is_some_and(|s| s.wants_write())
     }
 
     fn note_input(&mut self, n: usize) {
@@ -417,6 +539,9 @@ impl Connection {
 
     /// Writes released output until the socket would block.
     fn write_ready(&mut self) -> std::io::Result<()> {
+        if self.tls.is_some() {
+            return self.write_ready_tls();
+        }
         while self.output.has_released() {
             match self.output.write_released(&self.writer) {
                 Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
@@ -435,13 +560,38 @@ impl Connection {
         Ok(())
     }
 
+    /// [`Self::write_ready`] over TLS: the session's pending records first,
+    /// then more released output encrypted, until the socket would block.
+    /// Plaintext bytes are counted, as Redis counts them.
+    fn write_ready_tls(&mut self) -> std::io::Result<()> {
+        let Some(session) = self.tls.as_deref_mut() else {
+            return Ok(());
+        };
+        let tcp: &TcpStream = self.writer.as_ref();
+        while tls::flush_ciphertext(tcp, session)? && self.output.has_released() {
+            let n = self
+                .output
+                .consume_released(|slices| tls::encrypt(session, slices))?;
+            if n == 0 {
+                break;
+            }
+            self.last_io = Instant::now();
+            self.server
+                .stats
+                .net_output_bytes
+                .fetch_add(n as u64, Ordering::Relaxed);
+        }
+        self.publish_output_size();
+        Ok(())
+    }
+
     /// Sends everything queued (after it is durable), then flushes the
     /// socket. Used before closing and before MONITOR takes the socket.
     async fn finish(&mut self) -> Result<(), Ended> {
         if self.wait_durable().await.is_err() {
             return Err(Ended::Abort);
         }
-        while self.output.has_released() {
+        while self.output.has_released() || self.tls_wants_write() {
             self.write_when_ready(false).await?;
         }
         self.writer.flush().await.map_err(|_| Ended::Abort)

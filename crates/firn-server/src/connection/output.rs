@@ -61,13 +61,23 @@ impl OutputQueue {
 
     /// Writes released bytes without waiting; returns how many were taken.
     pub(super) fn write_released(&mut self, writer: &OwnedWriteHalf) -> std::io::Result<usize> {
+        self.consume_released(|slices| writer.try_write_vectored(slices))
+    }
+
+    /// Hands up to [`WRITE_SEGMENTS`] released segments to `take` (a
+    /// socket's vectored write, or a TLS session's) and drops the bytes it
+    /// says it took.
+    pub(super) fn consume_released(
+        &mut self,
+        take: impl FnOnce(&[IoSlice<'_>]) -> std::io::Result<usize>,
+    ) -> std::io::Result<usize> {
         let slices: Vec<IoSlice<'_>> = self
             .segments
             .iter()
             .take(self.released.min(WRITE_SEGMENTS))
             .map(|s| IoSlice::new(s))
             .collect();
-        let mut written = writer.try_write_vectored(&slices)?;
+        let mut written = take(&slices)?;
         let total = written;
         while written > 0 {
             let Some(front) = self.segments.front_mut() else {

@@ -5,17 +5,19 @@ use bytes::{Bytes, BytesMut};
 use firn_resp::{Limits, Reply, RequestDecoder};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::command_table::Flags;
 use crate::pipeline::{run_one, Flow, Outgoing};
 use crate::server::{ClientInfo, Server, Session};
 use firn_storage::Ticket;
 
-pub(crate) struct Monitored<'a> {
-    pub(crate) reader: &'a mut OwnedReadHalf,
-    pub(crate) writer: &'a mut OwnedWriteHalf,
+/// The connection's parts MONITOR mode uses: the socket halves of plain
+/// TCP, or those of a TLS session (connection/tls.rs); writes are flushed,
+/// which costs plain TCP nothing.
+pub(crate) struct Monitored<'a, R, W> {
+    pub(crate) reader: &'a mut R,
+    pub(crate) writer: &'a mut W,
     pub(crate) inbuf: &'a mut BytesMut,
     pub(crate) decoder: &'a mut RequestDecoder,
     pub(crate) limits: &'a Limits,
@@ -30,11 +32,11 @@ const MONITOR_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
 /// the connection's own requests. Commands that read or write keys are
 /// refused, MONITOR again is ignored (no reply), QUIT closes, and RESET
 /// leaves the mode: then the requests still buffered are the caller's.
-pub(crate) async fn monitor_loop(
+pub(crate) async fn monitor_loop<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
     session: &mut Session,
-    conn: &mut Monitored<'_>,
+    conn: &mut Monitored<'_, R, W>,
     mut feed: tokio::sync::broadcast::Receiver<Bytes>,
 ) -> Flow {
     let mut shutdown = server.shutdown.subscribe();
@@ -52,6 +54,7 @@ pub(crate) async fn monitor_loop(
                 Err(e) => {
                     e.to_reply().encode(&mut out, session.protocol);
                     let _ = conn.writer.write_all(&out).await;
+                    let _ = conn.writer.flush().await;
                     return Flow::Close;
                 }
             };
@@ -97,7 +100,9 @@ pub(crate) async fn monitor_loop(
         tokio::select! {
             line = feed.recv() => match line {
                 Ok(line) => {
-                    if conn.writer.write_all(&line).await.is_err() {
+                    if conn.writer.write_all(&line).await.is_err()
+                        || conn.writer.flush().await.is_err()
+                    {
                         return Flow::Close;
                     }
                 }
@@ -123,8 +128,8 @@ pub(crate) async fn monitor_loop(
 
 /// Writes a monitor's own replies once the batches they depend on are
 /// durable (a failed batch closes the connection, as in [`Connection`]).
-async fn flush_monitor(
-    writer: &mut OwnedWriteHalf,
+async fn flush_monitor<W: AsyncWrite + Unpin>(
+    writer: &mut W,
     out: &mut BytesMut,
     server: &Server,
     awaiting: &mut Vec<Ticket>,
@@ -143,6 +148,7 @@ async fn flush_monitor(
         .net_output_bytes
         .fetch_add(out.len() as u64, Ordering::Relaxed);
     writer.write_all(out).await?;
+    writer.flush().await?;
     out.clear();
     Ok(())
 }

@@ -20,13 +20,18 @@
 //! only then are their bytes counted as applied, appended to this server's
 //! own backlog (for its replicas: the same bytes, so the same offsets) and
 //! acknowledged (`REPLCONF ACK`).
+//!
+//! With `tls-replication yes` the link is TLS (tokio-rustls, the client
+//! configuration of tls/): the primary's certificate is verified against
+//! the CA options, and this server shows `tls-client-cert-file` (else its
+//! `tls-cert-file`).
 
 use bytes::{Buf, Bytes, BytesMut};
 use firn_resp::{Limits, RequestDecoder};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
@@ -146,9 +151,13 @@ async fn run(
     }
 }
 
+/// The primary's socket, plain or TLS.
+trait LinkIo: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> LinkIo for T {}
+
 /// The primary's connection: its socket and what was read ahead.
 struct Conn {
-    stream: TcpStream,
+    stream: Box<dyn LinkIo>,
     buf: BytesMut,
 }
 
@@ -201,6 +210,10 @@ impl Conn {
             .write_all(out.as_bytes())
             .await
             .map_err(|e| format!("write: {e}"))?;
+        self.stream
+            .flush()
+            .await
+            .map_err(|e| format!("write: {e}"))?;
         self.reply_line(timeout).await
     }
 }
@@ -229,6 +242,21 @@ async fn connect_and_sync(
         .map_err(|_| "connect timed out".to_string())?
         .map_err(|e| format!("connect: {e}"))?;
     let _ = stream.set_nodelay(true);
+    let stream: Box<dyn LinkIo> = if server.config().tls.replication {
+        let config = server
+            .tls
+            .client_config()
+            .ok_or("tls-replication: TLS is not configured")?;
+        let name = crate::tls::server_name(host)?;
+        let connect = tokio_rustls::TlsConnector::from(config).connect(name, stream);
+        let tls = tokio::time::timeout(timeout, connect)
+            .await
+            .map_err(|_| "TLS handshake timed out".to_string())?
+            .map_err(|e| format!("TLS handshake: {e}"))?;
+        Box::new(tls)
+    } else {
+        Box::new(stream)
+    };
     let mut conn = Conn {
         stream,
         buf: BytesMut::with_capacity(READ_BYTES),
@@ -606,7 +634,7 @@ async fn apply_loop(
 ) -> Result<(), String> {
     let repl = &server.replication;
     let Conn { stream, mut buf } = conn;
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, mut writer) = tokio::io::split(stream);
     let mut decoder = RequestDecoder::new();
     let limits = Limits::default();
     // The bytes of complete commands not yet applied.
@@ -699,7 +727,7 @@ async fn apply_loop(
     }
 }
 
-async fn send_ack(writer: &mut tokio::net::tcp::OwnedWriteHalf, offset: u64) -> Result<(), String> {
+async fn send_ack(writer: &mut (impl AsyncWrite + Unpin), offset: u64) -> Result<(), String> {
     let digits = offset.to_string();
     let line = format!(
         "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n${}\r\n{}\r\n",
@@ -709,5 +737,6 @@ async fn send_ack(writer: &mut tokio::net::tcp::OwnedWriteHalf, offset: u64) -> 
     writer
         .write_all(line.as_bytes())
         .await
-        .map_err(|e| format!("write: {e}"))
+        .map_err(|e| format!("write: {e}"))?;
+    writer.flush().await.map_err(|e| format!("write: {e}"))
 }

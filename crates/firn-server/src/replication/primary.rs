@@ -26,8 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::activate;
 use super::state::{now_ms, Psync, ReplicaInfo, STATE_ONLINE, STATE_SEND_BULK, STATE_WAIT_BGSAVE};
@@ -36,14 +35,20 @@ use crate::server::{ClientInfo, Server};
 /// Bytes of stream written to the socket at a time.
 const SEND_BYTES: usize = 1 << 20;
 
-pub async fn serve(
+/// Feeds the replica on the connection's socket halves: plain TCP's, or
+/// those of a TLS session (connection/tls.rs); writes are flushed, which
+/// costs plain TCP nothing.
+pub async fn serve<R, W>(
     server: Arc<Server>,
     client: Arc<ClientInfo>,
-    reader: OwnedReadHalf,
-    mut writer: OwnedWriteHalf,
+    reader: R,
+    mut writer: W,
     leftover: BytesMut,
     req: Psync,
-) {
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send,
+{
     activate(&server);
     let repl = &server.replication;
     let (hard, soft, soft_secs, timeout) = {
@@ -101,6 +106,7 @@ pub async fn serve(
                 let reply =
                     "-ERR Firn feeds Firn replicas only (REPLCONF capa firn-checkpoint)\r\n";
                 let _ = writer.write_all(reply.as_bytes()).await;
+                let _ = writer.flush().await;
                 return Err("a replica that cannot load a checkpoint".to_string());
             }
             info.state.store(STATE_SEND_BULK, Ordering::Release);
@@ -130,12 +136,16 @@ pub async fn serve(
     repl.acked.notify_waiters();
 }
 
-async fn write_timed(
-    writer: &mut OwnedWriteHalf,
+async fn write_timed<W: AsyncWrite + Unpin>(
+    writer: &mut W,
     bytes: &[u8],
     timeout: Duration,
 ) -> Result<(), String> {
-    match tokio::time::timeout(timeout, writer.write_all(bytes)).await {
+    let write = async {
+        writer.write_all(bytes).await?;
+        writer.flush().await
+    };
+    match tokio::time::timeout(timeout, write).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("write: {e}")),
         Err(_) => Err("the replica took no bytes for repl-timeout".into()),
@@ -147,7 +157,7 @@ async fn write_timed(
 async fn full_sync(
     server: &Arc<Server>,
     client: &ClientInfo,
-    writer: &mut OwnedWriteHalf,
+    writer: &mut (impl AsyncWrite + Unpin),
     reader_pos: &Arc<super::backlog::Reader>,
     timeout: Duration,
 ) -> Result<u64, String> {
@@ -187,7 +197,7 @@ async fn full_sync(
 
 async fn send_checkpoint(
     server: &Arc<Server>,
-    writer: &mut OwnedWriteHalf,
+    writer: &mut (impl AsyncWrite + Unpin),
     dir: &Path,
     pos: u64,
     db: Option<u8>,
@@ -252,8 +262,8 @@ async fn stream(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
     info: &Arc<ReplicaInfo>,
-    reader: OwnedReadHalf,
-    writer: &mut OwnedWriteHalf,
+    reader: impl AsyncRead + Unpin + Send + 'static,
+    writer: &mut (impl AsyncWrite + Unpin),
     leftover: BytesMut,
     mut pos: u64,
     (hard, soft, soft_secs): (u64, u64, u64),
@@ -321,7 +331,7 @@ async fn stream(
 async fn read_acks(
     server: Arc<Server>,
     info: Arc<ReplicaInfo>,
-    mut reader: OwnedReadHalf,
+    mut reader: impl AsyncRead + Unpin + Send,
     mut buf: BytesMut,
 ) {
     let mut decoder = RequestDecoder::new();
