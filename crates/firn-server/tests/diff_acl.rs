@@ -381,14 +381,7 @@ fn log_normalised(r: &R) -> R {
 fn client_info_kept(r: &R) -> String {
     const KEEP: [&str; 6] = ["name", "db", "multi", "cmd", "user", "resp"];
     let text = String::from_utf8_lossy(r.as_bytes().unwrap_or_default()).into_owned();
-    text.split(' ')
-        .map(|field| match field.split_once('=') {
-            Some((k, v)) if KEEP.contains(&k) => format!("{k}={v}"),
-            Some((k, _)) => format!("{k}=*"),
-            None => format!("<{field}>"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    firn_testkit::diff::client_line_kept(&text, &KEEP)
 }
 
 #[test]

@@ -203,15 +203,7 @@ fn client_line_normalised(line: &str) -> String {
     const KEEP: [&str; 8] = [
         "name", "db", "flags", "multi", "qbuf", "cmd", "user", "resp",
     ];
-    line.trim_end()
-        .split(' ')
-        .map(|field| match field.split_once('=') {
-            Some((k, v)) if KEEP.contains(&k) => format!("{k}={v}"),
-            Some((k, _)) => format!("{k}=*"),
-            None => format!("<{field}>"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    firn_testkit::diff::client_line_kept(line, &KEEP)
 }
 
 fn client_info_normalised(r: &R) -> R {

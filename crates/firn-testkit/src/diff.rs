@@ -483,6 +483,21 @@ pub fn command(args: &[&str]) -> Vec<Vec<u8>> {
     args.iter().map(|a| a.as_bytes().to_vec()).collect()
 }
 
+/// A CLIENT INFO/LIST line (or an ACL LOG `client-info`) reduced to its
+/// field names in order, with the values kept only for the fields in
+/// `keep` (those that follow from the session, not addresses or ages).
+pub fn client_line_kept(line: &str, keep: &[&str]) -> String {
+    line.trim_end()
+        .split(' ')
+        .map(|field| match field.split_once('=') {
+            Some((k, v)) if keep.contains(&k) => format!("{k}={v}"),
+            Some((k, _)) => format!("{k}=*"),
+            None => format!("<{field}>"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// SLOWLOG GET entries without id, time, duration and address; the
 /// arguments and the client name are kept.
 pub fn slowlog_normalised(r: &R) -> R {

@@ -114,35 +114,35 @@ pub async fn serve(
             tls,
             ..
         } = connection;
-        match tls {
-            None => {
-                crate::replication::primary::serve(
-                    server.clone(),
-                    client.clone(),
-                    reader,
-                    writer,
-                    inbuf,
-                    psync,
-                )
-                .await
-            }
-            // Over TLS the feed reads and writes the one session from two
-            // tasks: through tokio's split of an owned stream.
+        // Over TLS the feed reads and writes the one session from two
+        // tasks: through tokio's split of an owned stream.
+        type Feed = (
+            Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+            Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+        );
+        let feed: Option<Feed> = match tls {
+            None => Some((Box::new(reader), Box::new(writer))),
             Some(session) => match reader.reunite(writer) {
                 Ok(tcp) => {
                     let (reader, writer) = tokio::io::split(tls::TlsStream::new(tcp, session));
-                    crate::replication::primary::serve(
-                        server.clone(),
-                        client.clone(),
-                        reader,
-                        writer,
-                        inbuf,
-                        psync,
-                    )
-                    .await
+                    Some((Box::new(reader), Box::new(writer)))
                 }
-                Err(_) => tracing::warn!(client = client.id, "cannot reunite the socket halves"),
+                Err(_) => {
+                    tracing::warn!(client = client.id, "cannot reunite the socket halves");
+                    None
+                }
             },
+        };
+        if let Some((reader, writer)) = feed {
+            crate::replication::primary::serve(
+                server.clone(),
+                client.clone(),
+                reader,
+                writer,
+                inbuf,
+                psync,
+            )
+            .await;
         }
     }
     server.pubsub.forget_client(&client);
@@ -275,49 +275,38 @@ impl Connection {
             };
             (limits, config.client_query_buffer_limit)
         };
-        let flow = match self.tls.as_deref_mut() {
-            None => {
-                let mut monitored = Monitored {
-                    reader: &mut self.reader,
-                    writer: &mut self.writer,
-                    inbuf: &mut self.inbuf,
-                    decoder: &mut self.decoder,
-                    limits: &limits,
-                    query_limit,
-                };
-                monitor_loop(
-                    &self.server,
-                    &self.client,
-                    &mut self.session,
-                    &mut monitored,
-                    feed,
-                )
-                .await
-            }
+        // MONITOR is no hot path: the plain halves or the TLS session's
+        // split, behind one type.
+        type Reader<'a> = Box<dyn tokio::io::AsyncRead + Unpin + Send + 'a>;
+        type Writer<'a> = Box<dyn tokio::io::AsyncWrite + Unpin + Send + 'a>;
+        let (mut reader, mut writer): (Reader<'_>, Writer<'_>) = match self.tls.as_deref_mut() {
+            None => (Box::new(&mut self.reader), Box::new(&mut self.writer)),
             Some(session) => {
                 let io = tls::TlsIo {
                     tcp: self.reader.as_ref(),
                     session,
                 };
-                let (mut reader, mut writer) = tokio::io::split(io);
-                let mut monitored = Monitored {
-                    reader: &mut reader,
-                    writer: &mut writer,
-                    inbuf: &mut self.inbuf,
-                    decoder: &mut self.decoder,
-                    limits: &limits,
-                    query_limit,
-                };
-                monitor_loop(
-                    &self.server,
-                    &self.client,
-                    &mut self.session,
-                    &mut monitored,
-                    feed,
-                )
-                .await
+                let (reader, writer) = tokio::io::split(io);
+                (Box::new(reader), Box::new(writer))
             }
         };
+        let mut monitored = Monitored {
+            reader: &mut reader,
+            writer: &mut writer,
+            inbuf: &mut self.inbuf,
+            decoder: &mut self.decoder,
+            limits: &limits,
+            query_limit,
+        };
+        let flow = monitor_loop(
+            &self.server,
+            &self.client,
+            &mut self.session,
+            &mut monitored,
+            feed,
+        )
+        .await;
+        drop((reader, writer));
         if matches!(flow, Flow::Close) {
             return false;
         }
