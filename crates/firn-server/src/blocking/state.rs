@@ -131,6 +131,19 @@ impl Waiter {
         ready
     }
 
+    /// A retry that served nothing (the write it was told of may not have
+    /// been readable yet on the cold path): the keys it took stay first in
+    /// line, before any written since, for the next retry.
+    pub fn keep_ready(&self, taken: Vec<Bytes>) {
+        if taken.is_empty() {
+            return;
+        }
+        let mut ready = self.ready.lock();
+        let later: Vec<Bytes> = ready.drain(..).filter(|k| !taken.contains(k)).collect();
+        ready.extend(taken);
+        ready.extend(later);
+    }
+
     /// A stream reader's key was written.
     fn wake_ready(&self, key: &Bytes) {
         {

@@ -130,13 +130,15 @@ impl Connection {
             };
             match woke {
                 BlockedWoke::Retry => {
-                    *self.client.woken_keys.lock() = waiter.take_wake();
+                    let ready = waiter.take_wake();
+                    *self.client.woken_keys.lock() = ready.clone();
                     let server = self.server.clone();
                     let executed =
                         execute(&server, cmd, args, &mut self.session, &self.client).await;
                     if !matches!(executed.deferred, Some(Deferred::Block(_))) {
                         return Waited::Served(executed);
                     }
+                    waiter.keep_ready(ready);
                     self.awaiting.extend(executed.tickets);
                     retry = false;
                 }
