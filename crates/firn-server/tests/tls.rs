@@ -576,27 +576,12 @@ fn starting_with_a_bad_certificate_fails_clearly() {
     let certs = certs();
     let data = tempfile::tempdir().unwrap();
     let port = free_port();
-    let (ok, out) = run(Command::new(firn_testkit::server::firn_binary())
-        .args([
-            "--port",
-            &free_port().to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-        ])
-        .arg(data.path())
-        .args([
-            "--tls-port",
-            &port.to_string(),
-            "--tls-cert-file",
-            "/nonexistent/cert.pem",
-        ])
-        .args([
-            "--tls-key-file",
-            &s(&certs.server_key),
-            "--tls-auth-clients",
-            "no",
-        ]));
+    let (ok, out) = start_with_tls(
+        data.path(),
+        port,
+        &["/nonexistent/cert.pem", &s(&certs.server_key)],
+        &[],
+    );
     assert!(!ok, "{out}");
     assert!(
         out.contains("Failed to configure TLS") && out.contains("/nonexistent/cert.pem"),
@@ -609,30 +594,31 @@ fn starting_with_a_bad_certificate_fails_clearly() {
         "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n",
     )
     .unwrap();
-    let (ok, out) = run(Command::new(firn_testkit::server::firn_binary())
-        .args([
-            "--port",
-            &free_port().to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-        ])
-        .arg(data.path())
-        .args([
-            "--tls-port",
-            &port.to_string(),
-            "--tls-cert-file",
-            &s(&certs.server_cert),
-        ])
-        .args([
-            "--tls-key-file",
-            &s(&encrypted),
-            "--tls-key-file-pass",
-            "secret",
-        ])
-        .args(["--tls-auth-clients", "no"]));
+    let (ok, out) = start_with_tls(
+        data.path(),
+        port,
+        &[&s(&certs.server_cert), &s(&encrypted)],
+        &["--tls-key-file-pass", "secret"],
+    );
     assert!(!ok, "{out}");
     assert!(out.contains("encrypted"), "{out}");
+}
+
+/// Starts firn with a TLS port, `[cert, key]` and `more` flags, no client
+/// certificates; waits for it to exit: (success, its output).
+fn start_with_tls(
+    dir: &std::path::Path,
+    tls_port: u16,
+    [cert, key]: &[&str; 2],
+    more: &[&str],
+) -> (bool, String) {
+    let (port, tls_port) = (free_port().to_string(), tls_port.to_string());
+    run(Command::new(firn_testkit::server::firn_binary())
+        .args(["--port", &port, "--bind", "127.0.0.1", "--dir"])
+        .arg(dir)
+        .args(["--tls-port", &tls_port, "--tls-cert-file", cert])
+        .args(["--tls-key-file", key, "--tls-auth-clients", "no"])
+        .args(more))
 }
 
 /// Raw TCP connections to the TLS port that never start a handshake.

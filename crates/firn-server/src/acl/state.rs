@@ -331,17 +331,26 @@ pub fn parse_users(
     }
 }
 
+/// Each user as its `user <name> rules...` line (CONFIG REWRITE).
+pub fn user_lines(users: &[Arc<User>]) -> Vec<String> {
+    users
+        .iter()
+        .map(|user| {
+            format!(
+                "user {} {}",
+                String::from_utf8_lossy(&user.name),
+                String::from_utf8_lossy(&user.describe())
+            )
+        })
+        .collect()
+}
+
 /// The ACL file's text for these users (ACL SAVE).
 pub fn file_text(users: &[Arc<User>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for user in users {
-        out.extend_from_slice(b"user ");
-        out.extend_from_slice(&user.name);
-        out.push(b' ');
-        out.extend_from_slice(&user.describe());
-        out.push(b'\n');
-    }
-    out
+    user_lines(users)
+        .into_iter()
+        .flat_map(|line| (line + "\n").into_bytes())
+        .collect()
 }
 
 #[cfg(test)]

@@ -381,11 +381,7 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // CONFIG REWRITE, ... EXEC` every handler runs before SLAVEOF's
     // deferred part changes `replicaof`, and the file must get the new one.
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
-        let users: Vec<String> = crate::acl::state::file_text(&server.acl.users())
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty())
-            .map(|line| String::from_utf8_lossy(line).into_owned())
-            .collect();
+        let users = crate::acl::state::user_lines(&server.acl.users());
         let text = server.config().render(&users);
         match write_atomically(&path, text.as_bytes()) {
             Ok(()) => Reply::ok(),
