@@ -17,6 +17,11 @@
 #                  and tests/tls.rs run (a python3 earlier in PATH, e.g.
 #                  pyenv's, may lack it)
 #   openssl        the command bench/tls.sh makes its certificates with
+#   promtool, prometheus   tests/metrics.rs checks /metrics with promtool
+#                  and has Prometheus scrape Firn (Debian's prometheus)
+#   redis_exporter tests/metrics.rs compares /metrics with the families
+#                  redis_exporter derives (prometheus-redis-exporter)
+#   chromium       tests/metrics.rs loads the status page headless
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
 #   cargo-modules  scripts/module_cycles.py reads its module graph; built
 #                  with `cargo install` (about 25 minutes on 2 cores, once)
@@ -76,6 +81,10 @@ redis-sentinel|command redis-sentinel|redis-sentinel
 redis-py|python-module redis|python3-redis
 openssl|command openssl|openssl
 go|command go|golang-go
+promtool|command promtool|prometheus
+prometheus|command prometheus|prometheus
+redis_exporter|command prometheus-redis-exporter|prometheus-redis-exporter
+chromium|command chromium|chromium
 cargo|command cargo|
 cargo-modules|command cargo-modules|cargo install --locked cargo-modules@0.27.0
 EOF
@@ -141,10 +150,10 @@ for install in "${crates[@]}"; do
     $install >&2
 done
 
-# Debian's redis-server and redis-sentinel packages start system instances
-# on 6379 and 26379; Firn's tests start their own on free ports, so they are
-# not needed.
-for service in redis-server redis-sentinel; do
+# Debian's redis-server, redis-sentinel and prometheus packages start
+# system instances (6379, 26379, 9090, 9121); Firn's tests start their own
+# on free ports, so they are not needed.
+for service in redis-server redis-sentinel prometheus prometheus-redis-exporter; do
     if command -v systemctl >/dev/null && systemctl is-active --quiet "$service" 2>/dev/null; then
         systemctl stop "$service" || true
     fi

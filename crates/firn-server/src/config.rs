@@ -223,6 +223,9 @@ pub struct Config {
     pub io_threads: usize,
     pub writer_threads: usize,
     pub io_queue_max: usize,
+    /// The metrics and status page port (0: none) and its address.
+    pub metrics_port: u16,
+    pub metrics_bind: String,
     pub maxmemory: u64,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
@@ -311,6 +314,8 @@ impl Default for Config {
             io_threads: 4,
             writer_threads: 1,
             io_queue_max: 1024,
+            metrics_port: 0,
+            metrics_bind: "127.0.0.1".to_string(),
             maxmemory: 0,
             proto_max_bulk_len: 512 << 20,
             client_query_buffer_limit: 1 << 30,
@@ -1048,6 +1053,33 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| c.io_queue_max.to_string(),
         set: |c, a| {
             c.io_queue_max = int_in(a, 1, i32::MAX as i64)? as usize;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "metrics-port",
+        alias: None,
+        mutable: false,
+        doc: "HTTP port of `/metrics` (Prometheus text format) and the status page at `/`; 0 = none. See docs/operating.md.",
+        get: |c| c.metrics_port.to_string(),
+        set: |c, a| {
+            c.metrics_port = int_in(a, 0, 65535)? as u16;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "metrics-bind",
+        alias: None,
+        mutable: false,
+        doc: "Address the metrics port listens on (one address; the port has no authentication, so loopback by default).",
+        get: |c| c.metrics_bind.clone(),
+        set: |c, a| {
+            let [addr] = a else {
+                return Err("wrong number of arguments".into());
+            };
+            c.metrics_bind = addr.clone();
             Ok(())
         },
         kept: None,

@@ -581,7 +581,17 @@ pub async fn execute(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Executed {
-    let finished = execute_body(server, Body::Command(cmd, args), session, client).await;
+    let started = std::time::Instant::now();
+    let mut went_cold = false;
+    let body = Body::Command(cmd, args);
+    let finished = execute_rounds(server, body, session, client, &mut went_cold).await;
+    if cmd
+        .spec
+        .flags
+        .contains(crate::command_table::Flags::READONLY)
+    {
+        server.read_latency[usize::from(went_cold)].record(started.elapsed().as_micros() as u64);
+    }
     let tickets = finished.tickets;
     match finished.outcome {
         Outcome::Command {
@@ -612,6 +622,18 @@ pub async fn execute_body(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Finished {
+    execute_rounds(server, body, session, client, &mut false).await
+}
+
+/// [`execute_body`], telling through `went_cold` whether the body had to
+/// run on the cold-read pool.
+async fn execute_rounds(
+    server: &Arc<Server>,
+    body: Body<'_>,
+    session: &mut Session,
+    client: &Arc<ClientInfo>,
+    went_cold: &mut bool,
+) -> Finished {
     let all = body.locks_all();
     let owned_keys = if all {
         Vec::new()
@@ -631,7 +653,11 @@ pub async fn execute_body(
             return done;
         }
         if round == 0 {
+            *went_cold = true;
             server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
+            if let Body::Command(command, _) = body {
+                server.stats.commands.record_cold(command.name());
+            }
         }
         // After the optimistic rounds the locks come first, and the pool
         // run under them cannot be invalidated.

@@ -151,6 +151,18 @@ impl Latency {
         )
     }
 
+    /// `name`'s calls, and how many took at most each of `bounds_ns`
+    /// (cumulative, for a Prometheus histogram).
+    pub fn cumulative(&self, name: &str, bounds_ns: &[u64]) -> Option<(u64, Vec<u64>)> {
+        let slot = self.histograms.get(name)?.lock();
+        let histogram = slot.as_ref()?;
+        let counts = bounds_ns
+            .iter()
+            .map(|&b| histogram.count_between(0, b))
+            .collect();
+        Some((histogram.len(), counts))
+    }
+
     /// Every event of the monitor with its series.
     pub fn events(&self) -> BTreeMap<&'static str, Series> {
         self.events.lock().clone()

@@ -22,6 +22,7 @@ pub mod info;
 pub mod keyspecs;
 pub mod latency;
 pub mod listen;
+pub mod metrics;
 pub mod monitor;
 pub mod multi;
 pub mod notify;

@@ -191,6 +191,8 @@ pub struct CommandCounters {
     pub rejected_calls: AtomicU64,
     /// Executions that replied with an error.
     pub failed_calls: AtomicU64,
+    /// Executions that waited for the disk (ran on the cold-read pool).
+    pub cold_calls: AtomicU64,
 }
 
 /// Counters for every command and subcommand of the command table, created
@@ -231,6 +233,26 @@ impl CommandStats {
         }
     }
 
+    /// A command whose data was not in memory: it ran on the cold-read pool.
+    pub fn record_cold(&self, name: &str) {
+        if let Some(c) = self.by_name.get(name) {
+            c.cold_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Each command's executions that ran on the cold-read pool, for those
+    /// that had any, by name.
+    pub fn cold_snapshot(&self) -> Vec<(&'static str, u64)> {
+        let mut rows: Vec<(&'static str, u64)> = self
+            .by_name
+            .iter()
+            .map(|(name, c)| (*name, c.cold_calls.load(Ordering::Relaxed)))
+            .filter(|(_, cold)| *cold > 0)
+            .collect();
+        rows.sort_unstable_by_key(|(name, _)| *name);
+        rows
+    }
+
     /// Every command with something to report, by name.
     pub fn snapshot(&self) -> Vec<(&'static str, [u64; 4])> {
         let mut rows: Vec<(&'static str, [u64; 4])> = self
@@ -256,7 +278,13 @@ impl CommandStats {
 
     fn reset(&self) {
         for c in self.by_name.values() {
-            for counter in [&c.calls, &c.usec, &c.rejected_calls, &c.failed_calls] {
+            for counter in [
+                &c.calls,
+                &c.usec,
+                &c.rejected_calls,
+                &c.failed_calls,
+                &c.cold_calls,
+            ] {
                 counter.store(0, Ordering::Relaxed);
             }
         }
@@ -455,6 +483,9 @@ pub struct Server {
     /// Per-command latency histograms and the latency monitor.
     pub latency: crate::latency::Latency,
     pub slowlog: Mutex<SlowLog>,
+    /// Read-only commands' latency, answered from memory ([0]) and after
+    /// waiting for the disk ([1]), for the metrics endpoint.
+    pub read_latency: [crate::metrics::histogram::AtomicHistogram; 2],
     pub started: Instant,
     pub run_id: String,
     /// Replication: its ids, backlog, replicas and link (replication/).

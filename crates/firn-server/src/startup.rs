@@ -242,6 +242,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
             |spec| std::iter::once(spec.name).chain(spec.subcommands.iter().map(|s| s.name)),
         )),
         slowlog: Mutex::new(SlowLog::default()),
+        read_latency: Default::default(),
         started: Instant::now(),
         run_id: random_run_id(),
         replication: crate::replication::state::Replication::new(random_run_id(), 1 << 20),
@@ -359,6 +360,7 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
         tokio::spawn(accept_loop(server.clone(), listener, false));
     }
     supervise_tls_listeners(&server, tls);
+    crate::metrics::start(server.clone()).await?;
     let mut shutdown = server.shutdown.subscribe();
     tokio::select! {
         _ = crate::server::until_shutdown(&mut shutdown) => {}

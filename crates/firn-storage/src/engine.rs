@@ -104,6 +104,11 @@ impl Engine {
         // size, outside the block cache: RocksDB's 2 MB default made a
         // compaction over a dozen files cost tens of MB beyond the budget.
         db_opts.set_compaction_readahead_size(256 << 10);
+        // Tickers only (per-core counters, no histograms or timers): the
+        // block cache's hits, bytes flushed and compacted, stall time
+        // (figures.rs).
+        db_opts.enable_statistics();
+        db_opts.set_statistics_level(rocksdb::statistics::StatsLevel::ExceptHistogramOrTimers);
         let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
             .iter()
             .map(|&cf| {
@@ -152,6 +157,7 @@ impl Engine {
             watches: Default::default(),
             notify_flags: AtomicU32::new(0),
             members_pinned,
+            statistics: db_opts.clone(),
         });
         let _ = weak.set(Arc::downgrade(&inner));
         // Range deletions (FLUSHDB/FLUSHALL) in a memtable are re-sorted by
@@ -636,6 +642,18 @@ impl Engine {
     /// A RocksDB integer property summed over the column families.
     pub fn property_sum(&self, name: &str) -> u64 {
         self.inner.property_sum(name)
+    }
+
+    /// Reads answered by each tier since start (figures.rs).
+    pub fn read_tiers(&self) -> crate::figures::ReadTiers {
+        crate::figures::read_tiers(&self.inner)
+    }
+
+    /// RocksDB's figures: stalls, compaction debt, levels, write
+    /// amplification, block-cache hits (figures.rs). Reads properties and
+    /// file metadata: call it off the network threads.
+    pub fn rocks_figures(&self) -> crate::figures::RocksFigures {
+        crate::figures::rocks_figures(&self.inner)
     }
 
     /// What the engine's memory holds, each part counted once (memory.rs).

@@ -56,12 +56,27 @@ pub enum SyncPolicy {
 pub struct EngineStats {
     pub commits: AtomicU64,
     pub commit_groups: AtomicU64,
+    /// Point reads RocksDB answered from memory (memtables, block cache).
     pub memory_reads: AtomicU64,
+    /// Point reads that loaded at least one block from the SST files.
+    pub disk_reads: AtomicU64,
     /// Entries that range scans handed to their visitors.
     pub scanned_entries: AtomicU64,
     pub incomplete_reads: AtomicU64,
     pub expired_keys: AtomicU64,
     pub write_errors: AtomicU64,
+}
+
+impl EngineStats {
+    /// One point read RocksDB answered, from the files or from memory.
+    pub(crate) fn count_read(&self, from_disk: bool) {
+        let counter = if from_disk {
+            &self.disk_reads
+        } else {
+            &self.memory_reads
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Per physical database, `(keys, keys with an expiry)` twice: as RocksDB
@@ -147,6 +162,9 @@ impl Counts {
 /// What the engine, its transactions and its threads share.
 pub(crate) struct Inner {
     pub(crate) db: DB,
+    /// The database's options, kept for their statistics (a copy shares
+    /// RocksDB's ticker counters, figures.rs).
+    pub(crate) statistics: rocksdb::Options,
     pub(crate) overlay: Overlay,
     pub(crate) hot: HotCache,
     /// The hot tier's share for small collections, decoded.

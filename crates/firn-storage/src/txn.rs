@@ -163,6 +163,19 @@ thread_local! {
     // allocating a C object per read.
     static POINT_READ_OPTIONS: [ReadOptions; 2] =
         [read_options(ReadMode::MemoryOnly), read_options(ReadMode::Blocking)];
+    // RocksDB's per-thread perf context, counting on the threads that make
+    // blocking reads (the cold-read pool's, long commands'): whether a read
+    // loaded blocks from the files or found them in memory.
+    static PERF: rocksdb::perf::PerfContext = {
+        rocksdb::perf::set_perf_stats(rocksdb::perf::PerfStatsLevel::EnableCount);
+        rocksdb::perf::PerfContext::default()
+    };
+}
+
+/// Blocks this thread has read from SST files so far (blocking reads only
+/// consult it: a memory-only read never touches the files).
+fn blocks_read_from_files() -> u64 {
+    PERF.with(|perf| perf.metric(rocksdb::perf::PerfMetric::BlockReadCount))
 }
 
 impl<'e> Txn<'e> {
@@ -509,8 +522,14 @@ impl<'e> Txn<'e> {
             .inner
             .cf(cf)
             .ok_or(StorageError::Corrupt("missing column family"))?;
+        let blocking = self.mode == ReadMode::Blocking;
+        let blocks_before = if blocking {
+            blocks_read_from_files()
+        } else {
+            0
+        };
         let found = POINT_READ_OPTIONS.with(|opts| {
-            let ro = &opts[(self.mode == ReadMode::Blocking) as usize];
+            let ro = &opts[blocking as usize];
             self.inner
                 .db
                 .get_pinned_cf_opt(handle, key, ro)
@@ -520,8 +539,7 @@ impl<'e> Txn<'e> {
             Ok(found) => {
                 self.inner
                     .stats
-                    .memory_reads
-                    .fetch_add(1, Ordering::Relaxed);
+                    .count_read(blocking && blocks_read_from_files() > blocks_before);
                 if let (Cf::Meta, true, Some(record)) = (cf, self.locked, &found) {
                     // Safe: we hold the key's lock and no write is pending.
                     self.inner.hot.put(key, record);

@@ -38,7 +38,7 @@ fn rss_and_peak_bytes() -> (u64, u64) {
 }
 
 /// Bytes clients have sent that are not parsed yet.
-fn client_query_buffer_bytes(server: &Server) -> u64 {
+pub fn client_query_buffer_bytes(server: &Server) -> u64 {
     server
         .clients
         .lock()
@@ -132,6 +132,11 @@ struct Figures {
     rss_peak: u64,
 }
 
+/// INFO's `used_memory`: every component Firn counts, each once.
+pub fn used_memory(server: &Server) -> u64 {
+    figures(server).used
+}
+
 fn figures(server: &Server) -> Figures {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
@@ -169,6 +174,28 @@ pub fn memory_section(server: &Server, out: &mut String) {
     line(out, "used_memory_rss_human", human_bytes(rss));
     line(out, "used_memory_rss_peak", rss_peak);
     line(out, "used_memory_rss_peak_human", human_bytes(rss_peak));
+    // As MEMORY STATS reports them: the peak is the resident set's, the
+    // overhead the clients' and the scripts' share, the dataset the rest.
+    let overhead = clients
+        + scripting.scripts_eval_bytes
+        + scripting.vm_eval_bytes
+        + scripting.functions_bytes
+        + scripting.vm_functions_bytes;
+    let peak = rss_peak.max(used);
+    line(out, "used_memory_peak", peak);
+    line(out, "used_memory_peak_human", human_bytes(peak));
+    line(out, "used_memory_overhead", overhead);
+    line(out, "used_memory_startup", 0);
+    line(out, "used_memory_dataset", used.saturating_sub(overhead));
+    let ratio = if used == 0 {
+        0.0
+    } else {
+        rss as f64 / used as f64
+    };
+    line(out, "mem_fragmentation_ratio", format!("{ratio:.2}"));
+    line(out, "mem_fragmentation_bytes", rss as i64 - used as i64);
+    line(out, "mem_not_counted_for_evict", 0);
+    line(out, "mem_clients_slaves", 0);
     line(out, "mem_clients_normal", clients);
     line(out, "mem_access_times", access_times);
     line(out, "mem_hot_tier", engine.hot_tier_bytes);
@@ -245,7 +272,10 @@ pub fn storage_section(server: &Server, out: &mut String) {
     line(out, "hot_cache_misses", hot_misses);
     line(out, "hot_cache_entries", hot_entries);
     line(out, "hot_cache_bytes", hot_bytes);
-    line(out, "memory_tier_reads", get(&stats.memory_reads));
+    let tiers = engine.read_tiers();
+    line(out, "collection_cache_hits", tiers.collection_cache);
+    line(out, "memory_tier_reads", tiers.block_cache);
+    line(out, "disk_tier_reads", tiers.disk);
     line(out, "memory_tier_incomplete", get(&stats.incomplete_reads));
     line(out, "scanned_entries", get(&stats.scanned_entries));
     line(
