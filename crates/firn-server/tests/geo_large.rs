@@ -5,7 +5,7 @@
 //!   only the index entries of its cells: it returns exactly what the same
 //!   search returns on a set holding just the neighbourhood, it scans a few
 //!   dozen entries (INFO storage `scanned_entries`; the cells hold about 35
-//!   grid points) with a point read or two (`memory_tier_reads`), and it
+//!   grid points) with a point read or two (`point_reads`), and it
 //!   stays on the network thread (INFO `cold_commands` does not move);
 //! - a search whose cells hold thousands of members leaves the network
 //!   thread for the cold-read pool (the control for the check above);
@@ -140,10 +140,10 @@ fn a_small_search_on_a_million_member_geo_set_reads_only_its_cells() {
         assert_eq!(c.cmd(&on("big")), expected, "{search:?}");
         let cold = cold_commands(&mut c);
         let scanned = info::storage(&mut c, "scanned_entries");
-        let reads = info::storage(&mut c, "memory_tier_reads");
+        let reads = info::storage(&mut c, "point_reads");
         assert_eq!(c.cmd(&on("big")), expected, "{search:?}");
         let visited = info::storage(&mut c, "scanned_entries") - scanned;
-        let point_reads = info::storage(&mut c, "memory_tier_reads") - reads;
+        let point_reads = info::storage(&mut c, "point_reads") - reads;
         assert!(
             visited >= found as u64 && visited <= 150,
             "{search:?} on a million members scanned {visited} entries for {found}"

@@ -1,7 +1,7 @@
 //! A hash of a million fields costs what each command touches (item 10 of
 //! the collections issue), measured in work, never in time:
 //! - HGET, HLEN, HEXISTS and HSTRLEN do as many RocksDB point reads on the
-//!   million-field hash as on a ten-field one (INFO `memory_tier_reads`);
+//!   million-field hash as on a ten-field one (INFO `point_reads`);
 //! - HGETALL of the big hash is streamed from a background thread, not
 //!   built on a network thread (INFO `streamed_replies`), and returns every
 //!   field;
@@ -57,9 +57,9 @@ fn build(conn: &mut Conn, key: &str, count: usize) {
 
 /// RocksDB point reads done by `work`.
 fn reads_during(conn: &mut Conn, work: impl FnOnce(&mut Conn)) -> u64 {
-    let before = info::storage(conn, "memory_tier_reads");
+    let before = info::storage(conn, "point_reads");
     work(conn);
-    info::storage(conn, "memory_tier_reads") - before
+    info::storage(conn, "point_reads") - before
 }
 
 /// Point commands on `key`, whose fields are `field(0..fields)`.

@@ -1,6 +1,6 @@
 //! Cost of list commands on a list of one million elements, measured as
 //! work done (the engine's counters in INFO storage: `scanned_entries`,
-//! entries that range scans visited, and `memory_tier_reads`, point reads),
+//! entries that range scans visited, and `point_reads`, point reads),
 //! never as time:
 //!
 //! - LRANGE 0 9 (and any 10-element window) visits 10 entries, LINDEX and

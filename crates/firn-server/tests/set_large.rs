@@ -1,5 +1,5 @@
 //! A set of a million members: the work a command does must not grow with
-//! the set. Work is read from INFO storage (`memory_tier_reads`: point
+//! the set. Work is read from INFO storage (`point_reads`: point
 //! reads; `scanned_entries`: entries handed out by range scans), never
 //! from the clock:
 //! - SCARD and SISMEMBER read as much on the big set as on a small one;

@@ -1,6 +1,6 @@
 //! Cost of stream commands on a stream of ten million entries with a
 //! pending list of one million, measured as work done (INFO storage's
-//! `scanned_entries`, entries range scans visited, and `memory_tier_reads`,
+//! `scanned_entries`, entries range scans visited, and `point_reads`,
 //! point reads), never as time:
 //!
 //! - XADD, XACK, XDEL, XLEN and XCLAIM of one entry cost the same as on a

@@ -1,6 +1,6 @@
 //! Cost of sorted-set commands on a set of one million members, measured as
 //! work done (the engine's counters in INFO storage: `scanned_entries`,
-//! entries that range scans visited, and `memory_tier_reads`, point reads),
+//! entries that range scans visited, and `point_reads`, point reads),
 //! never as time:
 //!
 //! - ZSCORE, ZMSCORE, ZCARD, ZADD and ZREM of one member cost the same on

@@ -56,6 +56,10 @@ pub enum SyncPolicy {
 pub struct EngineStats {
     pub commits: AtomicU64,
     pub commit_groups: AtomicU64,
+    /// Every point read that found its answer: RocksDB's (from memory or
+    /// from the files) and the collection cache's member reads. Cost tests
+    /// count a command's reads with it (INFO storage `point_reads`).
+    pub point_reads: AtomicU64,
     /// Point reads RocksDB answered from memory (memtables, block cache).
     pub memory_reads: AtomicU64,
     /// Point reads that loaded at least one block from the SST files.
@@ -76,6 +80,7 @@ impl EngineStats {
             &self.memory_reads
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        self.point_reads.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::{Conn, R};
 pub fn work(conn: &mut Conn) -> (u64, u64) {
     (
         info::storage(conn, "scanned_entries"),
-        info::storage(conn, "memory_tier_reads"),
+        info::storage(conn, "point_reads"),
     )
 }
 
