@@ -28,6 +28,7 @@ pub mod multi;
 pub mod notify;
 pub mod pause;
 pub mod pipeline;
+pub mod progress;
 pub mod pubsub;
 pub mod rdb_import;
 pub mod replication;

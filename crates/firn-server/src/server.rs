@@ -514,6 +514,9 @@ pub struct Server {
     pub acl: crate::acl::state::Acl,
     /// The TLS configuration new connections use (tls/).
     pub tls: crate::tls::TlsContext,
+    /// Long operations running (full sync, import, DEBUG RELOAD) and the
+    /// last one that ended (the start-up's WAL replay, at first).
+    pub progress: crate::progress::Progress,
 }
 
 impl Server {

@@ -2,7 +2,7 @@
 //! engine, background threads (active expiry), the listeners and signals;
 //! and `firn import-rdb`, the same server state without the listeners.
 
-use firn_storage::{Engine, EngineConfig, ExpireCycle};
+use firn_storage::{Engine, EngineConfig, ExpireCycle, WalReplay};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
@@ -16,6 +16,7 @@ use tokio::sync::{broadcast, watch};
 use crate::coldpool::ColdReadPool;
 use crate::commands::Registry;
 use crate::config::Config;
+use crate::progress::Progress;
 use crate::rdb_import::ImportStats;
 use crate::server::{ClientInfo, Server, ServerStats, SlowLog};
 
@@ -207,15 +208,19 @@ pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, Strin
 /// registry, the observers, the cold-read pool and the script thread.
 fn open_server(config: &Config) -> Result<Arc<Server>, String> {
     let budget = crate::config::MemoryBudget::of(config.maxmemory);
-    let engine = Engine::open(&EngineConfig {
-        path: config.dir.join("db"),
-        databases: config.databases,
-        block_cache_bytes: budget.block_cache_bytes as usize,
-        hot_cache_bytes: budget.hot_cache_bytes,
-        write_buffer_bytes: budget.memtable_bytes as usize,
-        sync: config.appendfsync,
-        writers: config.writer_threads,
-    })
+    let progress = Progress::default();
+    let engine = open_engine(
+        &progress,
+        &EngineConfig {
+            path: config.dir.join("db"),
+            databases: config.databases,
+            block_cache_bytes: budget.block_cache_bytes as usize,
+            hot_cache_bytes: budget.hot_cache_bytes,
+            write_buffer_bytes: budget.memtable_bytes as usize,
+            sync: config.appendfsync,
+            writers: config.writer_threads,
+        },
+    )
     .map_err(|e| format!("cannot open the database in {}: {e}", config.dir.display()))?;
 
     engine.set_force_cold_reads(config.debug_cold_reads);
@@ -262,6 +267,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         scripting: Default::default(),
         acl: Default::default(),
         tls: Default::default(),
+        progress,
     });
     crate::tls::configure(&server.tls, &config.tls)?;
 
@@ -274,6 +280,59 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
             .configure(config.latency_tracking, config.latency_monitor_threshold_ms);
     }
     Ok(server)
+}
+
+/// How often the start-up logs how far the WAL replay is.
+const REPLAY_LOG_INTERVAL: Duration = Duration::from_secs(1);
+
+/// `Engine::open`, recorded as the "startup-replay" operation: RocksDB
+/// replays its WAL inside the open, and a thread samples how far
+/// (`WalReplay`) and logs it every second while the open runs. The
+/// operation stays `progress.last_finished()`.
+fn open_engine(progress: &Progress, config: &EngineConfig) -> firn_storage::Result<Engine> {
+    let mut replay = WalReplay::scan(&config.path);
+    let total = replay.total_bytes();
+    let operation = progress.start("startup-replay", "bytes", total);
+    let started = Instant::now();
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel::<()>();
+    let sampler = {
+        let operation = operation.clone();
+        std::thread::Builder::new()
+            .name("firn-replay".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(100);
+                let mut next_log = REPLAY_LOG_INTERVAL;
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    opened_rx.recv_timeout(tick)
+                {
+                    let done = replay.replayed_bytes();
+                    operation.set_done(done);
+                    if started.elapsed() >= next_log {
+                        next_log += REPLAY_LOG_INTERVAL;
+                        tracing::info!(
+                            "Replaying the WAL: {done} of {total} bytes ({:.2}%)",
+                            done as f64 * 100.0 / total.max(1) as f64
+                        );
+                    }
+                }
+            })
+    };
+    let opened = Engine::open(config);
+    drop(opened_tx);
+    if let Ok(sampler) = sampler {
+        let _ = sampler.join();
+    }
+    if opened.is_ok() {
+        operation.set_done(total);
+        if total > 0 {
+            tracing::info!(
+                "WAL replayed: {total} bytes in {:.3} seconds",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    operation.finish();
+    opened
 }
 
 /// 40 random hex digits (a run id, a replication id).

@@ -715,13 +715,23 @@ impl Engine {
     /// the collection cache, so that later reads come from the files. The
     /// data is unchanged. Blocking: call from a background thread.
     pub fn reload(&self) -> Result<()> {
+        self.reload_with_progress(|_, _| {})
+    }
+
+    /// [`Engine::reload`], telling `flushed(done, total)` after each
+    /// column family's memtable is flushed (the slow part), out of every
+    /// column family.
+    pub fn reload_with_progress(&self, mut flushed: impl FnMut(u64, u64)) -> Result<()> {
         let inner = &self.inner;
         self.wait_for_submitted()?;
         inner.db.flush_wal(true)?;
-        for cf in Cf::ALL {
+        let total = Cf::ALL.len() as u64;
+        flushed(0, total);
+        for (done, cf) in Cf::ALL.into_iter().enumerate() {
             if let Some(handle) = inner.cf(cf) {
                 inner.db.flush_cf(handle)?;
             }
+            flushed(done as u64 + 1, total);
         }
         inner.hot.clear();
         inner.coll.clear();

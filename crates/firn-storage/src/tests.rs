@@ -91,6 +91,24 @@ fn strings_survive_reopen_with_exact_counts() {
 }
 
 #[test]
+fn reload_tells_each_column_family_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    write(&engine, |t| {
+        t.set_string(0, b"k", Bytes::from_static(b"v"), ExpireAction::Clear)
+    });
+    let mut seen = Vec::new();
+    engine
+        .reload_with_progress(|done, total| seen.push((done, total)))
+        .expect("reload");
+    let total = crate::Cf::ALL.len() as u64;
+    let expected: Vec<(u64, u64)> = (0..=total).map(|done| (done, total)).collect();
+    assert_eq!(seen, expected);
+    let mut txn = engine.txn(ReadMode::Blocking);
+    assert!(txn.meta(0, b"k").expect("read").is_some());
+}
+
+#[test]
 fn pending_writes_are_visible_before_commit() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());

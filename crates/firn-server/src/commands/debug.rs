@@ -302,6 +302,7 @@ fn encoding_check(ctx: &mut Ctx<'_>, key: &Bytes, wanted: &'static str) -> CmdRe
 /// RELOAD: Redis saves its RDB file and loads it back. Firn's data is
 /// always on disk, so it restarts the engine in place (`Engine::reload`):
 /// every write durable, the memory tables flushed, the caches emptied.
+/// Its progress (column families flushed) is the "debug-reload" operation.
 fn reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
     for opt in options {
         let known = [&b"merge"[..], b"noflush", b"nosave"]
@@ -314,7 +315,13 @@ fn reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
         }
     }
     ctx.deferred = Some(Deferred::Blocking(Box::new(|server| {
-        match server.engine.reload() {
+        let operation = server.progress.start("debug-reload", "column-families", 0);
+        let reloaded = server.engine.reload_with_progress(|done, total| {
+            operation.set_total(total);
+            operation.set_done(done);
+        });
+        operation.finish();
+        match reloaded {
             Ok(()) => {
                 tracing::warn!("DB reloaded by DEBUG RELOAD");
                 Reply::ok()

@@ -175,8 +175,15 @@ fn clients_section(server: &Server, out: &mut String) {
 
 fn persistence_section(server: &Server, out: &mut String) {
     let engine = &server.engine;
+    let now_ms = firn_storage::now_ms();
+    let running = server.progress.snapshot();
+    // A dataset replaced from a primary is Redis's "loading"; the oldest
+    // one running, if two overlap.
+    let loading = running
+        .iter()
+        .find(|op| op.kind == "full-sync" || op.kind == "import");
     out.push_str("# Persistence\r\n");
-    line(out, "loading", 0);
+    line(out, "loading", u8::from(loading.is_some()));
     line(out, "async_loading", 0);
     line(
         out,
@@ -220,6 +227,66 @@ fn persistence_section(server: &Server, out: &mut String) {
             .unwrap_or_default()
             .replace(['\r', '\n'], " "),
     );
+    if let Some(op) = loading {
+        loading_lines(op, now_ms, out);
+    }
+    for op in &running {
+        let eta = op.eta_secs(now_ms).map_or(-1, |s| s as i64);
+        line(
+            out,
+            &format!("firn_progress_{}", op.kind.replace('-', "_")),
+            format!(
+                "unit={},done={},total={},perc={:.2},eta={eta}",
+                op.unit,
+                op.done,
+                op.total,
+                op.fraction().unwrap_or(0.0) * 100.0,
+            ),
+        );
+    }
+    if let Some(op) = server.progress.last_finished() {
+        let finished_ms = op.finished_unix_ms.unwrap_or(op.started_unix_ms);
+        line(
+            out,
+            "firn_progress_last_finished",
+            format!(
+                "kind={},unit={},done={},total={},duration_ms={}",
+                op.kind,
+                op.unit,
+                op.done,
+                op.total,
+                finished_ms - op.started_unix_ms
+            ),
+        );
+    }
+}
+
+/// Redis's `loading_*` fields, with its arithmetic (rdb.c startLoading,
+/// server.c genRedisInfoString): whole seconds elapsed times the bytes
+/// left over the bytes loaded plus one, or 1 in the first second. Firn
+/// learns no `used-mem` from a payload: `loading_rdb_used_mem` is 0.
+fn loading_lines(op: &crate::progress::OperationSnapshot, now_ms: u64, out: &mut String) {
+    let start_secs = op.started_unix_ms / 1000;
+    let elapsed = (now_ms / 1000).saturating_sub(start_secs);
+    let (perc, remaining) = if op.total > 0 {
+        (
+            op.done as f64 / op.total as f64 * 100.0,
+            op.total.saturating_sub(op.done),
+        )
+    } else {
+        (0.0, 1)
+    };
+    let eta = if elapsed == 0 {
+        1
+    } else {
+        elapsed.saturating_mul(remaining) / (op.done + 1)
+    };
+    line(out, "loading_start_time", start_secs);
+    line(out, "loading_total_bytes", op.total);
+    line(out, "loading_rdb_used_mem", 0);
+    line(out, "loading_loaded_bytes", op.done);
+    line(out, "loading_loaded_perc", format!("{perc:.2}"));
+    line(out, "loading_eta_seconds", eta);
 }
 
 fn stats_section(server: &Server, out: &mut String) {

@@ -13,6 +13,8 @@
 //! (`Engine::load_checkpoint`) while every key lock is held. From a
 //! redis-server it is an RDB, streamed through the RDB codec into the
 //! emptied dataset key by key (`rdb_import.rs`), never held whole.
+//! Either is a long operation in `Server::progress` ("full-sync",
+//! "import": bytes received of the payload's length) until it is loaded.
 //!
 //! The stream is applied as the primary's client (`role_flag` MASTER: it
 //! may write to a read-only replica) through the normal pipeline, in
@@ -36,6 +38,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use super::state::{now_ms, Following, LinkState};
+use crate::progress::Operation;
 use crate::server::{ClientInfo, Server, Session, ROLE_MASTER};
 
 /// Bytes read from the primary at a time.
@@ -377,7 +380,10 @@ async fn full_sync(
             .ok_or("malformed checkpoint header")?;
         let total: Option<u64> = words.next().and_then(|w| w.parse().ok());
         set_sync_total(server, total);
-        receive_checkpoint(server, conn, files, timeout).await?;
+        let operation = server
+            .progress
+            .start("full-sync", "bytes", total.unwrap_or(0));
+        receive_checkpoint(server, conn, files, timeout, &operation).await?;
         return Ok(u8::try_from(db).ok());
     }
     if let Some(rest) = head.strip_prefix('$') {
@@ -392,6 +398,7 @@ async fn receive_checkpoint(
     conn: &mut Conn,
     files: usize,
     timeout: Duration,
+    operation: &Operation,
 ) -> Result<(), String> {
     let dir = super::primary::incoming_dir(server);
     let _ = std::fs::remove_dir_all(&dir);
@@ -421,6 +428,7 @@ async fn receive_checkpoint(
                 .map_err(|e| format!("{name}: {e}"))?;
             left -= n as u64;
             total += n as u64;
+            operation.set_done(total);
             if let Some(f) = server.replication.following.lock().as_mut() {
                 f.sync_bytes.1 = total;
                 f.last_io_ms = now_ms();
@@ -480,6 +488,14 @@ async fn load_rdb(
     if let Until::Len(len) = until {
         set_sync_total(server, Some(len));
     }
+    let operation = server.progress.start(
+        "import",
+        "bytes",
+        match until {
+            Until::Len(len) => len,
+            Until::Mark(_) => 0,
+        },
+    );
     flush_all(server).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     let import_server = server.clone();
@@ -504,6 +520,7 @@ async fn load_rdb(
                 Until::Mark(_) => conn.buf.split().freeze(),
             };
             total += part.len() as u64;
+            operation.set_done(total);
             let done = match &until {
                 Until::Len(left) => *left == 0,
                 Until::Mark(mark) => {
