@@ -21,6 +21,7 @@ pub mod groups;
 pub mod info;
 pub mod keyspecs;
 pub mod latency;
+pub mod lfu;
 pub mod listen;
 pub mod monitor;
 pub mod multi;

@@ -268,6 +268,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
     crate::scripting::jobs::start(&server);
     {
         let config = server.config();
+        server.access_times.set_policy(config.lfu_settings());
         server
             .latency
             .configure(config.latency_tracking, config.latency_monitor_threshold_ms);

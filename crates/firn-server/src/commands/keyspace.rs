@@ -664,15 +664,22 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(bytes.min(i64::MAX as u64) as i64))
 }
 
+const NO_LFU_POLICY: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+const LFU_POLICY: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+/// The key's LFU counter, decayed to now (see `server::AccessTimes` and
+/// lfu.rs); only under an LFU `maxmemory-policy`.
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
     ctx.txn.set_read_lookups(false);
-    match ctx.txn.meta(db, &args[2])? {
-        None => Ok(Reply::Null),
-        Some(_) => Err(CmdError::Static(
-            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
-        )),
+    if ctx.txn.meta(db, &args[2])?.is_none() {
+        return Ok(Reply::Null);
+    }
+    let now_secs = firn_storage::now_ms() / 1000;
+    match ctx.server.access_times.frequency(db, &args[2], now_secs) {
+        Some(counter) => Ok(Reply::Integer(counter as i64)),
+        None => Err(CmdError::Static(NO_LFU_POLICY)),
     }
 }
 
@@ -684,6 +691,9 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
+        Some(_) if ctx.server.access_times.lfu().is_some() => {
+            return Err(CmdError::Static(LFU_POLICY))
+        }
         Some(_) => {
             let idle_secs = match ctx.server.access_times.last_access(db, &args[2]) {
                 Some(at_secs) => (firn_storage::now_ms() / 1000).saturating_sub(at_secs),

@@ -349,6 +349,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.server
         .access_times
         .set_limit(budget.access_times_bytes());
+    ctx.server.access_times.set_policy(updated.lfu_settings());
     crate::notify::apply(ctx.server, updated.notify_keyspace_events);
     ctx.server.latency.configure(
         updated.latency_tracking,
