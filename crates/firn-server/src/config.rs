@@ -229,6 +229,10 @@ pub struct Config {
     pub client_output_buffer_limit: OutputLimits,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// The slow-cold-read log (coldlog.rs): commands whose disk wait
+    /// reached this many µs (-1: none), at most `cold_read_log_max_len`.
+    pub cold_read_log_slower_than_us: i64,
+    pub cold_read_log_max_len: u64,
     /// LATENCY's monitor records commands at least this slow (ms; 0: off).
     pub latency_monitor_threshold_ms: u64,
     /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
@@ -317,6 +321,8 @@ impl Default for Config {
             client_output_buffer_limit: OutputLimits::default(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            cold_read_log_slower_than_us: 10_000,
+            cold_read_log_max_len: 128,
             latency_monitor_threshold_ms: 0,
             latency_tracking: true,
             latency_percentiles: "50 99 99.9".to_string(),
@@ -1165,6 +1171,30 @@ pub static OPTIONS: &[OptionDef] = &[
         get: |c| c.slowlog_max_len.to_string(),
         set: |c, a| {
             c.slowlog_max_len = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "cold-read-log-slower-than",
+        alias: None,
+        mutable: true,
+        doc: "Firn's own: log in the slow-cold-read log (SLOWLOG COLDGET) the commands that waited on the disk (ran on the cold-read pool) this many microseconds or more, from their submission to the pool until their run there finished; -1 logs none, 0 every one.",
+        get: |c| c.cold_read_log_slower_than_us.to_string(),
+        set: |c, a| {
+            c.cold_read_log_slower_than_us = int_in(a, -1, i64::MAX)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "cold-read-log-max-len",
+        alias: None,
+        mutable: true,
+        doc: "Firn's own: entries kept by the slow-cold-read log (SLOWLOG COLDLEN), the newest.",
+        get: |c| c.cold_read_log_max_len.to_string(),
+        set: |c, a| {
+            c.cold_read_log_max_len = int_in(a, 0, i64::MAX)? as u64;
             Ok(())
         },
         kept: None,

@@ -521,6 +521,8 @@ pub struct Server {
     /// Per-command latency histograms and the latency monitor.
     pub latency: crate::latency::Latency,
     pub slowlog: Mutex<SlowLog>,
+    /// Commands that waited on the disk (coldlog.rs; SLOWLOG COLDGET).
+    pub cold_log: crate::coldlog::ColdLog,
     pub started: Instant,
     pub run_id: String,
     /// Replication: its ids, backlog, replicas and link (replication/).

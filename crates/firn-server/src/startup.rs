@@ -242,6 +242,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
             |spec| std::iter::once(spec.name).chain(spec.subcommands.iter().map(|s| s.name)),
         )),
         slowlog: Mutex::new(SlowLog::default()),
+        cold_log: Default::default(),
         started: Instant::now(),
         run_id: random_run_id(),
         replication: crate::replication::state::Replication::new(random_run_id(), 1 << 20),

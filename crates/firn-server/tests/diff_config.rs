@@ -273,7 +273,13 @@ fn config_get_lists_every_option_redis_lists() {
     let extra: Vec<&String> = from_firn.difference(&from_redis).collect();
     assert_eq!(
         extra,
-        ["debug-cold-reads", "io-queue-max", "writer-threads"],
+        [
+            "cold-read-log-max-len",
+            "cold-read-log-slower-than",
+            "debug-cold-reads",
+            "io-queue-max",
+            "writer-threads"
+        ],
         "Firn's own options"
     );
 }

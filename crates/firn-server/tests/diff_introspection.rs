@@ -883,7 +883,13 @@ fn config_names(r: &R) -> std::collections::BTreeSet<String> {
 #[test]
 fn config_get_star_lists_only_redis_names_and_firns_own() {
     // Firn's own options, documented in docs/configuration.md.
-    const FIRN_ONLY: &[&str] = &["io-queue-max", "writer-threads", "debug-cold-reads"];
+    const FIRN_ONLY: &[&str] = &[
+        "io-queue-max",
+        "writer-threads",
+        "debug-cold-reads",
+        "cold-read-log-slower-than",
+        "cold-read-log-max-len",
+    ];
     let redis = Server::redis();
     let firn = Server::firn();
     let redis_names = config_names(&redis.conn().cmd(&["CONFIG", "GET", "*"]));
