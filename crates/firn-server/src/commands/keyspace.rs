@@ -77,6 +77,7 @@ pub const COMMANDS: &[Def] = &[
     def("object|refcount", object_refcount).no_touch(),
     def("object|help", object_help).no_touch(),
     def("memory|usage", memory_usage).no_touch(),
+    def("memory|tiers", memory_tiers).no_touch(),
     def("dump", dump),
     def("restore", restore),
 ];
@@ -669,6 +670,35 @@ const LFU_POLICY: &str = "ERR An LFU maxmemory policy is selected, idle time not
 
 /// The key's LFU counter, decayed to now (see `server::AccessTimes` and
 /// lfu.rs); only under an LFU `maxmemory-policy`.
+/// MEMORY TIERS key (Firn's own): where the key's bytes are. `ram-bytes`
+/// is its hot-tier record, its decoded members in the collection cache and
+/// its records in the memtables; `disk-bytes` RocksDB's approximate size of
+/// its records in SST files; `hot` whether its record is in the hot tier.
+/// Runs on a blocking thread: SST sizes may read index blocks from disk.
+fn memory_tiers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[2].clone();
+    super::offload::run_off_network_thread(ctx, vec![key.clone()], move |txn, db| {
+        txn.set_read_lookups(false);
+        let Some(tiers) = txn.key_tiers(db, &key)? else {
+            return Ok(Reply::Null);
+        };
+        let field = |name: &'static str, n: u64| {
+            (
+                Reply::Bulk(Bytes::from_static(name.as_bytes())),
+                Reply::Integer(n.min(i64::MAX as u64) as i64),
+            )
+        };
+        Ok(Reply::Map(vec![
+            field("ram-bytes", tiers.ram_bytes()),
+            field("disk-bytes", tiers.disk_bytes),
+            field("hot", (tiers.hot_bytes > 0) as u64),
+            field("hot-bytes", tiers.hot_bytes),
+            field("cache-bytes", tiers.cache_bytes),
+            field("memtable-bytes", tiers.memtable_bytes),
+        ]))
+    })
+}
+
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
