@@ -197,6 +197,9 @@ SUMMARIES = {
     "slowlog|help": "Lists the SLOWLOG subcommands and what they do.",
     "slowlog|len": "Returns how many entries the slow command log holds.",
     "slowlog|reset": "Empties the slow command log.",
+    "slowlog|coldget": "Returns the most recent entries of Firn's log of commands that waited on the disk.",
+    "slowlog|coldlen": "Returns how many entries Firn's log of commands that waited on the disk holds.",
+    "slowlog|coldreset": "Empties Firn's log of commands that waited on the disk.",
     # strings
     "set": "Stores a string under a key, with optional expiry and conditions.",
     "get": "Returns the string stored at a key.",
@@ -303,6 +306,7 @@ SUMMARIES = {
     "memory|purge": "Asks the memory allocator to give freed pages back to the system.",
     "memory|stats": "Returns how the server's memory is used, component by component.",
     "memory|usage": "Estimates the bytes a key and its value take in memory.",
+    "memory|tiers": "Reports where a key lives in Firn: its bytes in memory, its bytes on disk, whether it is hot.",
     "dump": "Serializes the value stored at a key in the DUMP payload format.",
     "restore": "Creates a key from a value serialized by DUMP.",
     # hashes
@@ -539,6 +543,46 @@ def no_key_info(name, arity, flags, acl):
     )
 
 
+def command_info(name, arity, flags, acl, tips=(), key_specs=(), keys=(0, 0, 0)):
+    """A COMMAND INFO entry (7.0 layout) for a command without subcommands."""
+    first, last, step = keys
+    return Array(
+        Bulk(name),
+        Int(arity),
+        simple_flags(*flags),
+        Int(first),
+        Int(last),
+        Int(step),
+        simple_flags(*acl),
+        Set(*(Bulk(t) for t in tips)),
+        Set(*key_specs),
+        Set(),
+    )
+
+
+def read_only_key_at(index):
+    """The key spec of a single key read at argument `index` (MEMORY USAGE's)."""
+    return Map(
+        ("flags", simple_flags("RO")),
+        ("begin_search", Map(("type", Bulk("index")), ("spec", Map(("index", Int(index)))))),
+        (
+            "find_keys",
+            Map(
+                ("type", Bulk("range")),
+                ("spec", Map(("lastkey", Int(0)), ("keystep", Int(1)), ("limit", Int(0)))),
+            ),
+        ),
+    )
+
+
+def firn_docs(complexity, arguments=None):
+    """COMMAND DOCS of a Firn-only subcommand (since: the version Firn answers as)."""
+    pairs = [("summary", Bulk("")), ("since", Bulk(REDIS_VERSION)), ("group", Bulk("server")), ("complexity", Bulk(complexity))]
+    if arguments:
+        pairs.append(("arguments", Array(*arguments)))
+    return Map(*pairs)
+
+
 def pure_token(name, token):
     return Map(("name", Bulk(name)), ("type", Bulk("pure-token")), ("token", Bulk(token)))
 
@@ -548,7 +592,43 @@ def pure_token(name, token):
 # out as Redis 7.0 replies (flag and ACL-category order as 7.0 prints them for
 # CLIENT SETNAME, which has the same flags; a command without the `fast` flag
 # gets `@slow`). Summaries come from SUMMARIES like all others.
+# Firn's own subcommands (MEMORY TIERS, SLOWLOG COLD*) take the flags, ACL
+# categories and tips of their Redis neighbours (MEMORY USAGE, SLOWLOG
+# GET/LEN/RESET).
+SLOWLOG_FLAGS = ["admin", "loading", "stale"]
+SLOWLOG_ACL = ["@admin", "@slow", "@dangerous"]
 EXTRA_SUBCOMMANDS = {
+    "memory": [
+        {
+            "name": "memory|tiers",
+            "subcommands": [],
+            "info": command_info("memory|tiers", 3, ["readonly"], ["@read", "@slow"], key_specs=[read_only_key_at(2)], keys=(2, 2, 1)),
+            "docs": firn_docs("O(1)", [Map(("name", Bulk("key")), ("type", Bulk("key")), ("key_spec_index", Int(0)))]),
+        },
+    ],
+    "slowlog": [
+        {
+            "name": "slowlog|coldget",
+            "subcommands": [],
+            "info": command_info("slowlog|coldget", -2, SLOWLOG_FLAGS, SLOWLOG_ACL, ["request_policy:all_nodes", "nondeterministic_output"]),
+            "docs": firn_docs(
+                "O(N) where N is the number of entries returned",
+                [Map(("name", Bulk("count")), ("type", Bulk("integer")), ("flags", simple_flags("optional")))],
+            ),
+        },
+        {
+            "name": "slowlog|coldlen",
+            "subcommands": [],
+            "info": command_info("slowlog|coldlen", 2, SLOWLOG_FLAGS, SLOWLOG_ACL, ["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+            "docs": firn_docs("O(1)"),
+        },
+        {
+            "name": "slowlog|coldreset",
+            "subcommands": [],
+            "info": command_info("slowlog|coldreset", 2, SLOWLOG_FLAGS, SLOWLOG_ACL, ["request_policy:all_nodes", "response_policy:all_succeeded"]),
+            "docs": firn_docs("O(N) where N is the number of entries in the log"),
+        },
+    ],
     "client": [
         {
             "name": "client|setinfo",

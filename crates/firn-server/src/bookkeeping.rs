@@ -51,8 +51,10 @@ impl Observer for SlowLog {
     }
 }
 
-/// OBJECT IDLETIME's access times: touched or forgotten as the command's
-/// registration says.
+/// OBJECT IDLETIME's access times (OBJECT FREQ's counters under an LFU
+/// policy): touched or forgotten as the command's registration says, and
+/// not touched for a client in CLIENT NO-TOUCH mode except by TOUCH
+/// (Redis 7.2's lookupKey).
 pub struct AccessTimes;
 
 impl Observer for AccessTimes {
@@ -70,7 +72,11 @@ impl Observer for AccessTimes {
                     times.forget(db, &key);
                 }
             }
-            Access::Touch if looked_up => {
+            Access::Touch
+                if looked_up
+                    && !(call.client.no_touch.load(Ordering::Relaxed)
+                        && call.cmd.name() != "touch") =>
+            {
                 let now_secs = firn_storage::now_ms() / 1000;
                 for (db, key) in call.cmd.lock_keys(call.args, call.db) {
                     times.touch(db, &key, now_secs);

@@ -232,6 +232,10 @@ pub struct Config {
     pub client_output_buffer_limit: OutputLimits,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// The slow-cold-read log (coldlog.rs): commands whose disk wait
+    /// reached this many µs (-1: none), at most `cold_read_log_max_len`.
+    pub cold_read_log_slower_than_us: i64,
+    pub cold_read_log_max_len: u64,
     /// LATENCY's monitor records commands at least this slow (ms; 0: off).
     pub latency_monitor_threshold_ms: u64,
     /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
@@ -322,6 +326,8 @@ impl Default for Config {
             client_output_buffer_limit: OutputLimits::default(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            cold_read_log_slower_than_us: 10_000,
+            cold_read_log_max_len: 128,
             latency_monitor_threshold_ms: 0,
             latency_tracking: true,
             latency_percentiles: "50 99 99.9".to_string(),
@@ -1202,10 +1208,34 @@ pub static OPTIONS: &[OptionDef] = &[
         kept: None,
     },
     OptionDef {
+        name: "cold-read-log-slower-than",
+        alias: None,
+        mutable: true,
+        doc: "Firn's own: log in the slow-cold-read log (SLOWLOG COLDGET) the commands that waited on the disk (ran on the cold-read pool) this many microseconds or more, from their submission to the pool until their run there finished; -1 logs none, 0 every one.",
+        get: |c| c.cold_read_log_slower_than_us.to_string(),
+        set: |c, a| {
+            c.cold_read_log_slower_than_us = int_in(a, -1, i64::MAX)?;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
+        name: "cold-read-log-max-len",
+        alias: None,
+        mutable: true,
+        doc: "Firn's own: entries kept by the slow-cold-read log (SLOWLOG COLDLEN), the newest.",
+        get: |c| c.cold_read_log_max_len.to_string(),
+        set: |c, a| {
+            c.cold_read_log_max_len = int_in(a, 0, i64::MAX)? as u64;
+            Ok(())
+        },
+        kept: None,
+    },
+    OptionDef {
         name: "maxmemory-policy",
         alias: None,
         mutable: true,
-        doc: "Accepted for compatibility and ignored: Firn never evicts data (it lives on disk); only caches are trimmed to `maxmemory`.",
+        doc: "Firn never evicts data (it lives on disk; only caches are trimmed to `maxmemory`). The policy chooses what is tracked per key: an LFU policy (`allkeys-lfu`, `volatile-lfu`) keeps Redis's access-frequency counters (OBJECT FREQ, `redis-cli --hotkeys`; `lfu-log-factor`, `lfu-decay-time`), any other keeps last-access times (OBJECT IDLETIME). Switching forgets what was tracked.",
         get: |c| c.maxmemory_policy.to_string(),
         set: |c, a| {
             let v = one(a)?.to_ascii_lowercase();
@@ -1366,8 +1396,10 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("maxmemory-eviction-tenacity", None, true, Kind::Int(0, 100), "10", Warn::Never, NO_EVICTION),
     kept("maxmemory-clients", None, true, Kind::MemoryOrPercent, "0", Warn::Unless("0", "clients are not evicted for their memory; client-output-buffer-limit and client-query-buffer-limit bound each client"),
         "No effect: clients are never evicted for the memory they use together; `client-output-buffer-limit` and `client-query-buffer-limit` bound each one."),
-    kept("lfu-log-factor", None, true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never, NO_EVICTION),
-    kept("lfu-decay-time", None, true, Kind::Int(0, i32::MAX as i64), "1", Warn::Never, NO_EVICTION),
+    kept("lfu-log-factor", None, true, Kind::Int(0, i32::MAX as i64), "10", Warn::Never,
+        "Under an LFU `maxmemory-policy`, how slowly OBJECT FREQ's logarithmic counter grows, as in Redis (an access counts with probability 1 / ((counter - 5) × factor + 1)). Nothing is evicted."),
+    kept("lfu-decay-time", None, true, Kind::Int(0, i32::MAX as i64), "1", Warn::Never,
+        "Under an LFU `maxmemory-policy`, OBJECT FREQ's counter loses one per this many minutes without access (0: never), as in Redis. Nothing is evicted."),
     kept("lazyfree-lazy-eviction", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
     kept("lazyfree-lazy-expire", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
     kept("lazyfree-lazy-server-del", None, true, Kind::Bool, "no", Warn::Never, LAZYFREE),
@@ -1828,6 +1860,17 @@ impl Config {
     /// A numeric setting (0 when not a number).
     pub fn setting_u64(&self, name: &str) -> u64 {
         self.setting(name).parse().unwrap_or(0)
+    }
+
+    /// The LFU counter settings when `maxmemory-policy` is an LFU one
+    /// (OBJECT FREQ counts then; Firn evicts nothing either way).
+    pub fn lfu_settings(&self) -> Option<crate::lfu::LfuSettings> {
+        self.maxmemory_policy
+            .ends_with("-lfu")
+            .then(|| crate::lfu::LfuSettings {
+                log_factor: self.setting_u64("lfu-log-factor") as u32,
+                decay_minutes: self.setting_u64("lfu-decay-time") as u32,
+            })
     }
 
     /// A yes/no setting.

@@ -29,6 +29,7 @@ use firn_storage::{ReadMode, Ticket, TxnParts, Watcher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::coldpool::JobTiming;
 use crate::command_table::Flags;
 use crate::commands::{Command, Ctx, Deferred, Traits};
 use crate::effects::SideEffect;
@@ -130,6 +131,14 @@ impl Body<'_> {
         match self {
             Body::Command(..) => None,
             Body::Transaction { watcher, .. } => Some(watcher),
+        }
+    }
+
+    /// Its name as COMMAND lists it (`exec` for a transaction).
+    fn name(&self) -> &'static str {
+        match self {
+            Body::Command(cmd, _) => cmd.name(),
+            Body::Transaction { .. } => "exec",
         }
     }
 
@@ -670,16 +679,23 @@ async fn execute_rounds(
         let stamp = server
             .engine
             .write_stamp(&guarded_stripes(server, all, &keys));
-        let run = match on_pool(server, body, session, client).await {
-            Ok(Some(run)) => run,
-            Ok(None) => continue,
+        let (run, timing) = match on_pool(server, body, session, client).await {
+            Ok((Some(run), timing)) => (run, timing),
+            Ok((None, _)) => continue,
             Err(reply) => return Finished::failed(reply),
+        };
+        // The slow-cold-read log, once per command: this run takes effect
+        // unless its keys changed meanwhile (then it runs again).
+        let log_cold = || {
+            let key = owned_keys.first().map(|(_, key)| key);
+            crate::coldlog::record(server, client, body.name(), key, timing);
         };
         // A keyless command (KEYS, SCAN, RANDOMKEY...) locks nothing: its
         // pool result is as good as any. The expired keys it met are
         // deleted under their own locks, as a warm run would have, and
         // its reply waits for the pending writes it read.
         if keyless {
+            log_cold();
             if watch_failed(server, body) {
                 return Finished {
                     outcome: Outcome::WatchFailed,
@@ -712,6 +728,7 @@ async fn execute_rounds(
             // Someone wrote one of its keys meanwhile: run again.
             continue;
         }
+        log_cold();
         if watch_failed(server, body) {
             return Finished {
                 outcome: Outcome::WatchFailed,
@@ -743,7 +760,7 @@ async fn on_pool(
     body: Body<'_>,
     session: &Session,
     client: &Arc<ClientInfo>,
-) -> Result<Option<PoolRun>, Reply> {
+) -> Result<(Option<PoolRun>, JobTiming), Reply> {
     let job_server = server.clone();
     let job_body = body.detach();
     let job_watcher = body.watcher().cloned();

@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, watch, Notify};
 
 use crate::coldpool::ColdReadPool;
 use crate::config::Config;
+use crate::lfu::LfuSettings;
 
 pub use crate::reply_mode::ReplyMode;
 
@@ -314,7 +315,10 @@ impl ServerStats {
 }
 
 /// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
-/// LRU clock also ticks in seconds).
+/// LRU clock also ticks in seconds); or, under an LFU `maxmemory-policy`,
+/// their access counters for OBJECT FREQ (lfu.rs), in the same entries, as
+/// Redis keeps either in one object's `lru` field. Switching between the
+/// two empties the table (what it held means nothing in the other).
 ///
 /// A key is held as a keyed 64-bit hash of `(db, key)`, not as a copy of
 /// its name: every command touches its keys, and copying and comparing
@@ -338,7 +342,13 @@ pub struct AccessTimes {
     limit: AtomicUsize,
     /// Randomly keyed, so that clients cannot choose colliding names.
     hasher: foldhash::quality::RandomState,
+    /// The LFU settings packed as `1 << 63 | log_factor << 32 |
+    /// decay_minutes` when an LFU policy is selected, 0 otherwise: one load
+    /// per command tells how to count it.
+    lfu: AtomicU64,
 }
+
+const LFU_ON: u64 = 1 << 63;
 
 const ACCESS_SHARDS: usize = 16;
 /// What an entry costs: its hash and time, and the table's control byte
@@ -376,7 +386,31 @@ impl AccessTimes {
                 .collect(),
             limit: AtomicUsize::new(limit_bytes as usize),
             hasher: Default::default(),
+            lfu: AtomicU64::new(0),
         }
+    }
+
+    /// Counts accesses as Redis's LFU does (`Some`) or keeps access times
+    /// (`None`), as `maxmemory-policy` says; a switch empties the table.
+    pub fn set_policy(&self, lfu: Option<LfuSettings>) {
+        let packed = lfu.map_or(0, |s| {
+            LFU_ON | (s.log_factor as u64) << 32 | s.decay_minutes as u64
+        });
+        let before = self.lfu.swap(packed, Ordering::Relaxed);
+        if (before & LFU_ON) != (packed & LFU_ON) {
+            for shard in &self.shards {
+                *shard.lock() = AccessShard::default();
+            }
+        }
+    }
+
+    /// The LFU settings when an LFU policy is selected.
+    pub fn lfu(&self) -> Option<LfuSettings> {
+        let packed = self.lfu.load(Ordering::Relaxed);
+        (packed & LFU_ON != 0).then_some(LfuSettings {
+            log_factor: (packed >> 32) as u32 & 0x7fff_ffff,
+            decay_minutes: packed as u32,
+        })
     }
 
     /// A new bound (CONFIG SET maxmemory); generations adapt as they turn.
@@ -403,24 +437,37 @@ impl AccessTimes {
         (hash, &self.shards[(hash >> 40) as usize % ACCESS_SHARDS])
     }
 
-    /// Records an access to `key` at `unix_secs`.
+    /// Records an access to `key` at `unix_secs`: its time, or under LFU
+    /// one more access on its counter (a key not held yet starts at
+    /// LFU_INIT_VAL, as Redis's new objects do: the access that creates a
+    /// key does not count).
     pub fn touch(&self, db: u8, key: &[u8], unix_secs: u64) {
+        let lfu = self.lfu();
+        let next = |held: Option<u64>| match (lfu, held) {
+            (None, _) => unix_secs,
+            (Some(settings), Some(packed)) => {
+                crate::lfu::accessed(packed as u32, unix_secs, settings) as u64
+            }
+            (Some(_), None) => crate::lfu::initial(unix_secs) as u64,
+        };
         // Two generations share the bound: the older one is dropped when
         // the current one fills its half.
         let generation = self.limit.load(Ordering::Relaxed) / 2 / ACCESS_SHARDS;
         let (hash, shard) = self.shard(db, key);
         let mut shard = shard.lock();
         if let Some(entry) = shard.current.entries.find_mut(hash, |e| e.0 == hash) {
-            entry.1 = unix_secs;
+            entry.1 = next(Some(entry.1));
             return;
         }
+        // A counter carries over from the previous generation.
+        let value = next(lfu.and_then(|_| shard.previous.find(hash)));
         if shard.current.bytes() + ACCESS_ENTRY_BYTES > generation {
             shard.previous = std::mem::take(&mut shard.current);
         }
         shard
             .current
             .entries
-            .insert_unique(hash, (hash, unix_secs), |e| e.0);
+            .insert_unique(hash, (hash, value), |e| e.0);
     }
 
     /// Forgets a key that no longer exists.
@@ -446,8 +493,27 @@ impl AccessTimes {
             .sum()
     }
 
-    /// When `key` was last accessed, if it was within the tracked window.
+    /// When `key` was last accessed, if it was within the tracked window
+    /// (never under LFU: no times are kept then).
     pub fn last_access(&self, db: u8, key: &[u8]) -> Option<u64> {
+        if self.lfu().is_some() {
+            return None;
+        }
+        self.held(db, key)
+    }
+
+    /// OBJECT FREQ under LFU: `key`'s counter, decayed to `unix_secs`
+    /// (not stored, as Redis's LFUDecrAndReturn); 0 for a key not held
+    /// (not accessed since LFU was selected, or not for long), `None`
+    /// when no LFU policy is selected.
+    pub fn frequency(&self, db: u8, key: &[u8], unix_secs: u64) -> Option<u8> {
+        let settings = self.lfu()?;
+        Some(self.held(db, key).map_or(0, |packed| {
+            crate::lfu::decayed(packed as u32, unix_secs, settings)
+        }))
+    }
+
+    fn held(&self, db: u8, key: &[u8]) -> Option<u64> {
         let (hash, shard) = self.shard(db, key);
         let shard = shard.lock();
         shard
@@ -486,6 +552,8 @@ pub struct Server {
     /// Read-only commands' latency, answered from memory ([0]) and after
     /// waiting for the disk ([1]), for the metrics endpoint.
     pub read_latency: [crate::metrics::histogram::AtomicHistogram; 2],
+    /// Commands that waited on the disk (coldlog.rs; SLOWLOG COLDGET).
+    pub cold_log: crate::coldlog::ColdLog,
     pub started: Instant,
     pub run_id: String,
     /// Replication: its ids, backlog, replicas and link (replication/).

@@ -248,6 +248,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         )),
         slowlog: Mutex::new(SlowLog::default()),
         read_latency: Default::default(),
+        cold_log: Default::default(),
         started: Instant::now(),
         run_id: random_run_id(),
         replication: crate::replication::state::Replication::new(random_run_id(), 1 << 20),
@@ -275,6 +276,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
     crate::scripting::jobs::start(&server);
     {
         let config = server.config();
+        server.access_times.set_policy(config.lfu_settings());
         server
             .latency
             .configure(config.latency_tracking, config.latency_monitor_threshold_ms);

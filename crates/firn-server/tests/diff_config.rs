@@ -274,6 +274,8 @@ fn config_get_lists_every_option_redis_lists() {
     assert_eq!(
         extra,
         [
+            "cold-read-log-max-len",
+            "cold-read-log-slower-than",
             "debug-cold-reads",
             "io-queue-max",
             "metrics-bind",

@@ -889,6 +889,8 @@ fn config_get_star_lists_only_redis_names_and_firns_own() {
         "debug-cold-reads",
         "metrics-port",
         "metrics-bind",
+        "cold-read-log-slower-than",
+        "cold-read-log-max-len",
     ];
     let redis = Server::redis();
     let firn = Server::firn();

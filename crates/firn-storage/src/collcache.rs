@@ -114,6 +114,23 @@ impl CollCache {
         }
     }
 
+    /// The bytes the cache counts for the key at `meta_key` (its weight,
+    /// every column family's members), without counting a hit.
+    pub fn bytes_of(&self, meta_key: &[u8]) -> u64 {
+        let Some(cache) = self.cache.as_ref().filter(|c| !c.is_empty()) else {
+            return 0;
+        };
+        [Cf::Data, Cf::ZScore]
+            .into_iter()
+            .map(|cf| {
+                let key = cache_key(cf, meta_key);
+                cache
+                    .peek(&key)
+                    .map_or(0, |members| MembersWeight.weight(&key, &members))
+            })
+            .sum()
+    }
+
     /// Forgets every column family's members of the key at `meta_key`.
     pub fn remove(&self, meta_key: &[u8]) {
         if let Some(cache) = self.cache.as_ref().filter(|c| !c.is_empty()) {

@@ -62,6 +62,15 @@ impl HotCache {
         found
     }
 
+    /// The bytes of the record held for `meta_key` (0: none), without
+    /// counting a hit or a miss.
+    pub fn peek_bytes(&self, meta_key: &[u8]) -> u64 {
+        self.cache
+            .as_ref()
+            .and_then(|c| c.peek(meta_key))
+            .map_or(0, |record| record.len() as u64)
+    }
+
     pub fn contains(&self, meta_key: &[u8]) -> bool {
         self.cache
             .as_ref()

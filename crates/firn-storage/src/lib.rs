@@ -36,6 +36,7 @@ mod stream_meta;
 mod string;
 mod system;
 mod ticket;
+mod tiers;
 mod txn;
 mod view;
 mod wal_replay;
@@ -69,6 +70,7 @@ pub use stream_meta::{
 };
 pub use string::CHUNK_SIZE;
 pub use ticket::Ticket;
+pub use tiers::KeyTiers;
 pub use txn::{ReadMode, Savepoint, Txn, TxnParts};
 pub use view::{KeyspaceView, RandomPick, ScanPage};
 pub use wal_replay::WalReplay;

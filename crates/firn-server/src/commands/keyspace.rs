@@ -77,6 +77,7 @@ pub const COMMANDS: &[Def] = &[
     def("object|refcount", object_refcount).no_touch(),
     def("object|help", object_help).no_touch(),
     def("memory|usage", memory_usage).no_touch(),
+    def("memory|tiers", memory_tiers).no_touch(),
     def("dump", dump),
     def("restore", restore),
 ];
@@ -664,15 +665,51 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(Reply::Integer(bytes.min(i64::MAX as u64) as i64))
 }
 
+const NO_LFU_POLICY: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+const LFU_POLICY: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+/// The key's LFU counter, decayed to now (see `server::AccessTimes` and
+/// lfu.rs); only under an LFU `maxmemory-policy`.
+/// MEMORY TIERS key (Firn's own): where the key's bytes are. `ram-bytes`
+/// is its hot-tier record, its decoded members in the collection cache and
+/// its records in the memtables; `disk-bytes` RocksDB's approximate size of
+/// its records in SST files; `hot` whether its record is in the hot tier.
+/// Runs on a blocking thread: SST sizes may read index blocks from disk.
+fn memory_tiers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[2].clone();
+    super::offload::run_off_network_thread(ctx, vec![key.clone()], move |txn, db| {
+        txn.set_read_lookups(false);
+        let Some(tiers) = txn.key_tiers(db, &key)? else {
+            return Ok(Reply::Null);
+        };
+        let field = |name: &'static str, n: u64| {
+            (
+                Reply::Bulk(Bytes::from_static(name.as_bytes())),
+                Reply::Integer(n.min(i64::MAX as u64) as i64),
+            )
+        };
+        Ok(Reply::Map(vec![
+            field("ram-bytes", tiers.ram_bytes()),
+            field("disk-bytes", tiers.disk_bytes),
+            field("hot", (tiers.hot_bytes > 0) as u64),
+            field("hot-bytes", tiers.hot_bytes),
+            field("cache-bytes", tiers.cache_bytes),
+            field("memtable-bytes", tiers.memtable_bytes),
+        ]))
+    })
+}
+
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     // OBJECT looks up without a keymiss (LOOKUP_NONOTIFY).
     ctx.txn.set_read_lookups(false);
-    match ctx.txn.meta(db, &args[2])? {
-        None => Ok(Reply::Null),
-        Some(_) => Err(CmdError::Static(
-            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
-        )),
+    if ctx.txn.meta(db, &args[2])?.is_none() {
+        return Ok(Reply::Null);
+    }
+    let now_secs = firn_storage::now_ms() / 1000;
+    match ctx.server.access_times.frequency(db, &args[2], now_secs) {
+        Some(counter) => Ok(Reply::Integer(counter as i64)),
+        None => Err(CmdError::Static(NO_LFU_POLICY)),
     }
 }
 
@@ -684,6 +721,9 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.txn.set_read_lookups(false);
     Ok(match ctx.txn.meta(db, &args[2])? {
         None => Reply::Null,
+        Some(_) if ctx.server.access_times.lfu().is_some() => {
+            return Err(CmdError::Static(LFU_POLICY))
+        }
         Some(_) => {
             let idle_secs = match ctx.server.access_times.last_access(db, &args[2]) {
                 Some(at_secs) => (firn_storage::now_ms() / 1000).saturating_sub(at_secs),

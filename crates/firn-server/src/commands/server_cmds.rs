@@ -59,6 +59,9 @@ pub const COMMANDS: &[Def] = &[
     def("slowlog|len", slowlog_len),
     def("slowlog|reset", slowlog_reset),
     def("slowlog|help", slowlog_help),
+    def("slowlog|coldget", slowlog_coldget),
+    def("slowlog|coldlen", slowlog_coldlen),
+    def("slowlog|coldreset", slowlog_coldreset),
 ];
 
 fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -138,6 +141,10 @@ const MEMORY_HELP: &[&str] = &[
     "    Hands the allocator's free pages back to the operating system.",
     "STATS",
     "    The figures of INFO memory, under Redis's MEMORY STATS names.",
+    "TIERS <key>",
+    "    Where <key> is (Firn's own): ram-bytes (hot tier, collection cache,",
+    "    memtables), disk-bytes (SST files, approximate), hot (1 if in the hot",
+    "    tier), and the parts of ram-bytes.",
     "USAGE <key> [SAMPLES <count>]",
     "    Estimated bytes of <key> and its value; a collection's size times the",
     "    mean of its first <count> members (default: 5, 0 means all of them).",
@@ -349,6 +356,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.server
         .access_times
         .set_limit(budget.access_times_bytes());
+    ctx.server.access_times.set_policy(updated.lfu_settings());
     crate::notify::apply(ctx.server, updated.notify_keyspace_events);
     ctx.server.latency.configure(
         updated.latency_tracking,
@@ -864,11 +872,12 @@ fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     )))
 }
 
-fn slowlog_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+/// SLOWLOG GET's and COLDGET's `[count]`: 10 by default, -1 for all.
+fn slowlog_count(args: &[Bytes]) -> CmdResult<usize> {
     if args.len() > 3 {
         return Err(subcommand_syntax("slowlog", &args[1]));
     }
-    let count = match args.get(2) {
+    Ok(match args.get(2) {
         None => 10,
         Some(raw) => {
             let n = parse_i64(raw).unwrap_or(i64::MIN);
@@ -883,7 +892,11 @@ fn slowlog_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 n as usize
             }
         }
-    };
+    })
+}
+
+fn slowlog_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let count = slowlog_count(args)?;
     let log = ctx.server.slowlog.lock();
     Ok(Reply::Array(
         log.entries
@@ -914,6 +927,45 @@ fn slowlog_reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Reply::ok())
 }
 
+/// The slow-cold-read log (coldlog.rs), laid out as SLOWLOG GET's entries
+/// where they match: id, Unix time, wait in µs, the command's name and
+/// first key (as the arguments), client address, client name; then the
+/// queue wait in µs and the queue length it found.
+fn slowlog_coldget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let count = slowlog_count(args)?;
+    let entries = ctx.server.cold_log.entries(count);
+    Ok(Reply::Array(
+        entries
+            .into_iter()
+            .map(|e| {
+                let mut command = vec![Reply::Bulk(Bytes::from(e.command))];
+                if !e.key.is_empty() {
+                    command.push(Reply::Bulk(e.key));
+                }
+                Reply::Array(vec![
+                    Reply::Integer(e.id as i64),
+                    Reply::Integer(e.unix_secs as i64),
+                    Reply::Integer(e.wait_us as i64),
+                    Reply::Array(command),
+                    Reply::Bulk(Bytes::from(e.addr)),
+                    Reply::Bulk(e.name),
+                    Reply::Integer(e.queue_wait_us as i64),
+                    Reply::Integer(e.queue_len as i64),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn slowlog_coldlen(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Ok(Reply::Integer(ctx.server.cold_log.len() as i64))
+}
+
+fn slowlog_coldreset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.server.cold_log.reset();
+    Ok(Reply::ok())
+}
+
 const SLOWLOG_HELP: &[&str] = &[
     "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET [<count>]",
@@ -923,6 +975,15 @@ const SLOWLOG_HELP: &[&str] = &[
     "    How many entries the slow log holds.",
     "RESET",
     "    Empty the slow log.",
+    "COLDGET [<count>]",
+    "    Firn's log of commands that waited on the disk, newest first (default",
+    "    10, -1 for all): id, Unix time, wait in microseconds, [command, first",
+    "    key], client address, client name, queue wait in microseconds, queue",
+    "    length found.",
+    "COLDLEN",
+    "    How many entries the cold-read log holds.",
+    "COLDRESET",
+    "    Empty the cold-read log.",
     "HELP",
     "    Print this help.",
 ];
