@@ -482,3 +482,71 @@ fn headless_chromium_draws_the_status_page_under_load() {
         "the page reports an error"
     );
 }
+
+#[test]
+fn replication_figures_on_both_sides() {
+    let (primary, primary_metrics) = firn_with_metrics(&[]);
+    let (replica, replica_metrics) = firn_with_metrics(&[]);
+    let mut conn = replica.conn();
+    conn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port().to_string()]);
+    primary.conn().cmd(&["SET", "k", "v"]);
+    wait_until("the replica's link is up", Duration::from_secs(30), || {
+        http_get(replica_metrics, "/metrics").is_some_and(|page| {
+            page.lines()
+                .any(|l| l.starts_with("redis_master_link_up{") && l.ends_with(" 1"))
+        })
+    });
+    let page = http_get(replica_metrics, "/metrics").unwrap();
+    let link = page
+        .lines()
+        .find(|l| l.starts_with("redis_master_link_up{"))
+        .unwrap();
+    assert!(
+        link.contains(&format!("master_port=\"{}\"", primary.port())),
+        "{link}"
+    );
+    assert!(page.contains("redis_instance_info{") && page.contains("role=\"slave\""));
+    wait_until(
+        "the primary lists its replica",
+        Duration::from_secs(30),
+        || {
+            http_get(primary_metrics, "/metrics").is_some_and(|page| {
+                page.contains("redis_connected_slave_offset_bytes{")
+                    && page.contains("firn_replica_lag_bytes{")
+                    && page.contains("slave_state=\"online\"")
+            })
+        },
+    );
+    let page = http_get(primary_metrics, "/metrics").unwrap();
+    assert!(page.contains("redis_connected_slaves 1"), "{page}");
+}
+
+#[test]
+fn the_cold_read_log_and_long_operations_reach_metrics_and_the_page() {
+    let (server, metrics) = firn_with_metrics(&[
+        "--debug-cold-reads",
+        "yes",
+        "--cold-read-log-slower-than",
+        "0",
+        "--enable-debug-command",
+        "yes",
+    ]);
+    let mut conn = server.conn();
+    conn.cmd(&["SET", "coldkey", "v"]);
+    conn.cmd(&["GET", "coldkey"]);
+    conn.cmd(&["DEBUG", "RELOAD"]);
+    let page = http_get(metrics, "/metrics").unwrap();
+    let (ok, said) = run_promtool(&page);
+    assert!(ok, "{said}");
+    let last = page
+        .lines()
+        .find(|l| l.starts_with("firn_cold_slowlog_last_wait_seconds{"))
+        .unwrap_or_else(|| panic!("no slow cold read in:\n{page}"));
+    assert!(last.contains("key=\"coldkey\""), "{last}");
+    assert!(page.contains("firn_cold_queue_wait_seconds_count"));
+    assert!(page.contains("firn_progress_last_duration_seconds{kind=\"debug-reload\"}"));
+    let json: serde_json::Value =
+        serde_json::from_str(&http_get(metrics, "/status.json").unwrap()).unwrap();
+    assert_eq!(json["cold_log"][0]["key"], "coldkey", "{json}");
+    assert_eq!(json["last_finished"]["kind"], "debug-reload", "{json}");
+}

@@ -146,6 +146,52 @@ pub fn render(server: &Server, figures: &Figures, page: &mut Page) {
     engine(server, page);
     rocks(&figures.rocks, page);
     replication(server, page);
+    progress(server, page);
+}
+
+/// Long operations running (full sync, import, DEBUG RELOAD, the WAL
+/// replay), and how long the last one took.
+fn progress(server: &Server, page: &mut Page) {
+    let now = firn_storage::now_ms();
+    for op in server.progress.snapshot() {
+        let labels = [("kind", op.kind), ("unit", op.unit)];
+        page.add(
+            "firn_progress_done",
+            Gauge,
+            "Units a running long operation has done",
+            &labels,
+            op.done as f64,
+        );
+        page.add(
+            "firn_progress_total",
+            Gauge,
+            "Units a running long operation has in all (0: not known yet)",
+            &labels,
+            op.total as f64,
+        );
+        if let Some(eta) = op.eta_secs(now) {
+            page.add(
+                "firn_progress_eta_seconds",
+                Gauge,
+                "Seconds a running long operation has left at its pace so far",
+                &labels,
+                eta as f64,
+            );
+        }
+    }
+    if let Some(last) = server.progress.last_finished() {
+        let took = last
+            .finished_unix_ms
+            .unwrap_or(now)
+            .saturating_sub(last.started_unix_ms);
+        page.add(
+            "firn_progress_last_duration_seconds",
+            Gauge,
+            "How long the long operation that ended last took",
+            &[("kind", last.kind)],
+            took as f64 / 1000.0,
+        );
+    }
 }
 
 fn commands(server: &Server, page: &mut Page) {
@@ -219,6 +265,56 @@ fn cold_pool(server: &Server, page: &mut Page) {
         &[],
         get(&server.stats.cold_commands),
     );
+    let waits = pool.wait_histogram();
+    let cumulative: Vec<u64> = BOUNDS_US
+        .iter()
+        .map(|&b| waits.count_between(0, b))
+        .collect();
+    let sum_us = waits.mean() * waits.len() as f64;
+    histogram(
+        page,
+        "firn_cold_queue_wait_seconds",
+        "How long cold reads waited in the queue for a pool thread",
+        &[],
+        &cumulative,
+        waits.len(),
+        sum_us / 1e6,
+    );
+    let log = &server.cold_log;
+    page.add(
+        "firn_cold_slowlog_length",
+        Gauge,
+        "Entries in the slow-cold-read log (SLOWLOG COLDGET)",
+        &[],
+        log.len() as f64,
+    );
+    page.add(
+        "firn_cold_slowlog_last_id",
+        Gauge,
+        "Id of the newest slow-cold-read log entry (entries ever logged minus 1)",
+        &[],
+        log.last_id().unwrap_or(0) as f64,
+    );
+    if let Some(last) = log.entries(1).first() {
+        let labels = [
+            ("cmd", last.command.as_str()),
+            ("key", &String::from_utf8_lossy(&last.key)),
+        ];
+        page.add(
+            "firn_cold_slowlog_last_wait_seconds",
+            Gauge,
+            "The newest slow cold read: its disk wait, with its command and key",
+            &labels,
+            last.wait_us as f64 / 1e6,
+        );
+        page.add(
+            "firn_cold_slowlog_last_queue_length",
+            Gauge,
+            "The queue length the newest slow cold read found",
+            &labels,
+            last.queue_len as f64,
+        );
+    }
 }
 
 fn engine(server: &Server, page: &mut Page) {
@@ -390,14 +486,14 @@ fn rocks(r: &firn_storage::RocksFigures, page: &mut Page) {
             figures.bytes as f64,
         );
         page.add(
-            "firn_rocksdb_level_compaction_read_bytes",
+            "firn_rocksdb_level_compaction_read_bytes_total",
             Counter,
             "Bytes compactions into the level read (RocksDB's 0.1 GB resolution)",
             &labels,
             figures.compaction_read_bytes,
         );
         page.add(
-            "firn_rocksdb_level_compaction_write_bytes",
+            "firn_rocksdb_level_compaction_write_bytes_total",
             Counter,
             "Bytes compactions and flushes into the level wrote (RocksDB's 0.1 GB resolution)",
             &labels,

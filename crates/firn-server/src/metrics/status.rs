@@ -68,8 +68,35 @@ pub fn json(server: &Server, figures: &Figures) -> Value {
     let keys: u64 = (0..server.engine.databases())
         .map(|db| server.engine.key_count(db as u8).0)
         .sum();
+    let now = firn_storage::now_ms();
+    let operation = |op: &crate::progress::OperationSnapshot| {
+        json!({
+            "kind": op.kind, "unit": op.unit, "done": op.done, "total": op.total,
+            "eta_secs": op.eta_secs(now),
+            "started_unix_ms": op.started_unix_ms,
+            "finished_unix_ms": op.finished_unix_ms,
+        })
+    };
+    let progress: Vec<Value> = server.progress.snapshot().iter().map(operation).collect();
+    let last_finished = server.progress.last_finished().as_ref().map(operation);
+    let cold_log: Vec<Value> = server
+        .cold_log
+        .entries(10)
+        .iter()
+        .map(|e| {
+            json!({
+                "id": e.id, "unix_secs": e.unix_secs, "wait_us": e.wait_us,
+                "queue_wait_us": e.queue_wait_us, "queue_len": e.queue_len,
+                "command": e.command, "key": String::from_utf8_lossy(&e.key),
+                "addr": e.addr,
+            })
+        })
+        .collect();
     json!({
-        "time_ms": firn_storage::now_ms(),
+        "time_ms": now,
+        "cold_log": cold_log,
+        "progress": progress,
+        "last_finished": last_finished,
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_secs": server.uptime_secs(),
         "clients": server.connected.load(Ordering::Relaxed),
