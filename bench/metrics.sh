@@ -3,20 +3,26 @@
 #
 #   bench/metrics.sh [keyspace]
 #
-# One release firn with `metrics-port` set serves redis-benchmark (50
-# clients, `GET k:__rand_int__` and `SET k:__rand_int__ xxx` over a
-# keyspace of 100,000 by default, at -P 1 and -P 16) in two modes, back to
-# back within each round, the order alternating from round to round:
+# Two release firns with `metrics-port` set (one per mode, each given the
+# same load) serve redis-benchmark (50 clients, `GET k:__rand_int__` and
+# `SET k:__rand_int__ xxx` over a keyspace of 100,000 by default, at -P 1
+# and -P 16), back to back within each round, the order rotating from
+# round to round:
 #   quiet    nobody reads the metrics port
 #   scraped  a scraper fetches /metrics and /status.json once a second
 #            each (Prometheus's default interval is 15 s: this is 15 times
 #            it, plus an open status page)
 # The ratio scraped/quiet is taken within each round; the median (with the
-# lowest and highest) of FIRN_BENCH_ROUNDS rounds (default 7) is reported
+# lowest and highest) of FIRN_BENCH_ROUNDS rounds (default 9) is reported
 # beside the median req/s, and so is the server's CPU time per request
 # (all its threads, /proc/PID/task/*/schedstat), which the scrapes' own
 # work (on tokio's blocking pool) is part of. Each run lasts about
-# FIRN_BENCH_SECONDS (default 3).
+# FIRN_BENCH_SECONDS (default 3). The scraper is one Python process on the
+# load generator's CPUs, started once, that keeps its connection open and
+# fetches only during scraped runs. Before the runs,
+# the server's own CPU time per fetch of each path is measured at idle
+# (the keyspace loaded): at once a second each, that share of one core is
+# the most the scrapes can take from a server that is CPU-bound.
 #
 # FIRN_BASELINE=/path/to/firn adds a third mode, the same load on that
 # build without a metrics port (e.g. the build before the metrics port, for
@@ -30,7 +36,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/lib.sh"
 
 keyspace="${1:-100000}"
-rounds="${FIRN_BENCH_ROUNDS:-7}"
+rounds="${FIRN_BENCH_ROUNDS:-9}"
 seconds="${FIRN_BENCH_SECONDS:-3}"
 
 pin="${FIRN_BENCH_PIN-$([ "$(nproc)" -ge 2 ] && echo 1/0 || echo)}"
@@ -42,16 +48,20 @@ fi
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 build
+# One server per mode, each given the same load, so that each has the same
+# flushes and compactions behind it.
+declare -A port_of pid_of
+quiet_port=$(free_port)
+start_firn quiet "$quiet_port" --metrics-port "$(free_port)"
+port_of[quiet]=$quiet_port pid_of[quiet]=$server_pid
 metrics_port=$(free_port)
 firn_port=$(free_port)
 start_firn firn "$firn_port" --metrics-port "$metrics_port"
 firn_pid=$server_pid
+port_of[scraped]=$firn_port pid_of[scraped]=$firn_pid
 curl -sf "http://127.0.0.1:$metrics_port/metrics" >/dev/null ||
     { echo "the metrics port does not answer" >&2; exit 1; }
 modes=(quiet scraped)
-declare -A port_of pid_of
-port_of[quiet]=$firn_port pid_of[quiet]=$firn_pid
-port_of[scraped]=$firn_port pid_of[scraped]=$firn_pid
 if [ -n "${FIRN_BASELINE:-}" ]; then
     base_port=$(free_port)
     start_firn_binary "$FIRN_BASELINE" baseline "$base_port"
@@ -71,38 +81,74 @@ rb() { # port pipeline op requests -> requests/s
 }
 requests_for() { python3 -c "import sys; print(max(5000, int(float(sys.argv[1]) * float(sys.argv[2]))))" "$1" "$seconds"; }
 
-# The scraper: both paths once a second until stopped; it counts its
-# fetches and the bytes of the last /metrics page.
-scraper_pid=""
-start_scraper() {
-    (
-        while true; do
-            "${client_pin[@]}" curl -sf -o "$work/last_metrics" "http://127.0.0.1:$metrics_port/metrics" &&
-                echo m >>"$work/scrapes"
-            "${client_pin[@]}" curl -sf -o /dev/null "http://127.0.0.1:$metrics_port/status.json" &&
-                echo s >>"$work/scrapes"
-            sleep 1
-        done
-    ) &
-    scraper_pid=$!
+# The scraper: one Python process on the load generator's CPUs, started
+# once, keeping one connection open. While $work/scrape_on exists it
+# fetches both paths once a second; otherwise it only wakes once a second
+# to look (so that starting a process is no part of a scraped run). It
+# counts its fetches and keeps the last /metrics page.
+"${client_pin[@]}" python3 - "$metrics_port" "$work" <<'PY' &
+import http.client, sys, time, os
+port, work = int(sys.argv[1]), sys.argv[2]
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+while True:
+    start = time.monotonic()
+    if os.path.exists(os.path.join(work, "scrape_on")):
+        for path in ("/metrics", "/status.json"):
+            try:
+                conn.request("GET", path)
+                body = conn.getresponse().read()
+            except (http.client.HTTPException, OSError):
+                # The server closes a connection idle for 10 s: reconnect.
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", path)
+                body = conn.getresponse().read()
+            with open(os.path.join(work, "scrapes"), "a") as f:
+                f.write(("m" if path == "/metrics" else "s") + "\n")
+            if path == "/metrics":
+                with open(os.path.join(work, "last_metrics"), "wb") as f:
+                    f.write(body)
+    time.sleep(max(0.0, 1.0 - (time.monotonic() - start)))
+PY
+pids+=($!)
+start_scraper() { touch "$work/scrape_on"; }
+stop_scraper() { rm -f "$work/scrape_on"; }
+
+# The server's CPU time per fetch, at idle: 50 fetches of each path, less
+# what the idle server spends in the same time.
+per_fetch_us() { # path
+    local before after idle_before idle_after t0 t1
+    idle_before=$(cpu_ns "$firn_pid"); t0=$(date +%s%N)
+    sleep 1
+    idle_after=$(cpu_ns "$firn_pid"); t1=$(date +%s%N)
+    local idle_per_ns
+    idle_per_ns=$(python3 -c "import sys; print((int(sys.argv[2]) - int(sys.argv[1])) / (int(sys.argv[4]) - int(sys.argv[3])))" "$idle_before" "$idle_after" "$t0" "$t1")
+    before=$(cpu_ns "$firn_pid"); t0=$(date +%s%N)
+    python3 - "$metrics_port" "$1" <<'PY'
+import http.client, sys
+conn = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+for _ in range(50):
+    conn.request("GET", sys.argv[2]); conn.getresponse().read()
+PY
+    after=$(cpu_ns "$firn_pid"); t1=$(date +%s%N)
+    python3 -c "import sys; b, a, t0, t1, idle = map(float, sys.argv[1:]); print(f'{(a - b - idle * (t1 - t0)) / 50 / 1e3:.0f}')" \
+        "$before" "$after" "$t0" "$t1" "$idle_per_ns"
 }
-stop_scraper() {
-    [ -n "$scraper_pid" ] || return 0
-    kill "$scraper_pid" 2>/dev/null || true
-    wait "$scraper_pid" 2>/dev/null || true
-    scraper_pid=""
-}
-bench_cleanup() { stop_scraper; }
 
 declare -A requests_of
 for m in "${modes[@]}"; do
     rb "${port_of[$m]}" 16 set $((keyspace * 3)) >/dev/null
 done
+metrics_us=$(per_fetch_us /metrics)
+status_us=$(per_fetch_us /status.json)
 for p in 1 16; do
     for op in set get; do
         n=20000
         [ "$p" = 1 ] || n=100000
-        requests_of[$p.$op]=$(requests_for "$(rb "$firn_port" "$p" "$op" "$n")")
+        requests_of[$p.$op]=$(requests_for "$(rb "$quiet_port" "$p" "$op" "$n")")
+        for m in "${modes[@]}"; do
+            [ "$m" = quiet ] || rb "${port_of[$m]}" "$p" "$op" "$n" >/dev/null
+        done
     done
 done
 
@@ -131,6 +177,7 @@ for p in 1 16; do
 done
 
 echo "# metrics port cost: firn $(git -C "$here/.." rev-parse --short HEAD), $rounds rounds of ~${seconds}s, keyspace $keyspace, pin '${pin}'"
+echo "# server CPU per fetch at idle (the keyspace loaded): /metrics ${metrics_us} µs, /status.json ${status_us} µs; once a second each, $(python3 -c "import sys; print(f'{(float(sys.argv[1]) + float(sys.argv[2])) / 1e4:.3f}')" "$metrics_us" "$status_us") % of one core"
 echo "# scrapes made: $(grep -c m "$work/scrapes" 2>/dev/null || echo 0) of /metrics ($(wc -c <"$work/last_metrics" 2>/dev/null || echo 0) bytes each), $(grep -c s "$work/scrapes" 2>/dev/null || echo 0) of /status.json"
 python3 - "$results" "${modes[@]}" <<'EOF'
 import sys, statistics

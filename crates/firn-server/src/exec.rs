@@ -664,9 +664,7 @@ async fn execute_rounds(
         if round == 0 {
             *went_cold = true;
             server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
-            if let Body::Command(command, _) = body {
-                server.stats.commands.record_cold(command.name());
-            }
+            server.stats.commands.record_cold(body.name());
         }
         // After the optimistic rounds the locks come first, and the pool
         // run under them cannot be invalidated.
