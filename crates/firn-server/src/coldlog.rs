@@ -11,9 +11,6 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 
-use crate::coldpool::JobTiming;
-use crate::server::{ClientInfo, Server};
-
 /// One command that waited on the disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ColdLogEntry {
@@ -77,6 +74,16 @@ impl ColdLog {
     }
 
     /// Adds an entry, keeping at most `max_len`.
+    /// Keeps `entry` (its id assigned here) if its wait reached
+    /// `threshold_us` (`cold-read-log-slower-than`; negative: never),
+    /// keeping at most `max_len` entries.
+    pub fn offer(&self, entry: ColdLogEntry, threshold_us: i64, max_len: u64) {
+        if threshold_us < 0 || (entry.wait_us as i64) < threshold_us {
+            return;
+        }
+        self.push(entry, usize::try_from(max_len).unwrap_or(usize::MAX));
+    }
+
     fn push(&self, mut entry: ColdLogEntry, max_len: usize) {
         let mut log = self.entries.lock();
         entry.id = log.next_id;
@@ -84,40 +91,6 @@ impl ColdLog {
         log.newest_first.push_front(entry);
         log.newest_first.truncate(max_len);
     }
-}
-
-/// Logs `command` (with its first key) if its pool run took long enough.
-pub fn record(
-    server: &Server,
-    client: &ClientInfo,
-    command: &str,
-    key: Option<&Bytes>,
-    timing: JobTiming,
-) {
-    let (threshold_us, max_len) = {
-        let config = server.config();
-        (
-            config.cold_read_log_slower_than_us,
-            config.cold_read_log_max_len,
-        )
-    };
-    if threshold_us < 0 || (timing.wait_us as i64) < threshold_us {
-        return;
-    }
-    server.cold_log.push(
-        ColdLogEntry {
-            id: 0,
-            unix_secs: firn_storage::now_ms() / 1000,
-            wait_us: timing.wait_us,
-            queue_wait_us: timing.queue_wait_us,
-            queue_len: timing.queue_len,
-            command: command.to_string(),
-            key: key.cloned().unwrap_or_default(),
-            addr: client.addr.clone(),
-            name: client.name.lock().clone().unwrap_or_default(),
-        },
-        usize::try_from(max_len).unwrap_or(usize::MAX),
-    );
 }
 
 #[cfg(test)]

@@ -624,6 +624,36 @@ pub async fn execute(
     }
 }
 
+/// Offers the slow-cold-read log (coldlog.rs) `command`, with its first
+/// key, whose run on the pool took effect.
+fn log_cold_read(
+    server: &Server,
+    client: &ClientInfo,
+    command: &str,
+    key: Option<&Bytes>,
+    timing: JobTiming,
+) {
+    let (threshold_us, max_len) = {
+        let config = server.config();
+        (
+            config.cold_read_log_slower_than_us,
+            config.cold_read_log_max_len,
+        )
+    };
+    let entry = crate::coldlog::ColdLogEntry {
+        id: 0,
+        unix_secs: firn_storage::now_ms() / 1000,
+        wait_us: timing.wait_us,
+        queue_wait_us: timing.queue_wait_us,
+        queue_len: timing.queue_len,
+        command: command.to_string(),
+        key: key.cloned().unwrap_or_default(),
+        addr: client.addr.clone(),
+        name: client.name.lock().clone().unwrap_or_default(),
+    };
+    server.cold_log.offer(entry, threshold_us, max_len);
+}
+
 /// Runs a body in rounds (see the module comment).
 pub async fn execute_body(
     server: &Arc<Server>,
@@ -686,7 +716,7 @@ async fn execute_rounds(
         // unless its keys changed meanwhile (then it runs again).
         let log_cold = || {
             let key = owned_keys.first().map(|(_, key)| key);
-            crate::coldlog::record(server, client, body.name(), key, timing);
+            log_cold_read(server, client, body.name(), key, timing);
         };
         // A keyless command (KEYS, SCAN, RANDOMKEY...) locks nothing: its
         // pool result is as good as any. The expired keys it met are
