@@ -66,16 +66,7 @@ own_start=$(own_ticks)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Pinning: servers on one set of CPUs, the load generator on another.
-pin="${FIRN_BENCH_PIN-$([ "$(nproc)" -ge 2 ] && echo 1/0 || echo)}"
-client_pin=()
-if [ -n "$pin" ]; then
-    server_wrapper=(taskset -c "${pin%/*}")
-    client_pin=(taskset -c "${pin#*/}")
-fi
-
-# Nanoseconds all threads of PID have run (threads that exit during a run
-# are not counted: neither server ends threads while it serves).
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+pin_from_env
 
 # The users of part 1 and their rules.
 patterns10=()

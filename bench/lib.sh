@@ -28,6 +28,11 @@
 #                          execs the server, so that its pid stays the same.
 #   stop_server PID        SIGTERM, and wait for it to exit
 #   free_port, field JSON KEY, ratio A B [DIGITS]
+#   pin_from_env           FIRN_BENCH_PIN="SERVER_CPUS/CLIENT_CPUS" (default
+#                          "1/0" on 2+ cores, empty for none): sets $pin,
+#                          server_wrapper (taskset) and client_pin, an array
+#                          to run load generators through
+#   cpu_ns PID             nanoseconds all threads of PID have run
 #
 # Every server started here is stopped on exit, even on failure, and the
 # temporary work dir ($work, under $bench_tmp if set, else $TMPDIR or /tmp)
@@ -67,6 +72,19 @@ build() {
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 server_wrapper=()
+client_pin=()
+
+pin_from_env() {
+    pin="${FIRN_BENCH_PIN-$([ "$(nproc)" -ge 2 ] && echo 1/0 || echo)}"
+    if [ -n "$pin" ]; then
+        server_wrapper=(taskset -c "${pin%/*}")
+        client_pin=(taskset -c "${pin#*/}")
+    fi
+}
+
+# Threads that exit during a run are not counted: no server ends threads
+# while it serves.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 # Runs "$@" in the background, through "${server_wrapper[@]}", as server
 # NAME on PORT (see the header) and waits for its first PONG; stops the

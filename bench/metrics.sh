@@ -39,13 +39,8 @@ keyspace="${1:-100000}"
 rounds="${FIRN_BENCH_ROUNDS:-9}"
 seconds="${FIRN_BENCH_SECONDS:-3}"
 
-pin="${FIRN_BENCH_PIN-$([ "$(nproc)" -ge 2 ] && echo 1/0 || echo)}"
-client_pin=()
-if [ -n "$pin" ]; then
-    server_wrapper=(taskset -c "${pin%/*}")
-    client_pin=(taskset -c "${pin#*/}")
-fi
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# Pinning: servers on one set of CPUs, the load generator on another.
+pin_from_env
 
 build
 # One server per mode, each given the same load, so that each has the same
