@@ -620,7 +620,29 @@ fn memory_usage_checks_arguments_like_redis() {
     d.cmd(&["MEMORY", "USAGE", "h", "foo", "1"]);
     d.cmd(&["MEMORY", "USAGE", "nokey", "foo"]);
     d.cmd(&["MEMORY", "USAGE"]);
-    d.cmd_type_only(&["MEMORY", "HELP"]);
+    // Redis's subcommands, each listed, and Firn's own TIERS beside them.
+    let ((_, redis_help), (_, firn_help)) = d.exchange(&["MEMORY", "HELP"]);
+    let subcommands = |r: &R| -> Vec<String> {
+        let R::Array(Some(lines)) = r else {
+            panic!("MEMORY HELP: {r:?}");
+        };
+        lines
+            .iter()
+            .filter_map(|l| match l {
+                R::Simple(text) if !text.starts_with(' ') => {
+                    text.split_whitespace().next().map(str::to_string)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut firn_listed = subcommands(&firn_help);
+    assert!(
+        firn_listed.contains(&"TIERS".to_string()),
+        "{firn_listed:?}"
+    );
+    firn_listed.retain(|s| s != "TIERS");
+    assert_eq!(firn_listed, subcommands(&redis_help));
     d.cmd(&["MEMORY", "PURGE"]);
     d.cmd(&["MEMORY", "NOSUCH"]);
     d.cmd(&["MEMORY", "STATS", "extra"]);
