@@ -26,7 +26,15 @@ const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Firn is running in protected mode
 /// Below this many descriptors Firn keeps for itself (RocksDB files, logs).
 const RESERVED_FDS: u64 = 32;
 
-fn init_logging(config: &Config) {
+/// Where the log goes without a `logfile`: the server's stdout, or stderr
+/// for `firn import-rdb`, whose stdout is its result line alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LogTo {
+    Stdout,
+    Stderr,
+}
+
+fn init_logging(config: &Config, to: LogTo) {
     let level = match config.loglevel.as_str() {
         "debug" => "debug",
         "verbose" => "info",
@@ -39,7 +47,10 @@ fn init_logging(config: &Config) {
         .with_env_filter(filter)
         .with_target(false);
     if config.logfile.is_empty() {
-        let _ = builder.try_init();
+        let _ = match to {
+            LogTo::Stdout => builder.try_init(),
+            LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),
+        };
     } else {
         match std::fs::OpenOptions::new()
             .create(true)
@@ -147,7 +158,7 @@ pub fn daemonize() -> Result<(), String> {
 
 pub fn run(mut config: Config) -> Result<(), String> {
     crate::allocator::configure();
-    init_logging(&config);
+    init_logging(&config, LogTo::Stdout);
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }
@@ -186,7 +197,7 @@ pub fn run(mut config: Config) -> Result<(), String> {
 /// threads; every write is durable when this returns.
 pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, String> {
     crate::allocator::configure();
-    init_logging(&config);
+    init_logging(&config, LogTo::Stderr);
     let file =
         std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     std::fs::create_dir_all(&config.dir)
