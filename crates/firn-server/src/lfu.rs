@@ -99,9 +99,11 @@ mod tests {
 
     #[test]
     fn counts_grow_logarithmically_with_the_default_factor() {
-        // Redis's table (redis.conf): about 18 after 100 hits at factor 10.
+        // Redis's table (redis.conf): about 10 after 100 hits at factor 10,
+        // 18 after 1,000. The increments are random: 1,000 hits keep the
+        // count well inside the range asserted.
         let mut packed = initial(0);
-        for _ in 0..100 {
+        for _ in 0..1000 {
             packed = accessed(packed, 0, DEFAULT);
         }
         let counter = decayed(packed, 0, DEFAULT);
