@@ -590,15 +590,16 @@ pub async fn execute(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Executed {
-    let started = std::time::Instant::now();
-    let mut went_cold = false;
-    let body = Body::Command(cmd, args);
-    let finished = execute_rounds(server, body, session, client, &mut went_cold).await;
-    if cmd
+    // Read-only commands' latency, hot or cold, for the metrics port.
+    let started = cmd
         .spec
         .flags
         .contains(crate::command_table::Flags::READONLY)
-    {
+        .then(std::time::Instant::now);
+    let mut went_cold = false;
+    let body = Body::Command(cmd, args);
+    let finished = execute_rounds(server, body, session, client, &mut went_cold).await;
+    if let Some(started) = started {
         server.read_latency[usize::from(went_cold)].record(started.elapsed().as_micros() as u64);
     }
     let tickets = finished.tickets;

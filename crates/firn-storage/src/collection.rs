@@ -96,7 +96,10 @@ impl Txn<'_> {
         let raw = member_key(pdb, key, coll.version, member);
         if !self.forced_cold() && !self.wrote(cf, &raw) {
             if let Some(cached) = self.inner.coll.get(cf, &meta_key(pdb, key), coll.version) {
-                self.inner.stats.point_reads.fetch_add(1, Ordering::Relaxed);
+                self.inner
+                    .stats
+                    .collection_member_reads
+                    .fetch_add(1, Ordering::Relaxed);
                 return Ok(cached.get(member).cloned());
             }
         }

@@ -56,10 +56,9 @@ pub enum SyncPolicy {
 pub struct EngineStats {
     pub commits: AtomicU64,
     pub commit_groups: AtomicU64,
-    /// Every point read that found its answer: RocksDB's (from memory or
-    /// from the files) and the collection cache's member reads. Cost tests
-    /// count a command's reads with it (INFO storage `point_reads`).
-    pub point_reads: AtomicU64,
+    /// Member reads the decoded-collection cache answered (a part of
+    /// `point_reads`, see [`EngineStats::point_reads`]).
+    pub collection_member_reads: AtomicU64,
     /// Point reads RocksDB answered from memory (memtables, block cache).
     pub memory_reads: AtomicU64,
     /// Point reads that loaded at least one block from the SST files.
@@ -80,7 +79,20 @@ impl EngineStats {
             &self.memory_reads
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        self.point_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Every point read that found its answer: RocksDB's (from memory or
+    /// from the files) and the collection cache's member reads. Cost tests
+    /// count a command's reads with it (INFO storage `point_reads`).
+    pub fn point_reads(&self) -> u64 {
+        [
+            &self.memory_reads,
+            &self.disk_reads,
+            &self.collection_member_reads,
+        ]
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .sum()
     }
 }
 

@@ -272,7 +272,7 @@ pub fn storage_section(server: &Server, out: &mut String) {
     line(out, "hot_cache_misses", hot_misses);
     line(out, "hot_cache_entries", hot_entries);
     line(out, "hot_cache_bytes", hot_bytes);
-    line(out, "point_reads", get(&stats.point_reads));
+    line(out, "point_reads", stats.point_reads());
     let tiers = engine.read_tiers();
     line(out, "collection_cache_hits", tiers.collection_cache);
     line(out, "memory_tier_reads", tiers.block_cache);

@@ -320,7 +320,10 @@ pub fn render(server: &Server, page: &mut Page) {
                 page.add(&format!("redis_{field}"), Gauge, field, &master, v);
                 continue;
             }
-            if field.starts_with("slave") && field[5..].bytes().all(|b| b.is_ascii_digit()) {
+            if field
+                .strip_prefix("slave")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            {
                 let kv: std::collections::HashMap<&str, &str> = pairs(value).collect();
                 let labels = [
                     ("slave_ip", kv.get("ip").copied().unwrap_or("")),
