@@ -2080,6 +2080,26 @@ impl Config {
     }
 }
 
+/// Writes `path` through a temporary file in the same directory, fsynced and
+/// renamed over it, so a crash leaves either the old or the new file
+/// (CONFIG REWRITE's config file, ACL SAVE's aclfile).
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(format!(".firn-rewrite-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 /// docs/configuration.md, generated from `OPTIONS` (a test keeps the file
 /// in step: run `FIRN_WRITE_DOCS=1 cargo test -p firn-server config` to
 /// rewrite it).
