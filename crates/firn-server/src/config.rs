@@ -1425,7 +1425,7 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("aof-timestamp-enabled", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
     kept("aof-rewrite-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
     kept("aof-disable-auto-gc", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
-    // Followed at start-up (replication::start), so no warning: CONFIG
+    // Followed at start-up (replication::lifecycle::start), so no warning: CONFIG
     // REWRITE writes it for a replica (Config::set_replica_of).
     kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Never, "`<host> <port>`: follow that primary from start-up (a Firn, or a redis-server for a live import), as REPLICAOF does at run time; CONFIG GET shows the primary followed."),
     kept("masterauth", None, true, Kind::Text, "", Warn::Never, "The password a replica sends (AUTH) to its primary."),
