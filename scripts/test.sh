@@ -10,9 +10,10 @@ source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
-# No module may join an import cycle (cargo-modules' graph;
-# scripts/module_cycles.allowed lists none, and may only shrink).
-python3 scripts/module_cycles.py
+# No module may join an import cycle, nor use one of a higher layer (the
+# layers of docs/architecture.md, "Dependency rules"): firn-modgraph reads
+# every library's sources.
+cargo run --locked -q -p firn-modgraph
 cargo test --locked --workspace -- --test-threads=2
 # The differential suites again with every firn read forced cold
 # (debug-cold-reads): each command runs on the cold-read pool and commits

@@ -34,21 +34,14 @@
 mod bit;
 mod cjson;
 mod cmsgpack;
+mod register;
 mod struct_lib;
+
+pub use register::register;
 
 use firn_prims::{format_g, is_c_space, strtod};
 use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
 use std::os::raw::c_int;
-
-/// Installs the global tables `cjson`, `cmsgpack`, `struct` and `bit`.
-pub fn register(lua: &Lua) -> mlua::Result<()> {
-    let globals = lua.globals();
-    globals.set("cjson", cjson::module(lua)?)?;
-    globals.set("cmsgpack", cmsgpack::module(lua)?)?;
-    globals.set("struct", struct_lib::module(lua)?)?;
-    globals.set("bit", bit::module(lua)?)?;
-    Ok(())
-}
 
 /// The field that marks the metatable of a read-only proxy: the script
 /// sandbox of firn-server (`scripting/sandbox.lua`) sets it on the proxies

@@ -9,7 +9,8 @@
 use crate::encoding::write_len;
 use crate::payload::CRC64;
 use crate::stream_tests::stream_seeds;
-use crate::tests::{seeds, Gen};
+use crate::tests::seeds;
+use crate::xorshift::Gen;
 use crate::*;
 
 /// A hand-made RDB file: header, opcodes, then EOF and the CRC64.

@@ -69,6 +69,7 @@
 
 mod blob;
 mod encoding;
+mod error;
 mod file;
 #[cfg(test)]
 mod file_tests;
@@ -83,9 +84,12 @@ mod stream;
 mod stream_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod xorshift;
 mod ziplist;
 
 pub use encoding::{read_length_at, read_string_at, write_string};
+pub use error::RdbError;
 pub use file::{
     RawEntry, RawKey, RdbEntry, RdbFileError, RdbFileReader, RdbKey, RDB_FILE_VERSION_MAX,
 };
@@ -122,26 +126,5 @@ impl RdbValue {
             RdbValue::Hash(_) => "hash",
             RdbValue::Stream(_) => "stream",
         }
-    }
-}
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum RdbError {
-    /// Too short, a version newer than 10, or a CRC mismatch.
-    /// Reply: "ERR DUMP payload version or checksum are wrong".
-    #[error("DUMP payload version or checksum are wrong")]
-    BadChecksum,
-    /// The checksum holds but the object does not decode, or is of a type
-    /// Redis 7.0 cannot restore either (module values: Firn loads no
-    /// modules, and Redis replies the same without the module).
-    /// Reply: "ERR Bad data format".
-    #[error("Bad data format")]
-    BadFormat,
-}
-
-impl RdbError {
-    /// The error reply RESTORE sends.
-    pub fn reply_text(&self) -> String {
-        format!("ERR {self}")
     }
 }

@@ -194,7 +194,7 @@ pub(crate) fn lzf_decompress(input: &[u8], expected_len: u64) -> Result<Vec<u8>,
 mod tests {
     use super::*;
 
-    use crate::tests::Gen;
+    use crate::xorshift::Gen;
 
     #[test]
     fn lzf_round_trips_and_edges() {

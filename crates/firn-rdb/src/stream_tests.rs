@@ -9,7 +9,8 @@
 
 use crate::encoding::Reader;
 use crate::stream::{TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3};
-use crate::tests::{hex, to_hex, with_footer, Gen};
+use crate::tests::{hex, to_hex, with_footer};
+use crate::xorshift::Gen;
 use crate::*;
 
 const REDIS_STREAMS: &str = include_str!("../tests/fixtures/redis_streams.txt");

@@ -5,6 +5,7 @@
 use crate::encoding::{Reader, ENC_LZF};
 use crate::object::*;
 use crate::payload::CRC64;
+use crate::xorshift::Gen;
 use crate::*;
 use firn_prims::string2ll;
 
@@ -95,23 +96,6 @@ fn string_dumps_match_redis_7_0() {
             Ok(RdbValue::String(value)),
             "{label}"
         );
-    }
-}
-
-/// xorshift64: the generator the vectors below were made with (the same
-/// code in a script fed the values to redis-server 7.0.15).
-pub(crate) struct Gen(pub(crate) u64);
-
-impl Gen {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }
 

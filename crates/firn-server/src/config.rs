@@ -1425,7 +1425,7 @@ pub static OPTIONS: &[OptionDef] = &[
     kept("aof-timestamp-enabled", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
     kept("aof-rewrite-incremental-fsync", None, true, Kind::Bool, "yes", Warn::Never, NO_AOF),
     kept("aof-disable-auto-gc", None, true, Kind::Bool, "no", Warn::Never, NO_AOF),
-    // Followed at start-up (replication::start), so no warning: CONFIG
+    // Followed at start-up (replication::lifecycle::start), so no warning: CONFIG
     // REWRITE writes it for a replica (Config::set_replica_of).
     kept("replicaof", Some("slaveof"), false, Kind::Words(replica_of), "", Warn::Never, "`<host> <port>`: follow that primary from start-up (a Firn, or a redis-server for a live import), as REPLICAOF does at run time; CONFIG GET shows the primary followed."),
     kept("masterauth", None, true, Kind::Text, "", Warn::Never, "The password a replica sends (AUTH) to its primary."),
@@ -2078,6 +2078,26 @@ impl Config {
         }
         out
     }
+}
+
+/// Writes `path` through a temporary file in the same directory, fsynced and
+/// renamed over it, so a crash leaves either the old or the new file
+/// (CONFIG REWRITE's config file, ACL SAVE's aclfile).
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(format!(".firn-rewrite-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp_name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// docs/configuration.md, generated from `OPTIONS` (a test keeps the file

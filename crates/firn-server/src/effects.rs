@@ -66,7 +66,7 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
                 crate::pubsub::deliver::spublish(server, &channel, &message);
             }
             SideEffect::Monitor { db, args } => {
-                crate::monitor::feed::feed_monitors_from(server, "lua", db, &args);
+                crate::monitor::line::feed_monitors_from(server, "lua", db, &args);
             }
             SideEffect::Watch {
                 watcher,

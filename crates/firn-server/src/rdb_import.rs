@@ -26,7 +26,6 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::commands::Registry;
 use crate::scripting::request::Request;
 use crate::server::{ClientInfo, Server, Session};
 
@@ -72,7 +71,7 @@ pub async fn import_rdb<R: Read + Send + 'static>(
     server: &Arc<Server>,
     reader: R,
 ) -> Result<ImportStats, String> {
-    let importer = Importer::new(server)?;
+    let importer = Importer::new(server);
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
     let (entries_tx, mut entries) = mpsc::channel(PARSED_AHEAD);
     let runtime = tokio::runtime::Handle::current();
@@ -156,21 +155,17 @@ fn parse<R: Read>(
 struct Importer {
     server: Arc<Server>,
     client: Arc<ClientInfo>,
-    /// A registry of its own: rename-command, which may hide RESTORE from
-    /// clients, does not apply to the server's own requests.
-    registry: Arc<Registry>,
     databases: usize,
 }
 
 impl Importer {
-    fn new(server: &Arc<Server>) -> Result<Importer, String> {
+    fn new(server: &Arc<Server>) -> Importer {
         let id = server.next_client_id.fetch_add(1, Ordering::Relaxed);
-        Ok(Importer {
+        Importer {
             server: server.clone(),
             client: Arc::new(ClientInfo::new(id, "rdb-import".into(), String::new(), -1)),
-            registry: Arc::new(Registry::build(crate::groups::all())?),
             databases: server.config().databases,
-        })
+        }
     }
 
     /// Starts the RESTORE of `key` once fewer than [`WRITES_IN_FLIGHT`]
@@ -197,9 +192,8 @@ impl Importer {
         }
         let server = self.server.clone();
         let client = self.client.clone();
-        let registry = self.registry.clone();
         writes.spawn(async move {
-            let done = restore(&server, &client, &registry, db, key).await;
+            let done = restore(&server, &client, db, key).await;
             drop(permit);
             done
         });
@@ -232,7 +226,6 @@ impl Importer {
 async fn restore(
     server: &Arc<Server>,
     client: &Arc<ClientInfo>,
-    registry: &Registry,
     db: u8,
     key: RawKey,
 ) -> Result<(), String> {
@@ -252,12 +245,16 @@ async fn restore(
         Bytes::from_static(b"REPLACE"),
         Bytes::from_static(b"ABSTTL"),
     ];
-    let command = registry.lookup(&args).map_err(|e| {
-        let Reply::Error(text) = e.into_reply() else {
-            return String::new();
-        };
-        String::from_utf8_lossy(&text).into_owned()
-    })?;
+    // By its own name: rename-command, which may hide RESTORE from clients,
+    // does not apply to the server's own requests.
+    let command = crate::commands::registry()
+        .lookup_original(&args)
+        .map_err(|e| {
+            let Reply::Error(text) = e.into_reply() else {
+                return String::new();
+            };
+            String::from_utf8_lossy(&text).into_owned()
+        })?;
     let mut session = internal_session(db);
     let executed = crate::exec::execute(server, command, &args, &mut session, client).await;
     if let Reply::Error(text) = &executed.reply {

@@ -1,5 +1,6 @@
 //! Shared server state: configuration, the engine, the registry, the
-//! cold-read pool, connected clients, statistics and the slow log.
+//! cold-read pool, connected clients (and the line CLIENT LIST, CLIENT
+//! INFO and the ACL log show of one), statistics and the slow log.
 
 use bytes::Bytes;
 use firn_resp::Protocol;
@@ -151,6 +152,104 @@ impl ClientInfo {
         self.killed.store(true, Ordering::Release);
         self.kill.notify_one();
     }
+}
+
+/// One CLIENT LIST/INFO line in Redis 7.0's field order. A connection that
+/// used CLIENT SETINFO (Redis 7.2) also gets 7.2's trailing `lib-name=` and
+/// `lib-ver=` fields.
+pub fn client_line(client: &ClientInfo, now_ms: u64) -> String {
+    let name = client.name.lock().clone().unwrap_or_default();
+    let idle = now_ms.saturating_sub(client.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
+    let qbuf = client.query_buffer.load(Ordering::Relaxed);
+    // Redis's letters in its order; "N" for none.
+    let mut flags = String::new();
+    match client.role_flag.load(Ordering::Relaxed) {
+        ROLE_REPLICA => flags.push('S'),
+        ROLE_MASTER => flags.push('M'),
+        _ => {}
+    }
+    if client.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
+    if client.pubsub.subscribed() {
+        flags.push('P');
+    }
+    if client.tx.multi() >= 0 {
+        flags.push('x');
+    }
+    if client.blocked.load(Ordering::Relaxed) {
+        flags.push('b');
+    }
+    let tracking = &client.tracking;
+    let redirect = if tracking.is_on() {
+        flags.push('t');
+        let tracking_flags = tracking.flags();
+        if tracking_flags & crate::tracking::table::BROKEN_REDIRECT != 0 {
+            flags.push('R');
+        }
+        if tracking_flags & crate::tracking::table::BCAST != 0 {
+            flags.push('B');
+        }
+        tracking.redirect() as i64
+    } else {
+        -1
+    };
+    if client.tx.watcher.is_dirty() {
+        flags.push('d');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let (sub, psub, ssub) = client.pubsub.counts();
+    // Unsent output: the output queue plus pub/sub messages not yet in it.
+    // Redis's first 16 KB are its static buffer (`obl`), the rest its reply
+    // list (`oll` entries, `omem` bytes).
+    let unsent = client.output_bytes.load(Ordering::Relaxed) + client.pubsub.mailbox.queued_bytes();
+    let obl = unsent.min(16384);
+    let oll = if unsent > 16384 {
+        client.output_segments.load(Ordering::Relaxed) + client.pubsub.mailbox.queued_len()
+    } else {
+        0
+    };
+    let lib_name = client.lib_name.lock().clone();
+    let lib_ver = client.lib_ver.lock().clone();
+    let lib = if lib_name.is_some() || lib_ver.is_some() {
+        format!(
+            " lib-name={} lib-ver={}",
+            String::from_utf8_lossy(&lib_name.unwrap_or_default()),
+            String::from_utf8_lossy(&lib_ver.unwrap_or_default())
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs=16384 rbp=16384 obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}{}\n",
+        client.id,
+        client.addr,
+        client.laddr,
+        client.fd,
+        String::from_utf8_lossy(&name),
+        client.created.elapsed().as_secs(),
+        idle,
+        flags,
+        client.db.load(Ordering::Relaxed),
+        sub,
+        psub,
+        ssub,
+        client.tx.multi(),
+        qbuf,
+        16384u64.saturating_sub(qbuf),
+        client.tx.multi_mem(),
+        obl,
+        oll,
+        unsent.saturating_sub(16384),
+        16384 + qbuf + unsent.saturating_sub(16384) + client.tx.multi_mem(),
+        client.last_cmd.lock(),
+        String::from_utf8_lossy(&client.user_name.lock()),
+        redirect,
+        client.resp.load(Ordering::Relaxed),
+        lib,
+    )
 }
 
 #[derive(Default)]
@@ -699,5 +798,29 @@ mod tests {
         assert_eq!(times.last_access(1, &key(total - 1)), None);
         times.forget(0, &key(total - 1));
         assert_eq!(times.last_access(0, &key(total - 1)), None);
+    }
+
+    #[test]
+    fn client_line_has_redis_fields_then_lib_fields_once_set() {
+        let client = ClientInfo::new(9, "127.0.0.1:1000".into(), "127.0.0.1:6379".into(), 5);
+        let fields = |line: &str| -> Vec<String> {
+            line.trim_end()
+                .split(' ')
+                .map(|f| f.split('=').next().unwrap_or_default().to_string())
+                .collect()
+        };
+        let line = client_line(&client, firn_storage::now_ms());
+        assert!(line.ends_with('\n'));
+        assert_eq!(
+            fields(&line).join(" "),
+            "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free \
+             argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp"
+        );
+        *client.lib_name.lock() = Some(Bytes::from_static(b"redis-py"));
+        let line = client_line(&client, firn_storage::now_ms());
+        assert!(
+            line.ends_with(" resp=2 lib-name=redis-py lib-ver=\n"),
+            "{line}"
+        );
     }
 }

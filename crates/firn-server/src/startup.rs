@@ -408,7 +408,7 @@ fn start_memory_trimmer(server: Arc<Server>) -> Result<std::thread::JoinHandle<(
 
 async fn serve(server: Arc<Server>) -> Result<(), String> {
     crate::notify::start(&server);
-    crate::replication::start(&server).await;
+    crate::replication::lifecycle::start(&server).await;
     let (port, tls_port, binds, backlog) = {
         let c = server.config();
         (c.port, c.tls.port, c.bind.clone(), c.tcp_backlog)
@@ -438,7 +438,7 @@ async fn serve(server: Arc<Server>) -> Result<(), String> {
         _ = crate::server::until_shutdown(&mut shutdown) => {}
         _ = signal_shutdown() => { tracing::info!("Received a shutdown signal, scheduling shutdown..."); }
     }
-    crate::replication::save_position(&server).await;
+    crate::replication::lifecycle::save_position(&server).await;
     Ok(())
 }
 

@@ -108,16 +108,9 @@ impl Sink {
     }
 }
 
-/// What a streamed command runs off the network threads.
+/// What a streamed command runs off the network threads (a handler hands
+/// it over with `Ctx::stream_reply`).
 pub type StreamJob = Box<dyn FnOnce(&Arc<Server>, &mut Sink) -> CmdResult<()> + Send>;
-
-/// Makes the command's reply the one `job` streams.
-pub fn defer(
-    ctx: &mut crate::commands::Ctx<'_>,
-    job: impl FnOnce(&Arc<Server>, &mut Sink) -> CmdResult<()> + Send + 'static,
-) {
-    ctx.deferred = Some(crate::commands::Deferred::Stream(Box::new(job)));
-}
 
 /// Starts `job` on a thread of its own at lower CPU priority (like other
 /// long commands) and returns the receiving end of its reply.

@@ -348,7 +348,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::PAST_EVERY_KEY;
-    use crate::tests::{open, read, write};
+    use crate::test_engine::{open, read, write};
     use crate::{Cf, Engine, ExpireAction, StreamId, ValueType, Watcher, ZAddFlags, CHUNK_SIZE};
 
     /// Every entry of column family `cf`, as RocksDB has it.

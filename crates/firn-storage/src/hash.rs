@@ -140,7 +140,7 @@ impl Txn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::open;
+    use crate::test_engine::open;
     use crate::{ReadMode, StorageError};
 
     fn write<T>(engine: &crate::Engine, f: impl FnOnce(&mut Txn<'_>) -> Result<T>) -> T {

@@ -197,7 +197,7 @@ impl MetaSource for Txn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::{open, submit_set};
+    use crate::test_engine::{open, submit_set};
     use crate::ExpireAction;
 
     #[test]

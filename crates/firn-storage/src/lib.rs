@@ -35,6 +35,8 @@ mod stream;
 mod stream_meta;
 mod string;
 mod system;
+#[cfg(test)]
+mod test_engine;
 mod ticket;
 mod tiers;
 mod txn;

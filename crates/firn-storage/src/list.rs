@@ -370,7 +370,7 @@ impl Txn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::open;
+    use crate::test_engine::open;
     use crate::ReadMode;
     use rand::{Rng, SeedableRng};
 

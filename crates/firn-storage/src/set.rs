@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn members_sizes_and_the_big_flag() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = crate::tests::open(dir.path());
+        let engine = crate::test_engine::open(dir.path());
         let mut txn = engine.txn(ReadMode::Blocking);
         let mut set = txn.set_or_new(0, b"s").unwrap();
         for i in 0..512 {
@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn single_random_pops_spread_over_the_set() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = crate::tests::open(dir.path());
+        let engine = crate::test_engine::open(dir.path());
         let member = |i: u32| format!("element:{i:06}").into_bytes();
         let mut txn = engine.txn(ReadMode::Blocking);
         let mut set = txn.new_set();
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn a_small_set_left_among_tombstones_moves_to_a_fresh_version() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = crate::tests::open(dir.path());
+        let engine = crate::test_engine::open(dir.path());
         let mut txn = engine.txn(ReadMode::Blocking);
         let mut set = txn.new_set();
         for i in 0..300u32 {

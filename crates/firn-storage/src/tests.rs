@@ -2,52 +2,8 @@
 
 use bytes::Bytes;
 
-use crate::{
-    Body, Engine, EngineConfig, ExpireAction, ExpireCycle, ReadMode, StorageError, SyncPolicy,
-    CHUNK_SIZE,
-};
-
-pub(crate) fn open(dir: &std::path::Path) -> Engine {
-    Engine::open(&EngineConfig {
-        path: dir.join("db"),
-        databases: 16,
-        block_cache_bytes: 16 << 20,
-        write_buffer_bytes: 4 << 20,
-        hot_cache_bytes: 1 << 20,
-        sync: SyncPolicy::EverySec,
-        writers: 2,
-    })
-    .expect("open engine")
-}
-
-/// Queues one SET in database 0 without waiting for it to be committed.
-pub(crate) fn submit_set(engine: &Engine, key: &[u8], expire: ExpireAction) {
-    let mut txn = engine.txn(ReadMode::Blocking);
-    txn.set_string(0, key, Bytes::from_static(b"v"), expire)
-        .expect("set");
-    txn.commit().expect("commit");
-}
-
-/// Runs `f` in a blocking transaction, commits, and waits for durability.
-pub(crate) fn write<T>(
-    engine: &Engine,
-    f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>,
-) -> T {
-    let mut txn = engine.txn(ReadMode::Blocking);
-    let out = f(&mut txn).expect("txn body");
-    for ticket in txn.commit().expect("commit") {
-        ticket.wait_blocking().expect("durable");
-    }
-    out
-}
-
-pub(crate) fn read<T>(
-    engine: &Engine,
-    f: impl FnOnce(&mut crate::Txn<'_>) -> crate::Result<T>,
-) -> T {
-    let mut txn = engine.txn(ReadMode::Blocking);
-    f(&mut txn).expect("read")
-}
+use crate::test_engine::{open, read, submit_set, write};
+use crate::{Body, Engine, ExpireAction, ExpireCycle, ReadMode, StorageError, CHUNK_SIZE};
 
 #[test]
 fn strings_survive_reopen_with_exact_counts() {
@@ -1326,4 +1282,89 @@ fn counted_changes_follow_savepoints_and_survive_parts() {
     // A pool run's count crosses back with its parts.
     let txn = engine.txn_from_parts(txn.into_parts());
     assert_eq!(txn.dirty(), 2);
+}
+
+// A keyspace view and the engine's figures, over a real engine (view.rs
+// and figures.rs sit below engine.rs, so their engine tests are here).
+
+fn all_keys(view: &mut crate::KeyspaceView<'_>) -> Vec<Bytes> {
+    let page = view.scan_keys(None, usize::MAX, |_, _| true).expect("scan");
+    assert!(page.next_after.is_none());
+    page.keys
+}
+
+#[test]
+fn a_view_holds_every_write_queued_before_it_and_none_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    for i in 0..2000u32 {
+        submit_set(&engine, format!("k{i:04}").as_bytes(), ExpireAction::Clear);
+    }
+    let past = crate::now_ms() - 1;
+    submit_set(&engine, b"expired", ExpireAction::At(past));
+    let mut view = engine.keyspace_view(0).expect("view");
+    submit_set(&engine, b"later", ExpireAction::Clear);
+    let keys = all_keys(&mut view);
+    assert_eq!(keys.len(), 2000);
+    assert!(!keys.contains(&Bytes::from_static(b"expired")));
+    assert!(!keys.contains(&Bytes::from_static(b"later")));
+    // Paged like SCAN: every key once, in order.
+    let mut paged = Vec::new();
+    let mut after: Option<Bytes> = None;
+    loop {
+        let page = view
+            .scan_keys(after.as_deref(), 300, |_, _| true)
+            .expect("scan");
+        paged.extend(page.keys);
+        match page.next_after {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(paged, keys);
+    drop(view);
+    let mut fresh = engine.keyspace_view(0).expect("view");
+    assert_eq!(all_keys(&mut fresh).len(), 2001);
+    assert!(all_keys(&mut engine.keyspace_view(3).expect("view")).is_empty());
+    drop(fresh);
+    engine.shutdown();
+}
+
+#[test]
+fn a_flush_shows_in_the_levels_and_a_cold_read_counts_as_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path());
+    write(&engine, |t| {
+        for i in 0..2000 {
+            let key = format!("key:{i}");
+            t.set_string(
+                0,
+                key.as_bytes(),
+                Bytes::from(vec![b'x'; 100]),
+                ExpireAction::Clear,
+            )?;
+        }
+        Ok(())
+    });
+    engine.reload().unwrap();
+    let figures = engine.rocks_figures();
+    let l0 = figures.levels.first().copied().unwrap_or_default();
+    assert!(l0.files >= 1 && l0.bytes > 0, "{figures:?}");
+    assert!(l0.compaction_write_bytes >= 0.0);
+    assert!(figures.bytes_written > 0 && figures.flush_write_bytes > 0);
+    assert!(
+        figures.stalls.contains_key("memtable-limit-delays"),
+        "{figures:?}"
+    );
+    // After the reload nothing is cached: a blocking read loads blocks.
+    let before = engine.read_tiers();
+    let mut txn = engine.txn(ReadMode::Blocking);
+    assert!(txn.get_string(0, b"key:7").unwrap().is_some());
+    let after = engine.read_tiers();
+    assert!(after.disk > before.disk, "{before:?} {after:?}");
+    // A memory-only read of the same key finds its blocks in the cache.
+    let mut txn = engine.txn(ReadMode::MemoryOnly);
+    assert!(txn.get_string(0, b"key:7").unwrap().is_some());
+    let last = engine.read_tiers();
+    assert!(last.block_cache + last.hot > after.block_cache + after.hot);
 }

@@ -635,7 +635,7 @@ fn scan_lex(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::open;
+    use crate::test_engine::open;
     use crate::ReadMode;
 
     fn write<T>(engine: &crate::Engine, f: impl FnOnce(&mut Txn<'_>) -> Result<T>) -> T {

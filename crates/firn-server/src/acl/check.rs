@@ -275,7 +275,7 @@ pub fn entry(
 
 /// The client as CLIENT LIST shows it, without the newline.
 fn client_info(client: &ClientInfo) -> String {
-    let mut line = crate::commands::client::client_line(client, firn_storage::now_ms());
+    let mut line = crate::server::client_line(client, firn_storage::now_ms());
     line.truncate(line.trim_end().len());
     line
 }

@@ -398,7 +398,7 @@ fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let file = acl_file(ctx.server).ok_or(CmdError::Static(NO_ACL_FILE))?;
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server| {
         let text = file_text(&server.acl.users());
-        match crate::commands::server_cmds::write_atomically(&file.1, &text) {
+        match crate::config::write_atomically(&file.1, &text) {
             Ok(()) => Reply::ok(),
             Err(e) => {
                 tracing::warn!("ACL SAVE to {}: {e}", file.0);

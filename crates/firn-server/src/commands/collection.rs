@@ -93,7 +93,7 @@ pub fn stream_span(
     emit: StreamMember,
 ) {
     let (db, key) = (ctx.db(), key.clone());
-    crate::stream_reply::defer(ctx, move |server, sink| {
+    ctx.stream_reply(move |server, sink| {
         let mut view = server.engine.keyspace_view(db)?;
         let coll = view.collection(&key, value_type)?;
         let span = match &coll {

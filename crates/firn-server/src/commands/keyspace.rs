@@ -167,7 +167,7 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ));
     }
     let pattern = args[1].clone();
-    crate::stream_reply::defer(ctx, move |server, sink| {
+    ctx.stream_reply(move |server, sink| {
         // Compiled here: a pattern may be as long as a bulk string.
         let pattern = KeyPattern::new(&pattern);
         let mut view = server.engine.keyspace_view(db)?;

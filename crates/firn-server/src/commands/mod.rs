@@ -89,6 +89,14 @@ impl Ctx<'_> {
             .map(|arg| Bytes::copy_from_slice(arg))
             .collect()]);
     }
+
+    /// Makes the command's reply the one `job` streams (stream_reply.rs).
+    pub fn stream_reply(
+        &mut self,
+        job: impl FnOnce(&Arc<Server>, &mut crate::stream_reply::Sink) -> CmdResult<()> + Send + 'static,
+    ) {
+        self.deferred = Some(Deferred::Stream(Box::new(job)));
+    }
 }
 
 /// A job for a blocking thread; its reply replaces the handler's.
@@ -448,6 +456,9 @@ enum Entry {
 
 pub struct Registry {
     entries: HashMap<Vec<u8>, Entry>,
+    /// Every command under its own name, whatever rename-command did
+    /// (Redis's `orig_commands`): the server's own requests use these.
+    originals: HashMap<Vec<u8>, Entry>,
 }
 
 /// The process's registry: static tables indexed once, at start-up.
@@ -481,98 +492,28 @@ impl Registry {
     /// a handler without metadata is a programming error reported at
     /// start-up.
     pub fn build(defs: impl IntoIterator<Item = &'static Def>) -> Result<Registry, String> {
-        let mut entries: HashMap<Vec<u8>, Entry> = HashMap::new();
-        for d in defs {
-            let spec = find_spec(d.name)
-                .ok_or_else(|| format!("no command table entry for '{}'", d.name))?;
-            let command = Command {
-                spec,
-                handler: d.handler,
-                keys: d.keys,
-                access: d.access,
-                redact: d.redact,
-                traits: d.traits,
-                flags_of: d.flags_of,
-                guard: d.guard,
-                channels: d.channels,
-                acl_id: crate::acl::catalog::catalog()
-                    .id(spec.name)
-                    .ok_or_else(|| format!("'{}' is not in the ACL catalog", d.name))?,
-                keyed: crate::keyspecs::for_spec(spec),
-            };
-            match d.name.split_once('|') {
-                None if !spec.subcommands.is_empty() => match entries
-                    .entry(d.name.as_bytes().to_vec())
-                    .or_insert_with(|| Entry::Container {
-                        spec,
-                        subs: HashMap::new(),
-                        bare: None,
-                    }) {
-                    Entry::Container { bare, .. } => *bare = Some(command),
-                    Entry::Leaf(_) => return Err(format!("'{}' registered twice", d.name)),
-                },
-                None => {
-                    entries.insert(d.name.as_bytes().to_vec(), Entry::Leaf(command));
-                }
-                Some((container, sub)) => {
-                    let container_spec = find_spec(container)
-                        .ok_or_else(|| format!("no command table entry for '{container}'"))?;
-                    let entry = entries
-                        .entry(container.as_bytes().to_vec())
-                        .or_insert_with(|| Entry::Container {
-                            spec: container_spec,
-                            subs: HashMap::new(),
-                            bare: None,
-                        });
-                    match entry {
-                        Entry::Container { subs, .. } => {
-                            subs.insert(sub.as_bytes().to_vec(), command);
-                        }
-                        Entry::Leaf(_) => {
-                            return Err(format!("'{container}' is both a command and a container"))
-                        }
-                    }
-                }
-            }
-        }
-        Ok(Registry { entries })
+        let defs: Vec<&'static Def> = defs.into_iter().collect();
+        Ok(Registry {
+            entries: index(&defs)?,
+            originals: index(&defs)?,
+        })
     }
 
     /// Resolves a request to its command, checking arity. Errors carry
     /// Redis's texts for unknown commands and subcommands.
     pub fn lookup(&self, args: &[Bytes]) -> CmdResult<&Command> {
-        let command = self.resolve(args)?;
-        let arity = command.spec.arity;
-        let argc = args.len() as i32;
-        if (arity > 0 && argc != arity) || (arity < 0 && argc < -arity) {
-            return Err(wrong_arity(command.spec.name));
-        }
-        Ok(command)
+        lookup_in(&self.entries, args)
+    }
+
+    /// As [`Registry::lookup`], by the commands' own names: what the server
+    /// runs for itself (an RDB import's RESTORE) is not renamed away.
+    pub fn lookup_original(&self, args: &[Bytes]) -> CmdResult<&Command> {
+        lookup_in(&self.originals, args)
     }
 
     /// The command (or subcommand) `args` name, whatever their number.
     pub fn resolve(&self, args: &[Bytes]) -> CmdResult<&Command> {
-        let Some(name) = args.first() else {
-            return Err(CmdError::Static("ERR empty command"));
-        };
-        let lower = name.to_ascii_lowercase();
-        let command = match self.entries.get(&lower) {
-            None => return Err(unknown_command(args)),
-            Some(Entry::Leaf(c)) => c,
-            Some(Entry::Container { spec, subs, bare }) => {
-                let Some(sub) = args.get(1) else {
-                    return match bare {
-                        Some(command) => Ok(command),
-                        None => Err(wrong_arity(spec.name)),
-                    };
-                };
-                match subs.get(&sub.to_ascii_lowercase()) {
-                    Some(c) => c,
-                    None => return Err(unknown_subcommand(spec.name, sub)),
-                }
-            }
-        };
-        Ok(command)
+        resolve_in(&self.entries, args)
     }
 
     /// The served command (or subcommand) a request names, whatever its
@@ -627,6 +568,99 @@ impl Registry {
             Entry::Container { spec, .. } => *spec,
         })
     }
+}
+
+/// Indexes `defs` by name (a container's subcommands under it).
+fn index(defs: &[&'static Def]) -> Result<HashMap<Vec<u8>, Entry>, String> {
+    let mut entries: HashMap<Vec<u8>, Entry> = HashMap::new();
+    for d in defs {
+        let spec =
+            find_spec(d.name).ok_or_else(|| format!("no command table entry for '{}'", d.name))?;
+        let command = Command {
+            spec,
+            handler: d.handler,
+            keys: d.keys,
+            access: d.access,
+            redact: d.redact,
+            traits: d.traits,
+            flags_of: d.flags_of,
+            guard: d.guard,
+            channels: d.channels,
+            acl_id: crate::acl::catalog::catalog()
+                .id(spec.name)
+                .ok_or_else(|| format!("'{}' is not in the ACL catalog", d.name))?,
+            keyed: crate::keyspecs::for_spec(spec),
+        };
+        match d.name.split_once('|') {
+            None if !spec.subcommands.is_empty() => match entries
+                .entry(d.name.as_bytes().to_vec())
+                .or_insert_with(|| Entry::Container {
+                    spec,
+                    subs: HashMap::new(),
+                    bare: None,
+                }) {
+                Entry::Container { bare, .. } => *bare = Some(command),
+                Entry::Leaf(_) => return Err(format!("'{}' registered twice", d.name)),
+            },
+            None => {
+                entries.insert(d.name.as_bytes().to_vec(), Entry::Leaf(command));
+            }
+            Some((container, sub)) => {
+                let container_spec = find_spec(container)
+                    .ok_or_else(|| format!("no command table entry for '{container}'"))?;
+                let entry = entries
+                    .entry(container.as_bytes().to_vec())
+                    .or_insert_with(|| Entry::Container {
+                        spec: container_spec,
+                        subs: HashMap::new(),
+                        bare: None,
+                    });
+                match entry {
+                    Entry::Container { subs, .. } => {
+                        subs.insert(sub.as_bytes().to_vec(), command);
+                    }
+                    Entry::Leaf(_) => {
+                        return Err(format!("'{container}' is both a command and a container"))
+                    }
+                }
+            }
+        }
+    }
+    Ok(entries)
+}
+
+fn lookup_in<'r>(entries: &'r HashMap<Vec<u8>, Entry>, args: &[Bytes]) -> CmdResult<&'r Command> {
+    let command = resolve_in(entries, args)?;
+    let arity = command.spec.arity;
+    let argc = args.len() as i32;
+    if (arity > 0 && argc != arity) || (arity < 0 && argc < -arity) {
+        return Err(wrong_arity(command.spec.name));
+    }
+    Ok(command)
+}
+
+fn resolve_in<'r>(entries: &'r HashMap<Vec<u8>, Entry>, args: &[Bytes]) -> CmdResult<&'r Command> {
+    let Some(name) = args.first() else {
+        return Err(CmdError::Static("ERR empty command"));
+    };
+    let lower = name.to_ascii_lowercase();
+    let command = match entries.get(&lower) {
+        None => return Err(unknown_command(args)),
+        Some(Entry::Leaf(c)) => c,
+        Some(Entry::Container { spec, subs, bare }) => {
+            let Some(sub) = args.get(1) else {
+                return match bare {
+                    Some(command) => Ok(command),
+                    None => Err(wrong_arity(spec.name)),
+                };
+            };
+            match subs.get(&sub.to_ascii_lowercase()) {
+                Some(c) => c,
+                None => return Err(unknown_subcommand(spec.name, sub)),
+            }
+        }
+    };
+    Ok(command)
 }
 
 /// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ", with
@@ -705,86 +739,5 @@ mod tests {
             args(&["l", "dst"])
         );
         assert_eq!(keys("get", &["GET", "k"]), args(&["k"]));
-    }
-
-    /// The facts each registration declares, for the commands Redis's
-    /// processCommand, lookupKey and multi.c single out.
-    #[test]
-    fn registrations_declare_what_redis_singles_out() {
-        let registry = Registry::build(crate::groups::all()).expect("registry");
-        let get = |line: &[&str]| match registry.lookup(&args(line)) {
-            Ok(cmd) => cmd,
-            Err(_) => panic!("{line:?} is not served"),
-        };
-        for line in [
-            &["type", "k"][..],
-            &["ttl", "k"],
-            &["exists", "k"],
-            &["object", "freq", "k"],
-        ] {
-            assert_eq!(get(line).access, Access::NoTouch, "{line:?}");
-        }
-        for line in [&["get", "k"][..], &["touch", "k"], &["dump", "k"]] {
-            assert_eq!(get(line).access, Access::Touch, "{line:?}");
-        }
-        assert_eq!(get(&["unlink", "k"]).access, Access::Forget);
-        let unqueued = ["exec", "discard", "multi", "watch", "quit", "reset"];
-        let subscribed = ["subscribe", "sunsubscribe", "ping", "quit", "reset"];
-        for name in [
-            "exec",
-            "discard",
-            "multi",
-            "quit",
-            "reset",
-            "get",
-            "subscribe",
-            "ping",
-        ] {
-            let cmd = get(&[name, "k"][..if name == "get" || name == "subscribe" {
-                2
-            } else {
-                1
-            }]);
-            assert_eq!(cmd.is(Traits::UNQUEUED), unqueued.contains(&name), "{name}");
-            assert_eq!(
-                cmd.is(Traits::SUBSCRIBED_OK),
-                subscribed.contains(&name),
-                "{name}"
-            );
-        }
-        assert!(get(&["watch", "k"]).is(Traits::UNQUEUED));
-        assert!(get(&["client", "id"]).is(Traits::KEEPS_CACHING));
-        assert!(get(&["client", "tracking", "on"]).is(Traits::KEEPS_CACHING));
-        assert!(!get(&["get", "k"]).is(Traits::KEEPS_CACHING));
-        assert!(get(&["select", "1"]).is(Traits::SWITCHES_DB));
-        assert!(get(&["client", "reply", "on"]).is(Traits::SWITCHES_REPLY_MODE));
-        assert!(get(&["auth", "pw"]).redact.is_some());
-        assert!(get(&["publish", "c", "m"]).has(Flags::MAY_REPLICATE));
-        assert!(!get(&["get", "k"]).has(Flags::MAY_REPLICATE));
-        for line in [
-            &["eval", "return 1", "0"][..],
-            &["evalsha_ro", "x", "0"],
-            &["fcall", "f", "0"],
-            &["script", "load", "return 1"],
-            &["function", "load", "code"],
-            &["function", "restore", "payload"],
-        ] {
-            assert!(get(line).is(Traits::SCRIPT_THREAD), "{line:?}");
-        }
-        for line in [
-            &["debug", "help"][..],
-            &["module", "load", "x"],
-            &["module", "unload", "x"],
-        ] {
-            assert!(get(line).guard.is_some(), "{line:?} is protected");
-        }
-        assert!(get(&["module", "list"]).guard.is_none());
-        for line in [
-            &["script", "exists", "x"][..],
-            &["function", "stats"],
-            &["get", "k"],
-        ] {
-            assert!(!get(line).is(Traits::SCRIPT_THREAD), "{line:?}");
-        }
     }
 }

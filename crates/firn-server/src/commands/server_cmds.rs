@@ -391,31 +391,12 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.deferred = Some(Deferred::Blocking(Box::new(move |server: &Arc<Server>| {
         let users = crate::acl::state::user_lines(&server.acl.users());
         let text = server.config().render(&users);
-        match write_atomically(&path, text.as_bytes()) {
+        match crate::config::write_atomically(&path, text.as_bytes()) {
             Ok(()) => Reply::ok(),
             Err(e) => Reply::error(format!("ERR Rewriting config file: {}", os_error_text(&e))),
         }
     })));
     Ok(Reply::ok())
-}
-
-/// Writes `path` through a temporary file in the same directory, fsynced and
-/// renamed over it, so a crash leaves either the old or the new file.
-pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(format!(".firn-rewrite-{}", std::process::id()));
-    let tmp = std::path::PathBuf::from(tmp_name);
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 /// An I/O error as C's strerror prints it ("Permission denied"), without

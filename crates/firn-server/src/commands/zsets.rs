@@ -825,7 +825,7 @@ enum Streamed {
 fn stream_range(ctx: &mut Ctx<'_>, key: &Bytes, range: Streamed, reverse: bool, withscores: bool) {
     let (db, key) = (ctx.db(), key.clone());
     let resp3 = ctx.session.protocol == Protocol::Resp3;
-    crate::stream_reply::defer(ctx, move |server, sink| {
+    ctx.stream_reply(move |server, sink| {
         let mut view = server.engine.keyspace_view(db)?;
         let Some(coll) = view.collection(&key, ValueType::ZSet)? else {
             sink.array(0);
@@ -1195,7 +1195,7 @@ fn random_picks(
 fn stream_random(ctx: &mut Ctx<'_>, key: &Bytes, wanted: u64, withscores: bool) {
     let (db, key) = (ctx.db(), key.clone());
     let resp3 = ctx.session.protocol == Protocol::Resp3;
-    crate::stream_reply::defer(ctx, move |server, sink| {
+    ctx.stream_reply(move |server, sink| {
         let mut txn = server.engine.txn(ReadMode::Blocking);
         let Some(coll) = txn.collection(db, &key, ValueType::ZSet)? else {
             sink.array(0);

@@ -67,8 +67,6 @@ const BIG_BULK_BYTES: usize = 64 * 1024;
 const READ_BYTES: usize = 16 * 1024;
 /// The largest single read reserved for a big argument in progress.
 const BIG_READ_BYTES: usize = 1024 * 1024;
-/// Segments handed to one vectored write.
-const WRITE_SEGMENTS: usize = 64;
 /// Unsent bytes of a streamed reply above which its producer waits.
 const STREAM_BUFFER_BYTES: usize = 1024 * 1024;
 

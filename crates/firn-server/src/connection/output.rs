@@ -6,7 +6,8 @@ use std::collections::VecDeque;
 use std::io::IoSlice;
 use tokio::net::tcp::OwnedWriteHalf;
 
-use super::WRITE_SEGMENTS;
+/// Segments handed to one vectored write.
+const WRITE_SEGMENTS: usize = 64;
 
 /// Encoded output not yet written: frozen segments (the first `released`
 /// of which may be sent) followed by the tail still being appended to.

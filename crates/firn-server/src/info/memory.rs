@@ -124,7 +124,7 @@ struct Figures {
     engine: firn_storage::MemoryUsage,
     /// Clients' unparsed query buffers.
     clients: u64,
-    scripting: crate::scripting::dispatch::MemoryReport,
+    scripting: crate::scripting::shared::MemoryReport,
     access_times: u64,
     /// Every component above, each once.
     used: u64,
@@ -140,7 +140,7 @@ pub fn used_memory(server: &Server) -> u64 {
 fn figures(server: &Server) -> Figures {
     let engine = server.engine.memory_usage();
     let clients = client_query_buffer_bytes(server);
-    let scripting = crate::scripting::dispatch::memory(server);
+    let scripting = server.scripting.shared.memory_report();
     let access_times = server.access_times.bytes();
     let used = engine.total_bytes() + clients + scripting.vm_total_bytes + access_times;
     let (rss, rss_peak) = rss_and_peak_bytes();

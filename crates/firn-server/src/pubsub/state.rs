@@ -497,15 +497,28 @@ pub fn subscribed_mode_error(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::ClientInfo;
 
-    fn client(id: u64) -> Arc<ClientInfo> {
-        Arc::new(ClientInfo::new(
+    /// A subscriber as the registry sees one (the server's is `ClientInfo`).
+    struct Client {
+        id: u64,
+        pubsub: ClientSubs,
+    }
+
+    impl Subscriber for Client {
+        fn id(&self) -> u64 {
+            self.id
+        }
+
+        fn subs(&self) -> &ClientSubs {
+            &self.pubsub
+        }
+    }
+
+    fn client(id: u64) -> Arc<Client> {
+        Arc::new(Client {
             id,
-            format!("127.0.0.1:{id}"),
-            String::new(),
-            0,
-        ))
+            pubsub: ClientSubs::default(),
+        })
     }
 
     fn words(mailbox: &Mailbox) -> Vec<String> {

@@ -1,5 +1,5 @@
 //! Runs what command handlers ask of the script thread (`Deferred::Script`
-//! requests), and what INFO reads of scripting.
+//! requests).
 
 use bytes::Bytes;
 use firn_resp::Reply;
@@ -13,42 +13,6 @@ use super::request::Request;
 use super::run::{self, RunRequest};
 use super::vm::Vm;
 use crate::server::{ClientInfo, Server, Session};
-
-/// What INFO memory reports of scripting (Redis 7.0's fields).
-pub struct MemoryReport {
-    /// The Lua VM (EVAL scripts and functions share it in Firn).
-    pub vm_eval_bytes: u64,
-    pub vm_functions_bytes: u64,
-    pub vm_total_bytes: u64,
-    /// Bodies of the cached EVAL scripts.
-    pub scripts_eval_bytes: u64,
-    pub cached_scripts: u64,
-    /// Code of the loaded libraries.
-    pub functions_bytes: u64,
-    pub functions: u64,
-    pub libraries: u64,
-}
-
-impl MemoryReport {
-    pub fn scripts_bytes(&self) -> u64 {
-        self.scripts_eval_bytes + self.functions_bytes
-    }
-}
-
-pub fn memory(server: &Server) -> MemoryReport {
-    let shared = &server.scripting.shared;
-    let vm = shared.lua_memory.load(Ordering::Relaxed);
-    MemoryReport {
-        vm_eval_bytes: vm,
-        vm_functions_bytes: 0,
-        vm_total_bytes: vm,
-        scripts_eval_bytes: shared.scripts_bytes.load(Ordering::Relaxed),
-        cached_scripts: shared.scripts.read().len() as u64,
-        functions_bytes: shared.functions_bytes.load(Ordering::Relaxed),
-        functions: shared.functions_count.load(Ordering::Relaxed),
-        libraries: shared.libraries_count.load(Ordering::Relaxed),
-    }
-}
 
 /// Runs a request for a client: the reply and the batches it waits for.
 pub async fn dispatch(

@@ -52,6 +52,27 @@ pub fn lua_memory_limit(maxmemory: u64) -> usize {
     usize::try_from(limit).unwrap_or(usize::MAX)
 }
 
+/// What INFO memory reports of scripting (Redis 7.0's fields).
+pub struct MemoryReport {
+    /// The Lua VM (EVAL scripts and functions share it in Firn).
+    pub vm_eval_bytes: u64,
+    pub vm_functions_bytes: u64,
+    pub vm_total_bytes: u64,
+    /// Bodies of the cached EVAL scripts.
+    pub scripts_eval_bytes: u64,
+    pub cached_scripts: u64,
+    /// Code of the loaded libraries.
+    pub functions_bytes: u64,
+    pub functions: u64,
+    pub libraries: u64,
+}
+
+impl MemoryReport {
+    pub fn scripts_bytes(&self) -> u64 {
+        self.scripts_eval_bytes + self.functions_bytes
+    }
+}
+
 /// State the script thread shares with connections.
 #[derive(Default)]
 pub struct Shared {
@@ -149,4 +170,21 @@ pub fn busy_error(busy: u8, flags: Flags) -> Option<&'static str> {
     } else {
         BUSY_EVAL
     })
+}
+
+impl Shared {
+    /// What INFO memory and MEMORY STATS report of scripting.
+    pub fn memory_report(&self) -> MemoryReport {
+        let vm = self.lua_memory.load(Ordering::Relaxed);
+        MemoryReport {
+            vm_eval_bytes: vm,
+            vm_functions_bytes: 0,
+            vm_total_bytes: vm,
+            scripts_eval_bytes: self.scripts_bytes.load(Ordering::Relaxed),
+            cached_scripts: self.scripts.read().len() as u64,
+            functions_bytes: self.functions_bytes.load(Ordering::Relaxed),
+            functions: self.functions_count.load(Ordering::Relaxed),
+            libraries: self.libraries_count.load(Ordering::Relaxed),
+        }
+    }
 }
