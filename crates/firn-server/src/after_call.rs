@@ -50,6 +50,12 @@ pub trait Observer: Sync {
     /// so that no write in between goes unseen).
     fn before(&self, _call: &Call) {}
 
+    /// The run of the client's command (or of its unit: EXEC) takes
+    /// effect. Called while the run's key locks are still held and before
+    /// its batch is submitted, so that nothing a later command does can
+    /// come in between: a tracking client's reads enter the table here.
+    fn took_effect(&self, _server: &Server, _client: &ClientInfo) {}
+
     /// The handler has run (a blocked command: it blocked); what follows
     /// the command's order among commands (MONITOR).
     fn ran(&self, _call: &Call) {}
@@ -75,6 +81,14 @@ fn observers() -> &'static [&'static dyn Observer] {
 pub fn before(call: &Call) {
     for observer in observers() {
         observer.before(call);
+    }
+}
+
+/// Announces that the run of `client`'s command takes effect (under its
+/// locks, before its batch is submitted).
+pub fn took_effect(server: &Server, client: &ClientInfo) {
+    for observer in observers() {
+        observer.took_effect(server, client);
     }
 }
 

@@ -173,8 +173,13 @@ pub fn run(mut config: Config) -> Result<(), String> {
     let server = open_server(&config)?;
     let expiry = start_active_expiry(server.clone())?;
     let trimmer = start_memory_trimmer(server.clone())?;
+    // Without the LIFO slot a worker runs the connections one readiness
+    // event woke in the order it listed them; with it, the last one woken
+    // runs first, and a command read later overtook one read before it
+    // (Redis's suite sends commands on two connections microseconds apart).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .disable_lifo_slot()
         .thread_name("firn-net")
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
@@ -281,6 +286,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         tls: Default::default(),
         progress,
     });
+    crate::signals::install(&server);
     crate::tls::configure(&server.tls, &config.tls)?;
 
     crate::acl::commands::load_at_startup(&server)?;

@@ -270,6 +270,7 @@ fn redis_call(
         effects: Vec::new(),
     };
     ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
+    ctx.txn.set_signal_mode(cmd.signal_mode());
     let lookups = ctx.txn.key_lookups();
     let result = (cmd.handler)(&mut ctx, &argv);
     if result.is_ok() {
