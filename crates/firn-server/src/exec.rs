@@ -35,7 +35,7 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{LockMode, ReadMode, Ticket, TxnParts, Watcher};
+use firn_storage::{LockMode, OwnedKeysRequest, ReadMode, Ticket, TxnParts, Watcher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -641,19 +641,21 @@ pub async fn execute(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Executed {
-    execute_as(server, cmd, args, session, client, Blocked::First).await
+    execute_as(server, cmd, args, session, client, Blocked::First, None).await
 }
 
 /// Runs a blocked client's command again after a wake-up (its wait stays
-/// registered).
+/// registered), in `reserved`, the place the waking write took for it
+/// when there is one.
 pub async fn execute_again(
     server: &Arc<Server>,
     cmd: &Command,
     args: &[Bytes],
     session: &mut Session,
     client: &Arc<ClientInfo>,
+    reserved: Option<OwnedKeysRequest>,
 ) -> Executed {
-    execute_as(server, cmd, args, session, client, Blocked::Again).await
+    execute_as(server, cmd, args, session, client, Blocked::Again, reserved).await
 }
 
 async fn execute_as(
@@ -663,6 +665,7 @@ async fn execute_as(
     session: &mut Session,
     client: &Arc<ClientInfo>,
     blocked: Blocked,
+    reserved: Option<OwnedKeysRequest>,
 ) -> Executed {
     // Read-only commands' latency, hot or cold, for the metrics port.
     let started = cmd
@@ -672,7 +675,16 @@ async fn execute_as(
         .then(std::time::Instant::now);
     let mut went_cold = false;
     let body = Body::Command(cmd, args);
-    let finished = execute_rounds(server, body, session, client, &mut went_cold, blocked).await;
+    let finished = execute_rounds(
+        server,
+        body,
+        session,
+        client,
+        &mut went_cold,
+        blocked,
+        reserved,
+    )
+    .await;
     if let Some(started) = started {
         server.read_latency[usize::from(went_cold)].record(started.elapsed().as_micros() as u64);
     }
@@ -742,7 +754,16 @@ pub async fn execute_body(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Finished {
-    execute_rounds(server, body, session, client, &mut false, Blocked::First).await
+    execute_rounds(
+        server,
+        body,
+        session,
+        client,
+        &mut false,
+        Blocked::First,
+        None,
+    )
+    .await
 }
 
 /// Counts a body's first cold run (INFO, commandstats).
@@ -763,6 +784,7 @@ async fn execute_rounds(
     client: &Arc<ClientInfo>,
     went_cold: &mut bool,
     blocked: Blocked,
+    reserved: Option<OwnedKeysRequest>,
 ) -> Finished {
     let all = body.locks_all();
     let owned_keys = if all {
@@ -775,20 +797,24 @@ async fn execute_rounds(
         return execute_optimistic(server, body, session, client, all, &keys, went_cold).await;
     }
     let mut shared = reads_only(body, all, &keys);
-    // The place in line is taken here, before anything is awaited.
-    let mut request = server.engine.request_keys(&keys, lock_mode(shared));
+    // The place in line is taken here, before anything is awaited (or was
+    // taken by the write that woke this blocked client).
+    let mut place = match reserved.filter(|place| !shared && place.is_for(&keys)) {
+        Some(reserved) => Place::Reserved(reserved),
+        None => Place::Asked(server.engine.request_keys(&keys, lock_mode(shared))),
+    };
     loop {
-        let guard = request.acquire().await;
+        let guard = place.acquire().await;
         match run_held(server, body, session, client, true, shared) {
             Attempt::Done(done) => {
-                return register_wait(server, client, session, done, blocked);
+                return register_wait(server, client, session, &owned_keys, done, blocked);
             }
             Attempt::NeedsExclusive => {
                 // Its run would write (a lazy expiry, an event): again,
                 // holding the keys exclusively.
                 drop(guard);
                 shared = false;
-                request = server.engine.request_keys(&keys, LockMode::Exclusive);
+                place = Place::Asked(server.engine.request_keys(&keys, LockMode::Exclusive));
                 continue;
             }
             Attempt::Incomplete => {}
@@ -808,15 +834,32 @@ async fn execute_rounds(
         if shared && !run.parts.commits_nothing() {
             drop(guard);
             shared = false;
-            request = server.engine.request_keys(&keys, LockMode::Exclusive);
+            place = Place::Asked(server.engine.request_keys(&keys, LockMode::Exclusive));
             continue;
         }
         let key = owned_keys.first().map(|(_, key)| key);
         log_cold_read(server, client, body.name(), key, timing);
         let done = commit_pool_run(server, client, body, session, run);
-        let done = register_wait(server, client, session, done, blocked);
+        let done = register_wait(server, client, session, &owned_keys, done, blocked);
         drop(guard);
         return done;
+    }
+}
+
+/// A body's place in its keys' lock queues.
+enum Place<'a, 'k> {
+    Asked(firn_storage::KeysRequest<'a, 'k>),
+    /// Taken by the write that woke a blocked client.
+    Reserved(OwnedKeysRequest),
+}
+
+impl<'a> Place<'a, '_> {
+    /// Awaits the keys' locks (a body that must run again asks anew).
+    async fn acquire(self) -> firn_storage::KeyGuard<'a> {
+        match self {
+            Place::Asked(request) => request.acquire().await,
+            Place::Reserved(reserved) => reserved.acquire().await,
+        }
     }
 }
 
@@ -861,6 +904,7 @@ fn register_wait(
     server: &Arc<Server>,
     client: &ClientInfo,
     session: &Session,
+    lock_keys: &[(u8, Bytes)],
     mut done: Finished,
     blocked: Blocked,
 ) -> Finished {
@@ -872,9 +916,13 @@ fn register_wait(
         deferred: Some(Deferred::Block(on)),
     } = &done.outcome
     {
-        done.registration = Some(server.blocking.register(client.id, session.db, on, || {
-            Some(server.engine.listen_submits())
-        }));
+        done.registration = Some(server.blocking.register(
+            client.id,
+            session.db,
+            on,
+            lock_keys.to_vec(),
+            || Some(server.engine.listen_submits()),
+        ));
     }
     done
 }

@@ -20,7 +20,7 @@ impl firn_storage::SubmitListener for OnSubmit {
             return;
         };
         crate::tracking::state::on_submit(&server, batch);
-        server.blocking.on_submit(batch);
+        server.blocking.on_submit(Some(&server.engine), batch);
     }
 }
 

@@ -385,6 +385,24 @@ impl Engine {
         }
     }
 
+    /// [`Engine::request_keys`], in a form any thread can await or wait
+    /// for: a place taken where a command is read, for the thread that will
+    /// run it (a script), or by a write for a blocked client it wakes.
+    pub fn request_keys_owned(&self, keys: &[(u8, Bytes)], mode: LockMode) -> OwnedKeysRequest {
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let epoch = self.inner.locks.epoch();
+        let stripes = self.stripes_of(&pairs);
+        let request = self.inner.locks.request_owned(&stripes, mode);
+        OwnedKeysRequest {
+            engine: self.clone(),
+            keys: keys.to_vec(),
+            mode,
+            epoch,
+            stripes,
+            request,
+        }
+    }
+
     /// Every key lock's place, taken now (see [`Engine::request_keys`]).
     pub fn request_all(&self) -> crate::locks::LockRequest<'_> {
         let all: Vec<usize> = (0..crate::locks::STRIPES).collect();
@@ -909,6 +927,81 @@ impl<'a> KeysRequest<'a, '_> {
             epoch = locks.epoch();
             stripes = engine.stripes_of(keys);
             request = locks.request(&stripes, mode);
+        }
+    }
+}
+
+/// [`KeysRequest`] that any thread can hold, await or wait for (see
+/// [`Engine::request_keys_owned`]).
+pub struct OwnedKeysRequest {
+    engine: Engine,
+    keys: Vec<(u8, Bytes)>,
+    mode: LockMode,
+    epoch: u64,
+    stripes: Vec<usize>,
+    request: crate::locks::LockRequest<'static>,
+}
+
+impl OwnedKeysRequest {
+    /// Whether this is a place for `keys` (the same pairs, in order).
+    pub fn is_for(&self, keys: &[(u8, &[u8])]) -> bool {
+        self.keys.len() == keys.len()
+            && self
+                .keys
+                .iter()
+                .zip(keys)
+                .all(|((db, k), (db2, k2))| db == db2 && k[..] == **k2)
+    }
+
+    fn moved(&self) -> Option<Vec<usize>> {
+        let locks = &self.engine.inner.locks;
+        if locks.epoch() == self.epoch {
+            return None;
+        }
+        let pairs: Vec<(u8, &[u8])> = self.keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let stripes = self.engine.stripes_of(&pairs);
+        (stripes != self.stripes).then_some(stripes)
+    }
+
+    /// Awaits the stripes (again at the back of the queues if a SWAPDB
+    /// moved the keys meanwhile, as [`KeysRequest::acquire`]).
+    pub async fn acquire(mut self) -> KeyGuard<'static> {
+        loop {
+            let guard = (&mut self.request).await;
+            match self.moved() {
+                None => return guard,
+                Some(stripes) => {
+                    drop(guard);
+                    self.epoch = self.engine.inner.locks.epoch();
+                    self.request = self.engine.inner.locks.request_owned(&stripes, self.mode);
+                    self.stripes = stripes;
+                }
+            }
+        }
+    }
+
+    /// Parks the calling thread until the stripes are held. Never call it
+    /// on a network thread.
+    pub fn wait_blocking(self) -> KeyGuard<'static> {
+        let OwnedKeysRequest {
+            engine,
+            keys,
+            mode,
+            mut epoch,
+            mut stripes,
+            mut request,
+        } = self;
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        loop {
+            let guard = request.wait_blocking();
+            let locks = &engine.inner.locks;
+            if locks.epoch() == epoch || engine.stripes_of(&pairs) == stripes {
+                return guard;
+            }
+            drop(guard);
+            epoch = locks.epoch();
+            stripes = engine.stripes_of(&pairs);
+            request = locks.request_owned(&stripes, mode);
         }
     }
 }

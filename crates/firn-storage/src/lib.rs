@@ -56,7 +56,7 @@ pub use changes::{
 };
 pub use checkpoint_load::LoadedCheckpoint;
 pub use commit_queue::{EventSink, ReplaySink, Replayed};
-pub use engine::{Engine, EngineConfig, KeysRequest, SubmitListening};
+pub use engine::{Engine, EngineConfig, KeysRequest, OwnedKeysRequest, SubmitListening};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use figures::{LevelFigures, ReadTiers, RocksFigures};

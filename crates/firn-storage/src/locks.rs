@@ -138,11 +138,90 @@ fn wake_all(ready: Vec<Arc<Waiting>>) {
     }
 }
 
-pub struct KeyLocks {
+/// The stripes' holders and queues.
+struct LockTable {
     stripes: Box<[Mutex<Stripe>]>,
     /// Held while a request of several stripes takes its places, so that
     /// every queue orders such requests alike.
     order: Mutex<()>,
+}
+
+/// The lock table as a request or guard holds it: borrowed from the
+/// [`KeyLocks`] (the common case: no reference count is touched), or
+/// shared, for a place taken on one thread and awaited on another
+/// ([`KeyLocks::request_owned`]).
+enum TableRef<'a> {
+    Borrowed(&'a LockTable),
+    Owned(Arc<LockTable>),
+}
+
+impl std::ops::Deref for TableRef<'_> {
+    type Target = LockTable;
+    fn deref(&self) -> &LockTable {
+        match self {
+            TableRef::Borrowed(table) => table,
+            TableRef::Owned(table) => table,
+        }
+    }
+}
+
+impl LockTable {
+    /// See [`KeyLocks::request`].
+    fn request<'a>(
+        &self,
+        this: TableRef<'a>,
+        stripes: &[usize],
+        mode: LockMode,
+    ) -> LockRequest<'a> {
+        let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
+        let mut waiting: Option<Arc<Waiting>> = None;
+        let _order = (stripes.len() > 1).then(|| self.order.lock());
+        for (at, &s) in stripes.iter().enumerate() {
+            let mut stripe = self.stripes[s].lock();
+            if stripe.queue.is_empty() && stripe.admits(mode) {
+                stripe.hold(mode);
+                if let Some(waiting) = &waiting {
+                    waiting.pending.fetch_sub(1, Ordering::AcqRel);
+                }
+                continue;
+            }
+            let request = waiting.get_or_insert_with(|| {
+                // Every stripe from here on counts as pending; those granted
+                // at once are taken off as they are.
+                Arc::new(Waiting {
+                    pending: AtomicUsize::new(stripes.len() - at),
+                    wakeup: Mutex::new(Wakeup::None),
+                })
+            });
+            stripe.queue.push_back(Queued {
+                request: request.clone(),
+                mode,
+            });
+        }
+        LockRequest {
+            held: Some(Held {
+                table: this,
+                stripes,
+                mode,
+            }),
+            waiting,
+        }
+    }
+
+    /// Gives `stripes` back and grants them to whoever is next.
+    fn release(&self, stripes: &[usize], mode: LockMode) {
+        let mut ready = Vec::new();
+        for &s in stripes {
+            let mut stripe = self.stripes[s].lock();
+            stripe.unhold(mode);
+            stripe.promote(&mut ready);
+        }
+        wake_all(ready);
+    }
+}
+
+pub struct KeyLocks {
+    table: Arc<LockTable>,
     /// Batches submitted per stripe (bumped after the overlay has them).
     writes: Box<[AtomicU64]>,
     /// Bumped by whole-database changes (flush, swap).
@@ -152,10 +231,12 @@ pub struct KeyLocks {
 impl Default for KeyLocks {
     fn default() -> Self {
         KeyLocks {
-            stripes: (0..STRIPES)
-                .map(|_| Mutex::new(Stripe::default()))
-                .collect(),
-            order: Mutex::new(()),
+            table: Arc::new(LockTable {
+                stripes: (0..STRIPES)
+                    .map(|_| Mutex::new(Stripe::default()))
+                    .collect(),
+                order: Mutex::new(()),
+            }),
             writes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             epoch: AtomicU64::new(0),
         }
@@ -169,17 +250,22 @@ pub fn normalise(mut stripes: Vec<usize>) -> Vec<usize> {
     stripes
 }
 
+/// Stripes asked for (a request) or held (a guard).
+struct Held<'a> {
+    table: TableRef<'a>,
+    stripes: Vec<usize>,
+    mode: LockMode,
+}
+
 /// A place taken in the queues of some stripes: await it (or
 /// [`LockRequest::wait_blocking`] off the runtime) for the guard. Dropped
 /// before it is granted, it leaves every queue and gives back the stripes
 /// it already held.
 pub struct LockRequest<'a> {
-    locks: &'a KeyLocks,
-    stripes: Vec<usize>,
-    mode: LockMode,
+    /// Taken by the guard once granted.
+    held: Option<Held<'a>>,
     /// None when every stripe was granted at once.
     waiting: Option<Arc<Waiting>>,
-    done: bool,
 }
 
 impl<'a> LockRequest<'a> {
@@ -191,11 +277,8 @@ impl<'a> LockRequest<'a> {
     }
 
     fn into_guard(mut self) -> KeyGuard<'a> {
-        self.done = true;
         KeyGuard {
-            locks: self.locks,
-            stripes: std::mem::take(&mut self.stripes),
-            mode: self.mode,
+            held: self.held.take(),
         }
     }
 
@@ -232,24 +315,20 @@ impl<'a> Future for LockRequest<'a> {
                 }
             }
         }
-        let guard = KeyGuard {
-            locks: this.locks,
-            stripes: std::mem::take(&mut this.stripes),
-            mode: this.mode,
-        };
-        this.done = true;
-        Poll::Ready(guard)
+        Poll::Ready(KeyGuard {
+            held: this.held.take(),
+        })
     }
 }
 
 impl Drop for LockRequest<'_> {
     fn drop(&mut self) {
-        if self.done {
+        let Some(held) = self.held.take() else {
             return;
-        }
+        };
         let mut ready = Vec::new();
-        for &s in &self.stripes {
-            let mut stripe = self.locks.stripes[s].lock();
+        for &s in &held.stripes {
+            let mut stripe = held.table.stripes[s].lock();
             let queued = self.waiting.as_ref().and_then(|waiting| {
                 stripe
                     .queue
@@ -261,7 +340,7 @@ impl Drop for LockRequest<'_> {
                     stripe.queue.remove(at);
                 }
                 // Granted already: given back.
-                None => stripe.unhold(self.mode),
+                None => stripe.unhold(held.mode),
             }
             stripe.promote(&mut ready);
         }
@@ -271,20 +350,20 @@ impl Drop for LockRequest<'_> {
 
 /// Held stripes; dropping it unlocks them.
 pub struct KeyGuard<'a> {
-    locks: &'a KeyLocks,
-    stripes: Vec<usize>,
-    mode: LockMode,
+    held: Option<Held<'a>>,
+}
+
+impl KeyGuard<'_> {
+    fn stripes(&self) -> &[usize] {
+        self.held.as_ref().map_or(&[], |held| &held.stripes)
+    }
 }
 
 impl Drop for KeyGuard<'_> {
     fn drop(&mut self) {
-        let mut ready = Vec::new();
-        for &s in &self.stripes {
-            let mut stripe = self.locks.stripes[s].lock();
-            stripe.unhold(self.mode);
-            stripe.promote(&mut ready);
+        if let Some(held) = self.held.take() {
+            held.table.release(&held.stripes, held.mode);
         }
-        wake_all(ready);
     }
 }
 
@@ -293,7 +372,6 @@ impl Drop for KeyGuard<'_> {
 /// later one is only *tried* (a failed try means "start again holding
 /// every stripe"), so no lock order is ever violated. Dropping it unlocks.
 pub struct GrowingGuard<'a> {
-    locks: &'a KeyLocks,
     /// The stripes it waited for.
     first: KeyGuard<'a>,
     /// Stripes added by [`GrowingGuard::try_add`], sorted.
@@ -314,15 +392,18 @@ impl GrowingGuard<'_> {
         if self.all {
             return true;
         }
+        let Some(table) = self.first.held.as_ref().map(|held| &held.table) else {
+            return false;
+        };
         for &s in stripes {
             let s = s % STRIPES;
-            if self.first.stripes.binary_search(&s).is_ok() {
+            if self.first.stripes().binary_search(&s).is_ok() {
                 continue;
             }
             let Err(at) = self.added.binary_search(&s) else {
                 continue;
             };
-            let mut stripe = self.locks.stripes[s].lock();
+            let mut stripe = table.stripes[s].lock();
             if !stripe.queue.is_empty() || !stripe.admits(LockMode::Exclusive) {
                 return false;
             }
@@ -336,13 +417,9 @@ impl GrowingGuard<'_> {
 
 impl Drop for GrowingGuard<'_> {
     fn drop(&mut self) {
-        let mut ready = Vec::new();
-        for &s in &self.added {
-            let mut stripe = self.locks.stripes[s].lock();
-            stripe.unhold(LockMode::Exclusive);
-            stripe.promote(&mut ready);
+        if let Some(held) = &self.first.held {
+            held.table.release(&self.added, LockMode::Exclusive);
         }
-        wake_all(ready);
     }
 }
 
@@ -351,38 +428,16 @@ impl KeyLocks {
     /// deduplicated) now, and grants those that are free and have nobody
     /// waiting. The result resolves once every stripe is held.
     pub fn request(&self, stripes: &[usize], mode: LockMode) -> LockRequest<'_> {
-        let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
-        let mut waiting: Option<Arc<Waiting>> = None;
-        let _order = (stripes.len() > 1).then(|| self.order.lock());
-        for (at, &s) in stripes.iter().enumerate() {
-            let mut stripe = self.stripes[s].lock();
-            if stripe.queue.is_empty() && stripe.admits(mode) {
-                stripe.hold(mode);
-                if let Some(waiting) = &waiting {
-                    waiting.pending.fetch_sub(1, Ordering::AcqRel);
-                }
-                continue;
-            }
-            let request = waiting.get_or_insert_with(|| {
-                // Every stripe from here on counts as pending; those granted
-                // at once are taken off as they are.
-                Arc::new(Waiting {
-                    pending: AtomicUsize::new(stripes.len() - at),
-                    wakeup: Mutex::new(Wakeup::None),
-                })
-            });
-            stripe.queue.push_back(Queued {
-                request: request.clone(),
-                mode,
-            });
-        }
-        LockRequest {
-            locks: self,
-            stripes,
-            mode,
-            waiting,
-            done: false,
-        }
+        self.table
+            .request(TableRef::Borrowed(&self.table), stripes, mode)
+    }
+
+    /// [`KeyLocks::request`], in a form any thread can await or wait for:
+    /// a place taken on a network thread for the script thread, or by a
+    /// write for the blocked client it wakes.
+    pub fn request_owned(&self, stripes: &[usize], mode: LockMode) -> LockRequest<'static> {
+        self.table
+            .request(TableRef::Owned(self.table.clone()), stripes, mode)
     }
 
     /// Locks `stripes` (sorted and deduplicated) exclusively, awaiting
@@ -407,26 +462,16 @@ impl KeyLocks {
     /// in a guard that may grow (see [`GrowingGuard`]). Never call it on a
     /// network thread.
     pub fn lock_growing_blocking(&self, stripes: &[usize]) -> GrowingGuard<'_> {
-        self.growing(
+        growing(
             self.request(stripes, LockMode::Exclusive).wait_blocking(),
             false,
         )
     }
 
-    /// A guard that may grow, from stripes already held.
-    pub fn growing<'a>(&'a self, first: KeyGuard<'a>, all: bool) -> GrowingGuard<'a> {
-        GrowingGuard {
-            locks: self,
-            first,
-            added: Vec::new(),
-            all,
-        }
-    }
-
     /// Every stripe, from a thread outside the async runtime.
     pub fn lock_all_blocking(&self) -> GrowingGuard<'_> {
         let all: Vec<usize> = (0..STRIPES).collect();
-        self.growing(
+        growing(
             self.request(&all, LockMode::Exclusive).wait_blocking(),
             true,
         )
@@ -471,6 +516,15 @@ impl KeyLocks {
             set = (set ^ s as u64).wrapping_mul(0x0100_0000_01b3);
         }
         WriteStamp { epoch, set, writes }
+    }
+}
+
+/// A guard that may grow, from stripes already held (`all`: every one).
+pub fn growing(first: KeyGuard<'_>, all: bool) -> GrowingGuard<'_> {
+    GrowingGuard {
+        first,
+        added: Vec::new(),
+        all,
     }
 }
 

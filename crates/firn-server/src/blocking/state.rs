@@ -34,7 +34,7 @@
 //! nothing over while no client is blocked.
 
 use bytes::Bytes;
-use firn_storage::{SubmitListening, Submitted};
+use firn_storage::{Engine, LockMode, OwnedKeysRequest, SubmitListening, Submitted};
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -94,6 +94,13 @@ pub struct Waiter {
     /// serves a reader of several.
     ready: Mutex<Vec<Bytes>>,
     unblocked: AtomicU8,
+    /// The keys its command locks, `(logical db, key)`.
+    lock_keys: Vec<(u8, Bytes)>,
+    /// Its command's place in those keys' lock queues, taken by the write
+    /// that woke it while the writer still held them: so the run that
+    /// serves it comes before any command read after that write, as Redis
+    /// serves blocked clients within the write's own turn.
+    reservation: Mutex<Option<OwnedKeysRequest>>,
 }
 
 impl Waiter {
@@ -106,6 +113,24 @@ impl Waiter {
     /// its wait.
     pub async fn woken(&self) {
         self.signal.notified().await;
+    }
+
+    /// The place the write that woke it took for its run, if any.
+    pub fn take_reservation(&self) -> Option<OwnedKeysRequest> {
+        self.reservation.lock().take()
+    }
+
+    /// Woken by a write (its writer still holds the keys' locks): its run
+    /// takes its place in line now.
+    fn wake_by(&self, engine: Option<&Engine>) {
+        if let Some(engine) = engine {
+            let mut reservation = self.reservation.lock();
+            if reservation.is_none() && !self.lock_keys.is_empty() {
+                *reservation =
+                    Some(engine.request_keys_owned(&self.lock_keys, LockMode::Exclusive));
+            }
+        }
+        self.wake();
     }
 
     /// Consumes the pending wake-up before a retry; returns the keys
@@ -130,14 +155,14 @@ impl Waiter {
     }
 
     /// A stream reader's key was written.
-    fn wake_ready(&self, key: &Bytes) {
+    fn wake_ready(&self, key: &Bytes, engine: Option<&Engine>) {
         {
             let mut ready = self.ready.lock();
             if !ready.contains(key) {
                 ready.push(key.clone());
             }
         }
-        self.wake();
+        self.wake_by(engine);
     }
 
     pub fn unblocked(&self) -> Option<Unblocked> {
@@ -213,6 +238,7 @@ impl Blocking {
         client_id: u64,
         db: u8,
         on: &BlockOn,
+        lock_keys: Vec<(u8, Bytes)>,
         listen: impl FnOnce() -> Option<SubmitListening>,
     ) -> Registration {
         let timed = on.timeout_ms > 0;
@@ -231,6 +257,8 @@ impl Blocking {
             woken: AtomicBool::new(false),
             ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
+            lock_keys,
+            reservation: Mutex::new(None),
         });
         {
             let mut state = self.state.lock();
@@ -338,7 +366,7 @@ impl Blocking {
     /// A batch was submitted (its submitter holds its keys' locks): wakes
     /// the first waiter of every key it made ready, or everyone for a
     /// whole-database change.
-    pub fn on_submit(&self, batch: &Submitted<'_>) {
+    pub fn on_submit(&self, engine: Option<&Engine>, batch: &Submitted<'_>) {
         if self.blocked_clients() == 0 {
             return;
         }
@@ -353,7 +381,7 @@ impl Blocking {
             // waiter in another database simply finds nothing.
             if let Some(queues) = state.by_key.get(key) {
                 for (_, queue) in queues {
-                    wake_in_line(queue, key);
+                    wake_in_line(queue, key, engine);
                 }
             }
         }
@@ -370,7 +398,7 @@ impl Blocking {
 /// Wakes, among the waiters of `key`, the first in line, every XREAD
 /// reader and the first reader of each group; a reader learns that `key`
 /// was written.
-fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes) {
+fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes, engine: Option<&Engine>) {
     let mut groups: Vec<&Bytes> = Vec::new();
     for (at, waiter) in queue.iter().enumerate() {
         let wake = match &waiter.wake {
@@ -384,8 +412,8 @@ fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes) {
         };
         match (&waiter.wake, wake) {
             (_, false) => {}
-            (Wake::First, true) => waiter.wake(),
-            (_, true) => waiter.wake_ready(key),
+            (Wake::First, true) => waiter.wake_by(engine),
+            (_, true) => waiter.wake_ready(key, engine),
         }
     }
 }
@@ -405,12 +433,15 @@ mod tests {
                 .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
                 .collect(),
         };
-        registry.on_submit(&Submitted {
-            client: 0,
-            signals: &signals,
-            whole_dbs: &[],
-            flushed: false,
-        });
+        registry.on_submit(
+            None,
+            &Submitted {
+                client: 0,
+                signals: &signals,
+                whole_dbs: &[],
+                flushed: false,
+            },
+        );
     }
 
     /// A wait on `keys`, with a timeout when `timed`.
@@ -428,7 +459,7 @@ mod tests {
     }
 
     fn register(registry: &Arc<Blocking>, id: u64, db: u8, on: &BlockOn) -> Registration {
-        registry.register(id, db, on, || None)
+        registry.register(id, db, on, Vec::new(), || None)
     }
 
     #[test]

@@ -73,11 +73,13 @@ impl Connection {
         let (registration, retry) = match registration {
             Some(registration) => (registration, false),
             None => (
-                server
-                    .blocking
-                    .register(self.client.id, self.session.db, &on, || {
-                        Some(server.engine.listen_submits())
-                    }),
+                server.blocking.register(
+                    self.client.id,
+                    self.session.db,
+                    &on,
+                    cmd.lock_keys(args, self.session.db),
+                    || Some(server.engine.listen_submits()),
+                ),
                 true,
             ),
         };
@@ -145,8 +147,16 @@ impl Connection {
                     let ready = waiter.take_wake();
                     *self.client.woken_keys.lock() = ready.clone();
                     let server = self.server.clone();
-                    let executed =
-                        execute_again(&server, cmd, args, &mut self.session, &self.client).await;
+                    let reserved = waiter.take_reservation();
+                    let executed = execute_again(
+                        &server,
+                        cmd,
+                        args,
+                        &mut self.session,
+                        &self.client,
+                        reserved,
+                    )
+                    .await;
                     if !matches!(executed.deferred, Some(Deferred::Block(_))) {
                         return Waited::Served(executed);
                     }
