@@ -403,6 +403,36 @@ impl Engine {
         }
     }
 
+    /// An owned place for `keys` first in line behind their current holder
+    /// (see [`KeyLocks::request_next_owned`]): only when the caller holds
+    /// all their stripes exclusively and they are among `held`; otherwise
+    /// at the back of the queues.
+    pub fn request_keys_next(&self, keys: &[(u8, Bytes)], held: &[usize]) -> OwnedKeysRequest {
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let epoch = self.inner.locks.epoch();
+        let stripes = self.stripes_of(&pairs);
+        let next = stripes
+            .iter()
+            .all(|s| held.contains(s))
+            .then(|| self.inner.locks.request_next_owned(&stripes))
+            .flatten();
+        let request = match next {
+            Some(request) => request,
+            None => self
+                .inner
+                .locks
+                .request_owned(&stripes, LockMode::Exclusive),
+        };
+        OwnedKeysRequest {
+            engine: self.clone(),
+            keys: keys.to_vec(),
+            mode: LockMode::Exclusive,
+            epoch,
+            stripes,
+            request,
+        }
+    }
+
     /// Every key lock's place, taken now (see [`Engine::request_keys`]).
     pub fn request_all(&self) -> crate::locks::LockRequest<'_> {
         let all: Vec<usize> = (0..crate::locks::STRIPES).collect();

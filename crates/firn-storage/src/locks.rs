@@ -208,6 +208,41 @@ impl LockTable {
         }
     }
 
+    /// See [`KeyLocks::request_next_owned`]: `None` when one of `stripes`
+    /// is not held exclusively.
+    fn request_next(
+        &self,
+        this: TableRef<'static>,
+        stripes: &[usize],
+    ) -> Option<LockRequest<'static>> {
+        let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
+        let _order = self.order.lock();
+        let mut held: Vec<parking_lot::MutexGuard<'_, Stripe>> =
+            stripes.iter().map(|&s| self.stripes[s].lock()).collect();
+        if held.iter().any(|stripe| !stripe.exclusive) {
+            return None;
+        }
+        let waiting = Arc::new(Waiting {
+            pending: AtomicUsize::new(stripes.len()),
+            wakeup: Mutex::new(Wakeup::None),
+        });
+        for stripe in held.iter_mut() {
+            stripe.queue.push_front(Queued {
+                request: waiting.clone(),
+                mode: LockMode::Exclusive,
+            });
+        }
+        drop(held);
+        Some(LockRequest {
+            held: Some(Held {
+                table: this,
+                stripes,
+                mode: LockMode::Exclusive,
+            }),
+            waiting: Some(waiting),
+        })
+    }
+
     /// Gives `stripes` back and grants them to whoever is next.
     fn release(&self, stripes: &[usize], mode: LockMode) {
         let mut ready = Vec::new();
@@ -440,6 +475,21 @@ impl KeyLocks {
             .request(TableRef::Owned(self.table.clone()), stripes, mode)
     }
 
+    /// An exclusive place *first* in the queues of `stripes`, for the
+    /// request that must follow their current holder before anyone already
+    /// waiting: the blocked client that holder's write wakes, served in the
+    /// write's own turn as Redis serves it. The caller must hold every one
+    /// of `stripes` exclusively itself (a writer at submit), which is what
+    /// keeps it free of deadlock: the new request waits for the caller
+    /// alone, who waits for nothing, and every request queued behind it was
+    /// queued behind the caller already. `None` (nothing queued) when a
+    /// stripe is not held exclusively. Requests placed so by one holder
+    /// end up in the reverse of the order they were placed.
+    pub fn request_next_owned(&self, stripes: &[usize]) -> Option<LockRequest<'static>> {
+        self.table
+            .request_next(TableRef::Owned(self.table.clone()), stripes)
+    }
+
     /// Locks `stripes` (sorted and deduplicated) exclusively, awaiting
     /// contended ones.
     pub async fn lock(&self, stripes: &[usize]) -> KeyGuard<'_> {
@@ -641,6 +691,22 @@ mod tests {
         assert!(!late.is_granted());
         drop(writer);
         assert!(late.is_granted());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_next_request_goes_before_those_already_waiting() {
+        let locks = KeyLocks::default();
+        let holder = locks.lock(&[3, 4]).await;
+        let waiting = locks.request(&[3], LockMode::Exclusive);
+        assert!(locks.request_next_owned(&[3, 5]).is_none(), "5 is not held");
+        let next = locks.request_next_owned(&[3, 4]).expect("held");
+        assert!(!next.is_granted());
+        drop(holder);
+        assert!(next.is_granted(), "it follows the holder");
+        assert!(!waiting.is_granted());
+        let next = next.await;
+        drop(next);
+        assert!(waiting.is_granted());
     }
 
     #[test]

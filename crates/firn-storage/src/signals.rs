@@ -80,6 +80,9 @@ pub struct Submitted<'a> {
     pub signals: &'a Signals,
     /// Physical databases changed whole (FLUSHDB, FLUSHALL, SWAPDB).
     pub whole_dbs: &'a [u8],
+    /// The lock stripes of the keys it writes, all held exclusively by
+    /// its submitter.
+    pub stripes: &'a [usize],
     /// Some of `whole_dbs` were flushed, not only swapped.
     pub flushed: bool,
 }

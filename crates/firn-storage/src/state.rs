@@ -359,6 +359,7 @@ impl Inner {
             client: batch.client,
             signals,
             whole_dbs: &whole_dbs,
+            stripes: &batch.stripes,
             flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
         });
     }

@@ -34,7 +34,7 @@
 //! nothing over while no client is blocked.
 
 use bytes::Bytes;
-use firn_storage::{Engine, LockMode, OwnedKeysRequest, SubmitListening, Submitted};
+use firn_storage::{Engine, OwnedKeysRequest, SubmitListening, Submitted};
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -120,17 +120,14 @@ impl Waiter {
         self.reservation.lock().take()
     }
 
-    /// Woken by a write (its writer still holds the keys' locks): its run
-    /// takes its place in line now.
-    fn wake_by(&self, engine: Option<&Engine>) {
-        if let Some(engine) = engine {
-            let mut reservation = self.reservation.lock();
-            if reservation.is_none() && !self.lock_keys.is_empty() {
-                *reservation =
-                    Some(engine.request_keys_owned(&self.lock_keys, LockMode::Exclusive));
-            }
+    /// Woken by a write whose submitter still holds `held` (its keys'
+    /// stripes): the run that will serve it takes its place now, right
+    /// behind that writer when it holds every stripe the run needs.
+    fn reserve(&self, engine: &Engine, held: &[usize]) {
+        let mut reservation = self.reservation.lock();
+        if reservation.is_none() && !self.lock_keys.is_empty() {
+            *reservation = Some(engine.request_keys_next(&self.lock_keys, held));
         }
-        self.wake();
     }
 
     /// Consumes the pending wake-up before a retry; returns the keys
@@ -155,14 +152,11 @@ impl Waiter {
     }
 
     /// A stream reader's key was written.
-    fn wake_ready(&self, key: &Bytes, engine: Option<&Engine>) {
-        {
-            let mut ready = self.ready.lock();
-            if !ready.contains(key) {
-                ready.push(key.clone());
-            }
+    fn note_ready(&self, key: &Bytes) {
+        let mut ready = self.ready.lock();
+        if !ready.contains(key) {
+            ready.push(key.clone());
         }
-        self.wake_by(engine);
     }
 
     pub fn unblocked(&self) -> Option<Unblocked> {
@@ -370,35 +364,43 @@ impl Blocking {
         if self.blocked_clients() == 0 {
             return;
         }
-        if !batch.whole_dbs.is_empty() {
-            self.wake_all();
-            return;
-        }
         let state = self.state.lock();
-        for (_, key) in &batch.signals.ready {
-            // `keys` name physical databases, which SWAPDB permutes: the
-            // first waiter of the key in every database is woken, and a
-            // waiter in another database simply finds nothing.
-            if let Some(queues) = state.by_key.get(key) {
-                for (_, queue) in queues {
-                    wake_in_line(queue, key, engine);
+        let mut woken: Vec<Arc<Waiter>> = Vec::new();
+        if !batch.whole_dbs.is_empty() {
+            let mut everyone: Vec<&Arc<Waiter>> = state.by_client.values().collect();
+            everyone.sort_by_key(|w| w.client_id);
+            woken.extend(everyone.into_iter().cloned());
+        } else {
+            for (_, key) in &batch.signals.ready {
+                // `keys` name physical databases, which SWAPDB permutes:
+                // the first waiter of the key in every database is woken,
+                // and a waiter in another database simply finds nothing.
+                if let Some(queues) = state.by_key.get(key) {
+                    for (_, queue) in queues {
+                        in_line_for(queue, key, &mut woken);
+                    }
                 }
             }
         }
-    }
-
-    /// Everyone retries (a whole-database change, or the listener lagged).
-    fn wake_all(&self) {
-        for waiter in self.state.lock().by_client.values() {
+        drop(state);
+        // Their runs' places first, in reverse (each goes first in line),
+        // so that they are served in the order they were woken; then the
+        // wake-ups, once each run's place exists.
+        if let Some(engine) = engine {
+            for waiter in woken.iter().rev() {
+                waiter.reserve(engine, batch.stripes);
+            }
+        }
+        for waiter in &woken {
             waiter.wake();
         }
     }
 }
 
-/// Wakes, among the waiters of `key`, the first in line, every XREAD
+/// Finds, among the waiters of `key`, the first in line, every XREAD
 /// reader and the first reader of each group; a reader learns that `key`
 /// was written.
-fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes, engine: Option<&Engine>) {
+fn in_line_for(queue: &VecDeque<Arc<Waiter>>, key: &Bytes, woken: &mut Vec<Arc<Waiter>>) {
     let mut groups: Vec<&Bytes> = Vec::new();
     for (at, waiter) in queue.iter().enumerate() {
         let wake = match &waiter.wake {
@@ -410,10 +412,14 @@ fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes, engine: Option<&Engi
             }
             Wake::Group(_) => false,
         };
-        match (&waiter.wake, wake) {
-            (_, false) => {}
-            (Wake::First, true) => waiter.wake_by(engine),
-            (_, true) => waiter.wake_ready(key, engine),
+        if !wake {
+            continue;
+        }
+        if waiter.wake != Wake::First {
+            waiter.note_ready(key);
+        }
+        if !woken.iter().any(|w| Arc::ptr_eq(w, waiter)) {
+            woken.push(waiter.clone());
         }
     }
 }
@@ -439,6 +445,7 @@ mod tests {
                 client: 0,
                 signals: &signals,
                 whole_dbs: &[],
+                stripes: &[],
                 flushed: false,
             },
         );
