@@ -503,14 +503,16 @@ fn commit(
 ) -> Finished {
     crate::after_call::took_effect(server, client);
     let dirty = txn.dirty();
-    match txn.commit() {
+    let finished = match txn.commit() {
         Ok(tickets) => {
             server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
             crate::effects::apply(server, effects);
             Finished::new(outcome, tickets)
         }
         Err(e) => Finished::failed(crate::errors::CmdError::Storage(e).into_reply()),
-    }
+    };
+    client.pubsub.mailbox.mark_reply();
+    finished
 }
 
 /// A run that failed with an error reply takes effect too (a tracking
@@ -518,6 +520,7 @@ fn commit(
 /// reply waits for the pending writes it read.
 fn failed_run(server: &Server, client: &ClientInfo, outcome: Outcome, read: &[Ticket]) -> Finished {
     crate::after_call::took_effect(server, client);
+    client.pubsub.mailbox.mark_reply();
     Finished::new(outcome, read.to_vec())
 }
 
@@ -977,6 +980,7 @@ async fn execute_optimistic(
             let mut tickets = server.engine.delete_expired(run.parts.expired_keys()).await;
             tickets.extend(run.parts.pending_reads().iter().cloned());
             crate::after_call::took_effect(server, client);
+            client.pubsub.mailbox.mark_reply();
             return match run.outcome {
                 Outcome::Command {
                     result: Err(reply), ..
