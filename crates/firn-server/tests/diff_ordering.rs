@@ -27,21 +27,29 @@ use firn_testkit::{Diff, R};
 /// Rounds of each case.
 const ROUNDS: usize = 3;
 
-/// Iterations of the holding script's loop: about 170 ms of Lua.
-const HOLD_LOOPS: &str = "30000000";
+/// How long the holding script holds its keys, in microseconds (of the
+/// server's clock: the script loops on TIME): the longest run of
+/// [`GAP`]-separated commands written behind it, with room to spare.
+const HOLD_US: &str = "300000";
 
 /// Between two connections' commands: long enough that both servers read
-/// the first before the second.
-const GAP: std::time::Duration = std::time::Duration::from_millis(8);
+/// the first before the second, even on a loaded machine.
+const GAP: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The holding script: busy until `ARGV[1]` microseconds have passed.
+const HOLD_SCRIPT: &str = "local t = redis.call('TIME') \
+    local start = t[1] * 1000000 + t[2] \
+    repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) \
+    return 1";
 
 /// Holds `keys` on both servers from client pair `holder`: a script busy
 /// in a loop that declares them. Read its reply with [`release`] once the
 /// commands that must queue behind it are written.
 fn hold(d: &mut Diff, holder: usize, keys: &[&str]) {
-    let script = format!("for i = 1, {HOLD_LOOPS} do end return 1");
     let count = keys.len().to_string();
-    let mut args = vec!["EVAL", script.as_str(), count.as_str()];
+    let mut args = vec!["EVAL", HOLD_SCRIPT, count.as_str()];
     args.extend_from_slice(keys);
+    args.push(HOLD_US);
     d.use_client(holder);
     d.send(&args);
     std::thread::sleep(GAP);
@@ -155,29 +163,38 @@ fn strs(v: &[String]) -> Vec<&str> {
 
 // ------------------------------------------------------------ blocking
 
-/// Two clients block one after the other, behind a holder, and a third
-/// pushes after them: when the hold ends they register in that order, and
-/// the first is served first, then the second (Redis's "BRPOPLPUSH with
-/// multiple blocked clients": a registration made after the lock was let
-/// go could come second).
+/// Clients block one after the other behind a holder, and another pushes
+/// after them: when the hold ends they register in that order, and are
+/// served in it, one element each (Redis's "BRPOPLPUSH with multiple
+/// blocked clients": a registration made after the lock was let go could
+/// come after the next client's).
 #[test]
 fn blocked_clients_are_served_in_the_order_they_arrived() {
+    const WAITERS: usize = 6;
     let mut d = Diff::new();
-    let c = clients(&mut d, 4);
+    let c = clients(&mut d, WAITERS + 2);
+    let (pusher, holder) = (c[WAITERS], c[WAITERS + 1]);
     for blocker in BLOCKERS {
         for round in 0..ROUNDS {
             let key = format!("q{round}");
             let dest = format!("d{round}");
-            hold(&mut d, c[3], &[&key, &dest]);
-            send_in_turn(&mut d, c[0], &strs(&fill(blocker.wait, &key, &dest, 0)));
-            send_in_turn(&mut d, c[1], &strs(&fill(blocker.wait, &key, &dest, 0)));
-            send_in_turn(&mut d, c[2], &strs(&fill(blocker.push, &key, &dest, 1)));
-            release(&mut d, c[3]);
-            read_on(&mut d, c[2]);
+            hold(&mut d, holder, &[&key, &dest]);
+            for &waiter in &c[..WAITERS] {
+                send_in_turn(&mut d, waiter, &strs(&fill(blocker.wait, &key, &dest, 0)));
+            }
+            send_in_turn(&mut d, pusher, &strs(&fill(blocker.push, &key, &dest, 1)));
+            release(&mut d, holder);
+            read_on(&mut d, pusher);
             read_on(&mut d, c[0]);
-            cmd_on(&mut d, c[2], &strs(&fill(blocker.push, &key, &dest, 2)));
-            read_on(&mut d, c[1]);
-            cmd_on(&mut d, c[2], &["EXISTS", &key, &dest]);
+            for (n, &waiter) in c[1..WAITERS].iter().enumerate() {
+                cmd_on(
+                    &mut d,
+                    pusher,
+                    &strs(&fill(blocker.push, &key, &dest, n + 2)),
+                );
+                read_on(&mut d, waiter);
+            }
+            cmd_on(&mut d, pusher, &["EXISTS", &key, &dest]);
         }
     }
 }
@@ -441,13 +458,19 @@ fn a_script_runs_before_a_command_read_after_it() {
 
 /// A command of several keys takes its place on all of them at once: an
 /// MSET waiting behind a holder of its first key keeps a GET of its second
-/// key, read after it, waiting too, so the GET sees the MSET.
+/// key, read after it, waiting too, so the GET sees the MSET. (Taking its
+/// stripes one at a time in their order, it held none of the second key's
+/// while it waited for the first's, when the first sorts lower.)
 #[test]
 fn a_multi_key_command_takes_all_its_places_at_once() {
     let mut d = Diff::new();
     let c = clients(&mut d, 3);
-    for round in 0..ROUNDS {
-        let (a, b) = (format!("{{t{round}}}a"), format!("{{u{round}}}b"));
+    let stripe = |key: &str| firn_storage::keys::stripe_of_key(0, key.as_bytes());
+    let mut pairs = (0..).map(|i| (format!("{{t{i}}}a"), format!("{{u{i}}}b")));
+    for _ in 0..ROUNDS {
+        let (a, b) = pairs
+            .find(|(a, b)| stripe(a) < stripe(b))
+            .expect("such keys exist");
         hold(&mut d, c[2], &[&a]);
         send_in_turn(&mut d, c[0], &["MSET", &a, "10", &b, "20"]);
         send_in_turn(&mut d, c[1], &["GET", &b]);

@@ -418,6 +418,12 @@ impl<'e> Txn<'e> {
         self.mode
     }
 
+    /// From here on, reads that miss memory read the disk (a script that
+    /// holds its keys' places reads on rather than giving them up).
+    pub fn read_blocking(&mut self) {
+        self.mode = ReadMode::Blocking;
+    }
+
     /// Whether the transaction changes anything: a flush does, even of an
     /// empty database (it resets the counters and is replayed).
     /// Whether the transaction swapped databases (SWAPDB writes nothing

@@ -100,7 +100,16 @@ pub struct Waiter {
     /// that woke it while the writer still held them: so the run that
     /// serves it comes before any command read after that write, as Redis
     /// serves blocked clients within the write's own turn.
-    reservation: Mutex<Option<OwnedKeysRequest>>,
+    reservation: Mutex<Reservation>,
+}
+
+/// See [`Waiter::reservation`].
+#[derive(Default)]
+struct Reservation {
+    place: Option<OwnedKeysRequest>,
+    /// A run is under way: it has its own place already (one taken now
+    /// would queue ahead of it and never be used).
+    running: bool,
 }
 
 impl Waiter {
@@ -115,9 +124,17 @@ impl Waiter {
         self.signal.notified().await;
     }
 
-    /// The place the write that woke it took for its run, if any.
-    pub fn take_reservation(&self) -> Option<OwnedKeysRequest> {
-        self.reservation.lock().take()
+    /// A run begins: the place the write that woke it took for it, if any.
+    /// Until [`Waiter::ran`], a wake-up takes no place for it.
+    pub fn start_run(&self) -> Option<OwnedKeysRequest> {
+        let mut reservation = self.reservation.lock();
+        reservation.running = true;
+        reservation.place.take()
+    }
+
+    /// The run that [`Waiter::start_run`] began has ended.
+    pub fn ran(&self) {
+        self.reservation.lock().running = false;
     }
 
     /// Woken by a write whose submitter still holds `held` (its keys'
@@ -125,8 +142,8 @@ impl Waiter {
     /// behind that writer when it holds every stripe the run needs.
     fn reserve(&self, engine: &Engine, held: &[usize]) {
         let mut reservation = self.reservation.lock();
-        if reservation.is_none() && !self.lock_keys.is_empty() {
-            *reservation = Some(engine.request_keys_next(&self.lock_keys, held));
+        if reservation.place.is_none() && !reservation.running && !self.lock_keys.is_empty() {
+            reservation.place = Some(engine.request_keys_next(&self.lock_keys, held));
         }
     }
 
@@ -252,7 +269,7 @@ impl Blocking {
             ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
             lock_keys,
-            reservation: Mutex::new(None),
+            reservation: Mutex::new(Reservation::default()),
         });
         {
             let mut state = self.state.lock();

@@ -147,7 +147,7 @@ impl Connection {
                     let ready = waiter.take_wake();
                     *self.client.woken_keys.lock() = ready.clone();
                     let server = self.server.clone();
-                    let reserved = waiter.take_reservation();
+                    let reserved = waiter.start_run();
                     let executed = execute_again(
                         &server,
                         cmd,
@@ -157,6 +157,7 @@ impl Connection {
                         reserved,
                     )
                     .await;
+                    waiter.ran();
                     if !matches!(executed.deferred, Some(Deferred::Block(_))) {
                         return Waited::Served(executed);
                     }
