@@ -912,6 +912,25 @@ fn register_wait(
     blocked: Blocked,
 ) -> Finished {
     if blocked == Blocked::Again {
+        // Served (or answered an error): the next waiters go next, behind
+        // this run, which still holds the keys.
+        let still_blocked = matches!(
+            &done.outcome,
+            Outcome::Command {
+                deferred: Some(Deferred::Block(_)),
+                ..
+            }
+        );
+        if !still_blocked {
+            let pairs: Vec<(u8, &[u8])> =
+                lock_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+            let held = server.engine.stripes_of(&pairs);
+            server
+                .blocking
+                .served_in_turn(client.id, &server.engine, &held);
+        } else {
+            server.blocking.waits_on(client.id);
+        }
         return done;
     }
     if let Outcome::Command {

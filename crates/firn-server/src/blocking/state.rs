@@ -96,6 +96,9 @@ pub struct Waiter {
     unblocked: AtomicU8,
     /// The keys its command locks, `(logical db, key)`.
     lock_keys: Vec<(u8, Bytes)>,
+    /// Served, it has woken the next waiters already, from its run
+    /// ([`Blocking::served_in_turn`]).
+    passed_on: AtomicBool,
     /// Its command's place in those keys' lock queues, taken by the write
     /// that woke it while the writer still held them: so the run that
     /// serves it comes before any command read after that write, as Redis
@@ -269,6 +272,7 @@ impl Blocking {
             ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
             lock_keys,
+            passed_on: AtomicBool::new(false),
             reservation: Mutex::new(Reservation::default()),
         });
         {
@@ -303,7 +307,11 @@ impl Blocking {
     /// keys are woken when it was served (there may be more) or when it
     /// leaves with a wake-up it did not use.
     fn leave(&self, waiter: &Arc<Waiter>, served: bool, timed: bool) {
-        let pass_on = served || waiter.woken.load(Ordering::Acquire);
+        let pass_on = if served {
+            !waiter.passed_on.load(Ordering::Acquire)
+        } else {
+            waiter.woken.load(Ordering::Acquire)
+        };
         let mut state = self.state.lock();
         if state
             .by_client
@@ -347,6 +355,62 @@ impl Blocking {
         self.blocked.fetch_sub(1, Ordering::Relaxed);
         if timed {
             self.with_timeout.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Client `client_id`'s run served it and still holds `held`, its keys'
+    /// stripes: the next waiter of each of its keys is woken now, its run
+    /// placed right behind this one, as Redis serves as many waiters as a
+    /// push brought elements within the push's own turn. (Woken only once
+    /// the served client left, a waiter came after a command read after
+    /// the push, and a pop sent after a push of three elements took one
+    /// while a client waited on: the history checker's queue workload.)
+    pub fn served_in_turn(&self, client_id: u64, engine: &Engine, held: &[usize]) {
+        let state = self.state.lock();
+        let Some(waiter) = state.by_client.get(&client_id).cloned() else {
+            return;
+        };
+        let mut next: Vec<Arc<Waiter>> = Vec::new();
+        for key in &waiter.keys {
+            let Some(queues) = state.by_key.get(key) else {
+                continue;
+            };
+            let Some((_, queue)) = queues.iter().find(|(db, _)| *db == waiter.db) else {
+                continue;
+            };
+            let others = |w: &&Arc<Waiter>| !Arc::ptr_eq(w, &waiter);
+            let found = match &waiter.wake {
+                Wake::First => queue.iter().find(others),
+                // Its wake-up reached every other reader too.
+                Wake::Every => None,
+                Wake::Group(group) => queue
+                    .iter()
+                    .filter(others)
+                    .find(|w| matches!(&w.wake, Wake::Group(g) if g == group)),
+            };
+            if let Some(found) = found {
+                if !next.iter().any(|w| Arc::ptr_eq(w, found)) {
+                    next.push(found.clone());
+                }
+            }
+        }
+        drop(state);
+        waiter.passed_on.store(true, Ordering::Release);
+        for next in next.iter().rev() {
+            next.reserve(engine, held);
+        }
+        for next in &next {
+            next.wake();
+        }
+    }
+
+    /// Client `client_id`'s run found nothing again and goes on waiting;
+    /// called while the run still holds its keys, so a write that comes
+    /// next gives its next run a place (a run that ends only later would
+    /// let a command read after that write go first).
+    pub fn waits_on(&self, client_id: u64) {
+        if let Some(waiter) = self.state.lock().by_client.get(&client_id) {
+            waiter.ran();
         }
     }
 
