@@ -22,6 +22,9 @@ pub struct Call<'a> {
     pub args: &'a [Bytes],
     /// The database it runs in (after it ran: the one it left selected).
     pub db: u8,
+    /// A blocked command that CLIENT UNBLOCK ended (TIMEOUT or ERROR):
+    /// Redis counts it failed whatever it replies (updateStatsOnUnblock).
+    pub unblocked: bool,
 }
 
 impl<'a> Call<'a> {
@@ -38,6 +41,7 @@ impl<'a> Call<'a> {
             cmd,
             args,
             db,
+            unblocked: false,
         }
     }
 }

@@ -391,6 +391,63 @@ fn commandstats_and_errorstats_count_as_redis_does() {
     d.cmd_with(&["INFO", "errorstats"], stat_lines);
 }
 
+/// CLIENT UNBLOCK of a client pair's blocked client (each server's own
+/// client id), with `how`; compares the replies.
+fn unblock(d: &mut Diff, waiter: usize, how: &str) {
+    d.use_client(waiter);
+    let ids = d.cmd_type_only(&["CLIENT", "ID"]);
+    let (Some(redis_id), Some(firn_id)) = (ids.0.as_int(), ids.1.as_int()) else {
+        panic!("CLIENT ID: {ids:?}");
+    };
+    d.use_client(0);
+    let pair = d.client();
+    let (redis_id, firn_id) = (redis_id.to_string(), firn_id.to_string());
+    assert_eq!(
+        pair.redis.cmd(&["CLIENT", "UNBLOCK", &redis_id, how]),
+        pair.firn.cmd(&["CLIENT", "UNBLOCK", &firn_id, how])
+    );
+}
+
+/// A blocked command ended by CLIENT UNBLOCK counts as a failed call,
+/// with TIMEOUT as with ERROR (Redis 7.0's updateStatsOnUnblock), and
+/// CLIENT UNBLOCK ... ERROR itself fails too (an error reply went out
+/// while it ran); a blocked command that times out or is served does not.
+#[test]
+fn commandstats_count_a_blocked_command_ended_by_client_unblock_as_failed() {
+    let mut d = Diff::new();
+    let waiter = d.open_client();
+    d.cmd(&["CONFIG", "RESETSTAT"]);
+    let waits: &[&[&str]] = &[
+        &["BLPOP", "q", "0"],
+        &["BZPOPMIN", "z", "0"],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+        &["BLMOVE", "q", "d", "LEFT", "RIGHT", "0"],
+    ];
+    for wait in waits {
+        for how in ["ERROR", "TIMEOUT"] {
+            d.use_client(waiter);
+            d.send(wait);
+            d.wait_blocked(0, 0, 1);
+            unblock(&mut d, waiter, how);
+            d.use_client(waiter);
+            d.read_both();
+        }
+    }
+    // Not blocked: nothing to unblock, nothing failed.
+    unblock(&mut d, waiter, "ERROR");
+    // A wait that times out, one that is served.
+    d.use_client(waiter);
+    d.cmd(&["BLPOP", "q", "0.01"]);
+    d.send(&["BLPOP", "q", "0"]);
+    d.wait_blocked(0, 0, 1);
+    d.cmd(&["RPUSH", "q", "x"]);
+    d.use_client(waiter);
+    d.read_both();
+    d.use_client(0);
+    d.cmd_with(&["INFO", "commandstats"], stat_lines);
+    d.cmd_with(&["INFO", "errorstats"], stat_lines);
+}
+
 // ------------------------------------------------------------------ SLOWLOG
 
 #[test]

@@ -434,6 +434,95 @@ fn a_group_change_beside_another_write_wakes_no_reader() {
     }
 }
 
+/// Writes of a stream that add no entry and neither delete nor overwrite
+/// it (`{k}`: the stream, `{d}`: another key), each alone and inside a
+/// MULTI beside a write of another key.
+const NO_ENTRY_WRITES: &[&str] = &[
+    "XDEL {k} 9-9",
+    "XTRIM {k} MAXLEN 10",
+    "XSETID {k} 1-5",
+    "XGROUP CREATE {k} g2 0",
+    "XGROUP SETID {k} g 0",
+    "XGROUP CREATECONSUMER {k} g c3",
+    "XGROUP DELCONSUMER {k} g nobody",
+    "XGROUP CREATE {k} g2 0; XREADGROUP GROUP g2 other STREAMS {k} >",
+    "XACK {k} g 1-0",
+    "XCLAIM {k} g c3 0 1-0",
+    "XAUTOCLAIM {k} g c3 0 0",
+    "EXPIRE {k} 1000",
+    "PEXPIREAT {k} 99999999999999",
+    "PERSIST {k}",
+    "EXPIRE {k} 1000; PERSIST {k}",
+];
+
+/// A blocked XREADGROUP is woken only by what adds entries (XADD) or
+/// deletes or overwrites its stream (Redis's `signalKeyAsReady`): after
+/// `XGROUP SETID ... 0` the group would read the whole history, so a reader
+/// woken by any other write would answer at once with entry 1-0, where
+/// Redis's reader waits for the next XADD and then gets 1-0 and 2-0.
+/// Deleting the stream by an expiry (EXPIRE 0, a lazy expiry met by XACK)
+/// ends its wait with Redis's error.
+#[test]
+fn a_stream_reader_is_woken_only_by_new_entries_or_the_stream_going() {
+    let mut d = Diff::with_servers(
+        firn_testkit::Server::redis_with(&["--enable-debug-command", "yes"]),
+        firn_testkit::Server::firn_with(&["--enable-debug-command", "yes"]),
+    );
+    let c = clients(&mut d, 2);
+    let read = ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS"];
+    for (n, write) in NO_ENTRY_WRITES.iter().enumerate() {
+        for in_multi in [false, true] {
+            let (key, other) = (format!("rs{n}{in_multi}"), format!("ro{n}"));
+            d.context = format!("{write:?}, in MULTI: {in_multi}");
+            // c2 holds 1-0 pending; the group has delivered everything.
+            cmd_on(&mut d, c[1], &["XADD", &key, "1-0", "f", "v"]);
+            cmd_on(&mut d, c[1], &["XGROUP", "CREATE", &key, "g", "0"]);
+            cmd_on(&mut d, c[1], &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", &key, ">"]);
+            let mut args = read.to_vec();
+            args.extend([key.as_str(), ">"]);
+            send_on(&mut d, c[0], &args);
+            d.wait_blocked(c[1], c[1], 1);
+            cmd_on(&mut d, c[1], &["XGROUP", "SETID", &key, "g", "0"]);
+            if in_multi {
+                cmd_on(&mut d, c[1], &["MULTI"]);
+            }
+            for command in case_commands(write, &key, &other) {
+                cmd_on(&mut d, c[1], &strs(&command));
+            }
+            if in_multi {
+                cmd_on(&mut d, c[1], &["SET", &other, "1"]);
+                cmd_on(&mut d, c[1], &["EXEC"]);
+            }
+            d.wait_blocked(c[1], c[1], 1);
+            cmd_on(&mut d, c[1], &["XADD", &key, "2-0", "f", "w"]);
+            read_on(&mut d, c[0]);
+        }
+    }
+    // An expiry deletes the stream: EXPIRE 0, and a lazy expiry by a
+    // command that adds nothing and signals nothing itself (XACK).
+    cmd_on(&mut d, c[1], &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    for (n, ending) in [&["EXPIRE", "{k}", "0"][..], &["XACK", "{k}", "g", "1-0"]]
+        .iter()
+        .enumerate()
+    {
+        let key = format!("re{n}");
+        cmd_on(&mut d, c[1], &["XADD", &key, "1-0", "f", "v"]);
+        cmd_on(&mut d, c[1], &["XGROUP", "CREATE", &key, "g", "$"]);
+        let mut args = read.to_vec();
+        args.extend([key.as_str(), ">"]);
+        send_on(&mut d, c[0], &args);
+        d.wait_blocked(c[1], c[1], 1);
+        if ending[0] == "XACK" {
+            cmd_on(&mut d, c[1], &["PEXPIRE", &key, "50"]);
+            std::thread::sleep(std::time::Duration::from_millis(120));
+        }
+        let line: Vec<String> = ending.iter().map(|w| w.replace("{k}", &key)).collect();
+        cmd_on(&mut d, c[1], &strs(&line));
+        read_on(&mut d, c[0]);
+    }
+    cmd_on(&mut d, c[1], &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+}
+
 /// A script takes its declared keys' place where it is read: a command on
 /// one of them read right after it runs after the whole script.
 #[test]
@@ -511,56 +600,198 @@ fn exec_is_ordered_with_writes_of_its_watched_keys() {
     }
 }
 
-/// WATCH aborts only where Redis signals the key modified: commands that
-/// change nothing Redis counts leave the transaction to run.
+/// The cases of [`watch_aborts_only_where_redis_signals_a_change`], one a
+/// line: `setup; setup | touch; touch`. `{k}` is the watched key, `{d}`
+/// another key; a token `""` is an empty argument and `"..."` one with
+/// spaces. Each line is a command that, in Redis 7.0.15, either changes
+/// nothing it counts (no `signalModifiedKey`: the EXEC runs) or changes the
+/// key although the change is small or empty (the EXEC is aborted).
+const WATCH_CASES: &[&str] = &[
+    // Strings: GETEX PERSIST without a TTL, SET NX/XX that do not set,
+    // SETRANGE and APPEND of nothing; INCRBY 0 and a same-value SET do.
+    "SET {k} v | GETEX {k} PERSIST",
+    "SET {k} v EX 100 | GETEX {k} PERSIST",
+    "SET {k} v | GETEX {k}",
+    "SET {k} v | GETEX {k} EX 100",
+    "SET {k} v | GETEX {k} PXAT 1",
+    "SET {k} v | MULTI; GETEX {k} PERSIST; EXEC",
+    "SET {k} v | EVAL \"return redis.call('getex', KEYS[1], 'persist')\" 1 {k}",
+    "SET {k} v | SET {k} v",
+    "SET {k} v | SET {k} v NX",
+    " | SET {k} v XX",
+    "SET {k} v | SET {k} x NX GET",
+    "SET {k} v | SETNX {k} x",
+    "SET {k} v | MSETNX {d} y {k} x",
+    "SET {k} v | SETRANGE {k} 0 \"\"",
+    " | SETRANGE {k} 3 \"\"",
+    "SET {k} v | SETRANGE {k} 0 v",
+    "SET {k} v | APPEND {k} \"\"",
+    "SET {k} 1 | INCRBY {k} 0",
+    "SET {k} 1 | INCRBYFLOAT {k} 0",
+    "SET {k} abc | INCR {k}",
+    "SET {k} v | GETDEL {k}",
+    " | GETDEL {k}",
+    "SET {k} v EX 100 | SET {k} v KEEPTTL",
+    // Bitmaps: SETBIT leaving the bit as it was; BITOP storing nothing.
+    "SETBIT {k} 7 1 | SETBIT {k} 7 1",
+    "SETBIT {k} 7 1 | MULTI; SETBIT {k} 7 1; EXEC",
+    "SETBIT {k} 7 1 | SETBIT {k} 7 0",
+    "SETBIT {k} 7 1 | SETBIT {k} 100 0",
+    " | SETBIT {k} 7 0",
+    "SET {k} v | BITFIELD {k} SET u8 0 118",
+    "SET {k} v | BITFIELD {k} SET u8 0 119",
+    "SET {k} v | BITFIELD {k} INCRBY u8 0 0",
+    "SET {k} v | BITFIELD {k} SET u8 100 0",
+    "SET {k} v | BITFIELD_RO {k} GET u8 0",
+    " | BITOP AND {k} {d}",
+    "SET {k} v | BITOP AND {k} {d}",
+    "SET {d} a; SET {k} a | BITOP AND {k} {d}",
+    // Hashes.
+    "HSET {k} f v | HSET {k} f v",
+    "HSET {k} f v | HSETNX {k} f x",
+    "HSET {k} f v | HDEL {k} nope",
+    "HSET {k} f 1 | HINCRBY {k} f 0",
+    // Lists: LTRIM signals even when it keeps everything.
+    "RPUSH {k} a | LTRIM {k} 0 -1",
+    "RPUSH {k} a | LREM {k} 0 z",
+    "RPUSH {k} a | LINSERT {k} BEFORE z x",
+    "RPUSH {k} a | LSET {k} 0 a",
+    " | LPUSHX {k} a",
+    "RPUSH {k} a | LMOVE {k} {k} LEFT RIGHT",
+    "RPUSH {k} a b | LPOP {k} 0",
+    " | LMOVE {d} {k} LEFT RIGHT",
+    // Sets.
+    "SADD {k} a | SADD {k} a",
+    "SADD {k} a | SREM {k} z",
+    "SADD {k} a | SMOVE {k} {k} a",
+    "SADD {k} a; SADD {d} a | SMOVE {d} {k} a",
+    "SADD {k} a | SPOP {k} 0",
+    " | SINTERSTORE {k} {d}",
+    "SADD {k} a | SINTERSTORE {k} {d}",
+    // Sorted sets: a ZADD or ZINCRBY that changes no score.
+    "ZADD {k} 1 a | ZADD {k} 1 a",
+    "ZADD {k} 1 a | ZINCRBY {k} 0 a",
+    "ZADD {k} 1 a | ZADD {k} XX 1 b",
+    "ZADD {k} 1 a | ZADD {k} GT 0 a",
+    "ZADD {k} 1 a | ZADD {k} 2 a",
+    "ZADD {k} 1 a | ZREM {k} z",
+    "ZADD {k} 1 a | ZREMRANGEBYSCORE {k} 5 6",
+    "ZADD {k} 1 a | ZPOPMIN {k} 0",
+    " | ZUNIONSTORE {k} 1 {d}",
+    "ZADD {k} 1 a | ZUNIONSTORE {k} 1 {d}",
+    "ZADD {d} 1 a | ZRANGESTORE {k} {d} 5 6",
+    // Geo, HyperLogLog: PFDEBUG's encoding change is no change; PFCOUNT's
+    // cached cardinality and PFMERGE are.
+    "GEOADD {k} 13 38 a | GEOADD {k} 13 38 a",
+    "GEOADD {d} 13 38 a | GEOSEARCHSTORE {k} {d} FROMLONLAT 0 0 BYRADIUS 1 m",
+    "GEOADD {d} 13 38 a; SET {k} v | GEOSEARCHSTORE {k} {d} FROMLONLAT 0 0 BYRADIUS 1 m",
+    "PFADD {k} a | PFADD {k} a",
+    "PFADD {k} a | PFCOUNT {k}",
+    "PFADD {k} a; PFCOUNT {k} | PFCOUNT {k}",
+    "PFADD {k} a | PFMERGE {k}",
+    "PFADD {k} a | PFDEBUG GETREG {k}",
+    "PFADD {k} a | PFDEBUG TODENSE {k}",
+    // Streams: consumer-group state is no change; XADD, XDEL and XTRIM
+    // that remove something, and MKSTREAM creating the stream, are.
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XGROUP CREATE {k} g2 $",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XGROUP SETID {k} g 0",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XGROUP CREATECONSUMER {k} g c2",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XREADGROUP GROUP g c STREAMS {k} >",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XACK {k} g 1-0",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0 | XGROUP DESTROY {k} g",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0; XREADGROUP GROUP g c STREAMS {k} > \
+     | XCLAIM {k} g c2 0 1-0",
+    "XADD {k} 1-0 f v; XGROUP CREATE {k} g 0; XREADGROUP GROUP g c STREAMS {k} > \
+     | XAUTOCLAIM {k} g c2 0 0",
+    "XADD {k} 1-0 f v | XSETID {k} 5-0",
+    "XADD {k} 1-0 f v | XADD {k} 2-0 f v",
+    "XADD {k} 1-0 f v | XDEL {k} 9-9",
+    "XADD {k} 1-0 f v | XDEL {k} 1-0",
+    "XADD {k} 1-0 f v | XTRIM {k} MAXLEN 10",
+    " | XADD {k} NOMKSTREAM * f v",
+    " | XGROUP CREATE {k} g $ MKSTREAM",
+    // Keys: expiry commands whose condition fails, PERSIST without a TTL,
+    // RENAME onto itself, COPY and MOVE refused; the same TTL set again is
+    // a change.
+    " | DEL {k}",
+    "SET {k} v EX 100 | EXPIRE {k} 200 NX",
+    "SET {k} v | EXPIRE {k} 200 XX",
+    "SET {k} v EX 100 | EXPIRE {k} 50 GT",
+    "SET {k} v | EXPIRE {k} 200 LT",
+    "SET {k} v; PEXPIREAT {k} 99999999999999 | PEXPIREAT {k} 99999999999999",
+    "SET {k} v | PERSIST {k}",
+    "SET {k} v EX 100 | PERSIST {k}",
+    "SET {k} v | EXPIRE {k} 0",
+    " | EXPIRE {k} 100",
+    "SET {k} v | RENAME {k} {k}",
+    "SET {k} v | RENAMENX {k} {k}",
+    "SET {d} v; SET {k} v | RENAMENX {d} {k}",
+    "SET {d} v; SET {k} v | COPY {d} {k}",
+    "SET {k} v | COPY {k} {d}",
+    "SET {k} v; SELECT 1; SET {k} v; SELECT 0 | MOVE {k} 1",
+    "SET {k} v | TOUCH {k}",
+    "SET {k} v | OBJECT ENCODING {k}",
+    "SET {k} v | SWAPDB 0 0",
+    " | SORT {d} STORE {k}",
+    "SET {k} v | SORT {d} STORE {k}",
+];
+
+/// A command line of the table: whitespace-separated, `""` empty,
+/// `"..."` one argument with spaces.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').expect("closing quote");
+            out.push(quoted[..end].to_string());
+            rest = quoted[end + 1..].trim_start();
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            out.push(rest[..end].to_string());
+            rest = rest[end..].trim_start();
+        }
+    }
+    out
+}
+
+/// The commands of one side of a case, `{k}` and `{d}` filled in.
+fn case_commands(side: &str, key: &str, other: &str) -> Vec<Vec<String>> {
+    side.split(';')
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| {
+            words(c)
+                .iter()
+                .map(|w| w.replace("{k}", key).replace("{d}", other))
+                .collect()
+        })
+        .collect()
+}
+
+/// WATCH aborts only where Redis signals the key modified
+/// ([`WATCH_CASES`]): commands that change nothing Redis counts leave the
+/// transaction to run, and every change, however small, aborts it.
 #[test]
 fn watch_aborts_only_where_redis_signals_a_change() {
     let mut d = Diff::new();
     let c = clients(&mut d, 1);
-    let cases: &[(&[&str], &[&str])] = &[
-        (&["SET", "{k}", "v"], &["GETEX", "{k}", "PERSIST"]),
-        (&["SETBIT", "{k}", "7", "1"], &["SETBIT", "{k}", "7", "1"]),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XGROUP", "CREATE", "{k}", "g2", "$"],
-        ),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XGROUP", "SETID", "{k}", "g", "0"],
-        ),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XGROUP", "CREATECONSUMER", "{k}", "g", "c2"],
-        ),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "{k}", ">"],
-        ),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XACK", "{k}", "g", "1-0"],
-        ),
-        (&["XADD", "{k}", "1-0", "f", "v"], &["XSETID", "{k}", "5-0"]),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XGROUP", "DESTROY", "{k}", "g"],
-        ),
-        (
-            &["XADD", "{k}", "1-0", "f", "v"],
-            &["XADD", "{k}", "2-0", "f", "v"],
-        ),
-    ];
-    for (setup, touch) in cases {
+    for case in WATCH_CASES {
+        let (setup, touch) = case.split_once('|').expect("setup | touch");
         for round in 0..2 {
-            let key = format!("wk{round}");
+            let (key, other) = (format!("wk{round}"), format!("wd{round}"));
             d.use_client(0);
-            d.cmd(&["DEL", &key]);
-            d.cmd(&strs(&fill(setup, &key, "", 0)));
-            if setup[0] == "XADD" {
-                d.cmd(&["XGROUP", "CREATE", &key, "g", "0"]);
+            d.context = format!("case {case:?}, round {round}");
+            for db in ["1", "0"] {
+                d.cmd(&["SELECT", db]);
+                d.cmd(&["DEL", &key, &other]);
+            }
+            for command in case_commands(setup, &key, &other) {
+                d.cmd(&strs(&command));
             }
             d.cmd(&["WATCH", &key]);
-            cmd_on(&mut d, c[0], &strs(&fill(touch, &key, "", 0)));
+            for command in case_commands(touch, &key, &other) {
+                cmd_on(&mut d, c[0], &strs(&command));
+            }
             d.use_client(0);
             d.cmd(&["MULTI"]);
             d.cmd(&["PING"]);

@@ -27,7 +27,7 @@ use crate::changes::{notify_class, Event};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::member_filter::PinMembers;
-use crate::meta::Meta;
+use crate::meta::{Meta, ValueType};
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
 use crate::signals::{SignalMode, Signals};
 use crate::state::Inner;
@@ -870,7 +870,13 @@ impl<'e> Txn<'e> {
             // Expired while expiries are paused: missing, not deleted.
             Some(meta) if paused && meta.is_expired(self.st.now_ms) => None,
             Some(meta) if meta.is_expired(self.st.now_ms) => {
+                // Whatever the command, an expiry signals what a deletion
+                // does (Redis's deleteExpiredKeyAndPropagate: modified, and
+                // ready for a stream's XREADGROUP readers), even inside
+                // XACK or an XREADGROUP.
+                let mode = std::mem::take(&mut self.st.signal_mode);
                 self.remove_meta_physical(pdb, key, Some(&meta));
+                self.st.signal_mode = mode;
                 self.st
                     .effects
                     .expired
@@ -955,6 +961,14 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn remove_meta_physical(&mut self, pdb: u8, key: &[u8], old: Option<&Meta>) {
+        if old.is_some_and(|m| m.value_type == ValueType::Stream) {
+            // Whatever the command, deleting a stream ends its XREADGROUP
+            // readers' waits (Redis's dbGenericDelete signals it ready):
+            // EXPIRE k 0 adds nothing, but deletes.
+            if let Some(signals) = self.st.signals.as_mut() {
+                crate::signals::push_new(&mut signals.ready, pdb, key);
+            }
+        }
         let old_expire = old.map_or(0, |m| m.expire_at_ms);
         if old_expire != 0 {
             self.delete(Cf::Expire, &expire_key(old_expire, pdb, key));

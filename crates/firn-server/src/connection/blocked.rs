@@ -89,6 +89,7 @@ impl Connection {
             .wait_for_keys(cmd, rerun, &registration, deadline, retry)
             .await;
         self.client.blocked.store(false, Ordering::Release);
+        let unblocked = matches!(waited, Waited::Unblocked(_));
         let reply = match waited {
             Waited::Served(executed) => {
                 registration.served();
@@ -101,7 +102,9 @@ impl Connection {
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
-        let call = crate::after_call::Call::new(&server, &self.client, cmd, args, self.session.db);
+        let mut call =
+            crate::after_call::Call::new(&server, &self.client, cmd, args, self.session.db);
+        call.unblocked = unblocked;
         crate::after_call::finished(&call, micros, Some(&reply));
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);

@@ -311,6 +311,10 @@ fn redis_call(
         },
     };
     let failed = reply.is_error();
+    let call = crate::after_call::Call::new(server, state.client, cmd, &argv, db);
+    if let Some(change) = crate::bookkeeping::access_change(&call, Some(&reply)) {
+        state.effects.push(SideEffect::Access(change));
+    }
     state.effects.push(SideEffect::Call {
         name: cmd.name(),
         usec: started.elapsed().as_micros() as u64,
