@@ -61,7 +61,9 @@ pub struct AccessTimes;
 impl Observer for AccessTimes {
     fn finished(&self, call: &Call, _micros: u64, reply: Option<&Reply>) {
         if let Some(change) = access_change(call, reply) {
-            call.server.access_times.apply(&change, firn_storage::now_ms() / 1000);
+            call.server
+                .access_times
+                .apply(&change, firn_storage::now_ms() / 1000);
         }
     }
 }

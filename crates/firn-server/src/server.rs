@@ -866,7 +866,10 @@ mod tests {
         times.set_policy(Some(lfu));
         // A time reads as a new key's counter, decayed from then.
         assert_eq!(times.frequency(0, b"k", t0), Some(crate::lfu::LFU_INIT_VAL));
-        assert_eq!(times.frequency(0, b"k", t0 + 120), Some(crate::lfu::LFU_INIT_VAL - 2));
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 120),
+            Some(crate::lfu::LFU_INIT_VAL - 2)
+        );
         times.set_policy(None);
         assert_eq!(times.last_access(0, b"k", t0 + 1), Some(t0));
         // Counted under LFU, then read under LRU: its minute, then back.
@@ -874,12 +877,18 @@ mod tests {
         for _ in 0..3 {
             times.touch(0, b"k", t0 + 61);
         }
-        assert_eq!(times.frequency(0, b"k", t0 + 61), Some(crate::lfu::LFU_INIT_VAL + 2));
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 61),
+            Some(crate::lfu::LFU_INIT_VAL + 2)
+        );
         times.set_policy(None);
         let at = times.last_access(0, b"k", t0 + 70).unwrap();
         assert_eq!(at, (t0 + 61) / 60 * 60);
         times.set_policy(Some(lfu));
-        assert_eq!(times.frequency(0, b"k", t0 + 61), Some(crate::lfu::LFU_INIT_VAL + 2));
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 61),
+            Some(crate::lfu::LFU_INIT_VAL + 2)
+        );
     }
 
     #[test]

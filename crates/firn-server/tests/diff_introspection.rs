@@ -391,20 +391,24 @@ fn commandstats_and_errorstats_count_as_redis_does() {
     d.cmd_with(&["INFO", "errorstats"], stat_lines);
 }
 
-/// CLIENT UNBLOCK of a client pair's blocked client (each server's own
-/// client id), with `how`; compares the replies.
-fn unblock(d: &mut Diff, waiter: usize, how: &str) {
-    d.use_client(waiter);
+/// A client pair's ids, one on each server.
+fn client_ids(d: &mut Diff, client: usize) -> (String, String) {
+    d.use_client(client);
     let ids = d.cmd_type_only(&["CLIENT", "ID"]);
     let (Some(redis_id), Some(firn_id)) = (ids.0.as_int(), ids.1.as_int()) else {
         panic!("CLIENT ID: {ids:?}");
     };
+    (redis_id.to_string(), firn_id.to_string())
+}
+
+/// CLIENT UNBLOCK `ids` (a client pair's, from [`client_ids`]) with `how`,
+/// from client 0; compares the replies.
+fn unblock(d: &mut Diff, ids: &(String, String), how: &str) {
     d.use_client(0);
     let pair = d.client();
-    let (redis_id, firn_id) = (redis_id.to_string(), firn_id.to_string());
     assert_eq!(
-        pair.redis.cmd(&["CLIENT", "UNBLOCK", &redis_id, how]),
-        pair.firn.cmd(&["CLIENT", "UNBLOCK", &firn_id, how])
+        pair.redis.cmd(&["CLIENT", "UNBLOCK", &ids.0, how]),
+        pair.firn.cmd(&["CLIENT", "UNBLOCK", &ids.1, how])
     );
 }
 
@@ -416,6 +420,8 @@ fn unblock(d: &mut Diff, waiter: usize, how: &str) {
 fn commandstats_count_a_blocked_command_ended_by_client_unblock_as_failed() {
     let mut d = Diff::new();
     let waiter = d.open_client();
+    let ids = client_ids(&mut d, waiter);
+    d.use_client(0);
     d.cmd(&["CONFIG", "RESETSTAT"]);
     let waits: &[&[&str]] = &[
         &["BLPOP", "q", "0"],
@@ -428,13 +434,13 @@ fn commandstats_count_a_blocked_command_ended_by_client_unblock_as_failed() {
             d.use_client(waiter);
             d.send(wait);
             d.wait_blocked(0, 0, 1);
-            unblock(&mut d, waiter, how);
+            unblock(&mut d, &ids, how);
             d.use_client(waiter);
             d.read_both();
         }
     }
     // Not blocked: nothing to unblock, nothing failed.
-    unblock(&mut d, waiter, "ERROR");
+    unblock(&mut d, &ids, "ERROR");
     // A wait that times out, one that is served.
     d.use_client(waiter);
     d.cmd(&["BLPOP", "q", "0.01"]);

@@ -477,7 +477,11 @@ fn a_stream_reader_is_woken_only_by_new_entries_or_the_stream_going() {
             // c2 holds 1-0 pending; the group has delivered everything.
             cmd_on(&mut d, c[1], &["XADD", &key, "1-0", "f", "v"]);
             cmd_on(&mut d, c[1], &["XGROUP", "CREATE", &key, "g", "0"]);
-            cmd_on(&mut d, c[1], &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", &key, ">"]);
+            cmd_on(
+                &mut d,
+                c[1],
+                &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", &key, ">"],
+            );
             let mut args = read.to_vec();
             args.extend([key.as_str(), ">"]);
             send_on(&mut d, c[0], &args);

@@ -6,8 +6,8 @@
 //! INFO contents beyond the section headers and the keyspace lines, the
 //! `avg_ttl` estimate) are blanked or compared by shape only.
 
-use std::collections::BTreeSet;
 use firn_testkit::{reply::assert_err, Diff, Server, R};
+use std::collections::BTreeSet;
 
 // ------------------------------------------------------------------ DBSIZE / FLUSHDB / FLUSHALL
 
@@ -291,7 +291,11 @@ fn command_table(r: &R) -> R {
             let mut subs: Vec<R> = subs
                 .iter()
                 .filter(|s| {
-                    let name = s.items().first().and_then(|n| n.as_str()).unwrap_or_default();
+                    let name = s
+                        .items()
+                        .first()
+                        .and_then(|n| n.as_str())
+                        .unwrap_or_default();
                     !FIRN_ONLY_SUBCOMMANDS.contains(&name.as_str())
                 })
                 .map(entry)
@@ -329,7 +333,14 @@ fn command_lists_every_command_of_redis_table() {
     };
     let (redis_list, firn_list) = d.cmd_type_only(&["COMMAND", "LIST"]);
     assert_eq!(names(&redis_list), names(&firn_list));
-    for unserved in ["asking", "bgrewriteaof", "cluster", "cluster|info", "migrate", "readonly"] {
+    for unserved in [
+        "asking",
+        "bgrewriteaof",
+        "cluster",
+        "cluster|info",
+        "migrate",
+        "readonly",
+    ] {
         assert!(names(&firn_list).contains(unserved), "{unserved}");
         d.cmd(&[unserved.split('|').next().unwrap_or_default(), "x"]);
     }
