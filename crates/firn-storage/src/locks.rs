@@ -640,24 +640,21 @@ mod tests {
         // Three requests queue behind the holder, then are granted in the
         // order they asked, whatever order their tasks are polled in.
         let order = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let mut tasks = Vec::new();
-        for (name, stripes) in [("a", vec![1, 2]), ("b", vec![2]), ("c", vec![2, 3])] {
-            let request = locks.request(&stripes, LockMode::Exclusive);
+        let waiting = |name: &'static str, stripes: &[usize]| {
+            let request = locks.request(stripes, LockMode::Exclusive);
             assert!(!request.is_granted());
-            // The request borrows the locks: a scoped future per name.
             let order = order.clone();
-            let guard_future = async move {
+            async move {
                 let _g = request.await;
                 order.lock().push(name);
-            };
-            tasks.push(Box::pin(guard_future));
-        }
-        // Poll the last first: it must still wait for the ones before it.
-        let mut futures: Vec<_> = tasks.into_iter().rev().collect();
+            }
+        };
+        let a = waiting("a", &[1, 2]);
+        let b = waiting("b", &[2]);
+        let c = waiting("c", &[2, 3]);
         drop(held);
-        for f in futures.iter_mut() {
-            f.as_mut().await;
-        }
+        // Polled last first: each must still wait for the ones before it.
+        tokio::join!(c, b, a);
         assert_eq!(*order.lock(), vec!["a", "b", "c"]);
     }
 
