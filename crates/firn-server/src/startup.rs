@@ -177,10 +177,14 @@ pub fn run(mut config: Config) -> Result<(), String> {
     // event woke in the order it listed them; with it, the last one woken
     // runs first, and a command read later overtook one read before it
     // (Redis's suite sends commands on two connections microseconds apart).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .disable_lifo_slot()
-        .thread_name("firn-net")
+    // The switch is tokio's unstable API: .cargo/config.toml sets the cfg
+    // for every build started inside the repository (scripts/run.sh and
+    // bench/lib.sh build from there); a build without it still works.
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all().thread_name("firn-net");
+    #[cfg(tokio_unstable)]
+    builder.disable_lifo_slot();
+    let runtime = builder
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let result = runtime.block_on(serve(server.clone()));

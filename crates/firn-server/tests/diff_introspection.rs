@@ -991,3 +991,60 @@ fn client_pause_checks_the_mode_before_the_timeout() {
     d.cmd(&["CLIENT", "UNPAUSE", "extra"]);
     d.cmd(&["SET", "k", "v"]);
 }
+
+// ------------------------------------------------------------------ access counts from scripts and MULTI
+
+/// Reads a script or a transaction makes count for OBJECT FREQ as the same
+/// reads alone do (`lfu-log-factor 0`: every access adds one, so the
+/// counters are exact on both servers), and a command refused by the
+/// script's own error does not.
+#[test]
+fn reads_in_scripts_and_multi_count_for_object_freq() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
+    d.cmd(&["CONFIG", "SET", "lfu-log-factor", "0"]);
+    d.cmd(&["SET", "hot", "v"]);
+    d.cmd(&["RPUSH", "list", "a", "b"]);
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    for _ in 0..3 {
+        d.cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "hot"]);
+    }
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    d.cmd(&[
+        "EVAL",
+        "redis.call('lrange', KEYS[1], 0, -1); return redis.call('get', KEYS[2])",
+        "2",
+        "list",
+        "hot",
+    ]);
+    d.cmd(&["FUNCTION", "LOAD", "#!lua name=freq\nredis.register_function('g', function(keys) return redis.call('get', keys[1]) end)"]);
+    d.cmd(&["FCALL", "g", "1", "hot"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET", "hot"]);
+    d.cmd(&["LLEN", "list"]);
+    d.cmd(&["GET", "hot"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    d.cmd(&["OBJECT", "FREQ", "list"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+}
+
+/// A policy switch keeps what each key's entry holds, as Redis keeps each
+/// object's field: a key written just before a switch to LFU and back
+/// reads idle 0, not idle since the server started (go-redis's "should
+/// ObjectFreq" then "should ObjectIdleTime").
+#[test]
+fn object_idletime_survives_a_switch_to_lfu_and_back() {
+    let mut d = Diff::new();
+    // Up for 2 s at least, so that "idle since the start" would show.
+    d.cmd(&["SET", "other", "x"]);
+    wait_until_idle(&mut d, &["other"]);
+    d.cmd(&["SET", "key", "hello"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "volatile-lfu"]);
+    // Redis reads its LRU clock's bits as a counter and a minute (mostly
+    // decayed to 0); Firn reads a time as a new key's counter.
+    d.cmd_type_only(&["OBJECT", "FREQ", "key"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    d.cmd_with(&["OBJECT", "IDLETIME", "key"], idle_class);
+    d.cmd_with(&["OBJECT", "IDLETIME", "other"], idle_class);
+}
