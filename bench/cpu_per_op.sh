@@ -24,6 +24,10 @@
 #    the most CPU of their own). Needs perf (linux-perf) and inferno
 #    (cargo install inferno; installed when missing).
 #
+# 4. FIRN_BASELINE=/path/to/firn runs that build too, in the same rounds
+#    (taking turns with the others) and on the cold GET: a "before" column
+#    and the ratio this build / baseline, for a change's cost.
+#
 # Needs root (drop_caches). Every server is stopped on exit, even on failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -96,6 +100,12 @@ start_redis aof "$aof_port" "${redis_aof[@]}"
 aof_pid=$server_pid
 start_firn firn "$firn_port"
 firn_pid=$server_pid
+base_port=""
+if [ -n "${FIRN_BASELINE:-}" ]; then
+    base_port=$(free_port)
+    start_firn_binary "$FIRN_BASELINE" baseline "$base_port"
+    base_pid=$server_pid
+fi
 kv_port=""
 if [ -n "${KVROCKS:-}" ]; then
     kv_port=$(free_port)
@@ -117,12 +127,15 @@ measure() { # port pid pipeline test -> "req/s µs/op"
 }
 
 # The median of `rounds` measurements of each server, taking turns.
-measure_all() { # pipeline test -> sets ar ac fr fc kr kc
+measure_all() { # pipeline test -> sets ar ac fr fc kr kc br bc
     local r rate cpu
-    local arr=() acc=() frr=() fcc=() krr=() kcc=()
+    local arr=() acc=() frr=() fcc=() krr=() kcc=() brr=() bcc=()
     for ((r = 0; r < rounds; r++)); do
         read -r rate cpu < <(measure "$aof_port" "$aof_pid" "$1" "$2"); arr+=("$rate"); acc+=("$cpu")
         read -r rate cpu < <(measure "$firn_port" "$firn_pid" "$1" "$2"); frr+=("$rate"); fcc+=("$cpu")
+        if [ -n "$base_port" ]; then
+            read -r rate cpu < <(measure "$base_port" "$base_pid" "$1" "$2"); brr+=("$rate"); bcc+=("$cpu")
+        fi
         if [ -n "$kv_port" ]; then
             read -r rate cpu < <(measure "$kv_port" "$kv_pid" "$1" "$2"); krr+=("$rate"); kcc+=("$cpu")
         fi
@@ -130,10 +143,12 @@ measure_all() { # pipeline test -> sets ar ac fr fc kr kc
     ar=$(median %.0f "${arr[@]}"); ac=$(median %.2f "${acc[@]}")
     fr=$(median %.0f "${frr[@]}"); fc=$(median %.2f "${fcc[@]}")
     if [ -n "$kv_port" ]; then kr=$(median %.0f "${krr[@]}"); kc=$(median %.2f "${kcc[@]}"); fi
+    if [ -n "$base_port" ]; then br=$(median %.0f "${brr[@]}"); bc=$(median %.2f "${bcc[@]}"); fi
 }
 
 kv_head=""; kv_rule=""
 [ -n "$kv_port" ] && kv_head=" kvrocks req/s | kvrocks µs/op | firn/kvrocks µs |" && kv_rule="---|---|---|"
+[ -n "$base_port" ] && kv_head="$kv_head baseline req/s | baseline µs/op | firn/baseline µs |" && kv_rule="$kv_rule---|---|---|"
 echo "| test | pipeline | redis AOF req/s | redis AOF µs/op | firn req/s | firn µs/op | firn/redis µs |$kv_head"
 echo "|---|---|---|---|---|---|---|$kv_rule"
 for pipeline in 1 16; do
@@ -143,12 +158,16 @@ for pipeline in 1 16; do
         if [ -n "$kv_port" ]; then
             kv=" $kr | $kc | $(ratio "$fc" "$kc") |"
         fi
+        if [ -n "$base_port" ]; then
+            kv="$kv $br | $bc | $(ratio "$fc" "$bc") |"
+        fi
         echo "| ${test^^} | $pipeline | $ar | $ac | $fr | $fc | $(ratio "$fc" "$ac") |$kv"
     done
 done
 stop_server "$aof_pid"
 stop_server "$firn_pid"
 [ -n "$kv_port" ] && stop_server "$kv_pid"
+[ -n "$base_port" ] && stop_server "$base_pid"
 
 # The cold GET: load, restart, drop the page cache, read random keys.
 cold() { # name port starter... -> sets cold_rate, cold_cpu, cold_p99
@@ -205,6 +224,13 @@ echo
 echo "| cold GET ($cold_keys x 1000 B, page cache dropped, 32 clients, ${seconds} s) | GETs/s | µs/op | p99 µs |"
 echo "|---|---|---|---|"
 echo "| firn (maxmemory 256mb) | $fo | $fco | $fp |"
+if [ -n "${FIRN_BASELINE:-}" ]; then
+    base_cold_port=$(free_port)
+    cold baseline "$base_cold_port" start_firn_binary "$FIRN_BASELINE" baseline-cold "$base_cold_port" --maxmemory 256mb
+    bo=$cold_rate bco=$cold_cpu bp=$cold_p99
+    echo "| baseline firn (maxmemory 256mb) | $bo | $bco | $bp |"
+    echo "| firn/baseline | $(ratio "$fo" "$bo") | $(ratio "$fco" "$bco") | $(ratio "$fp" "$bp") |"
+fi
 if [ -n "${KVROCKS:-}" ]; then
     kv_cold_port=$(free_port)
     cold kvrocks "$kv_cold_port" start_kvrocks kvrocks-cold "$kv_cold_port" 256

@@ -63,7 +63,8 @@ build() {
     fi
     local flags=(--locked -q -p firn-server -p firn-bench --manifest-path "$here/../Cargo.toml")
     [ "$profile" = release ] && flags+=(--release)
-    cargo build "${flags[@]}"
+    # From the repository, whose .cargo/config.toml sets the cfg flags.
+    (cd "$here/.." && cargo build "${flags[@]}")
     firn="$CARGO_TARGET_DIR/$profile/firn"
     load="$CARGO_TARGET_DIR/$profile/firn-load"
     built=1

@@ -60,6 +60,12 @@ func (r *run) more() bool {
 	return time.Now().Before(r.deadline) && r.issued.Add(1) <= r.maxOps
 }
 
+// within says whether the run may send more without counting one: for
+// loops whose every command counts itself (the queue workload).
+func (r *run) within() bool {
+	return time.Now().Before(r.deadline) && r.issued.Load() < r.maxOps
+}
+
 func (r *run) note(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -193,7 +199,7 @@ func runLinear(srv *Server, cfg linConfig, artefacts string) result {
 	if cfg.kill && r.restarted == 0 {
 		res.fail("the server was never killed (run too short)")
 	}
-	checkLinear(&res, history, !cfg.wide, artefacts)
+	checkLinear(&res, history, newModel(!cfg.wide), artefacts)
 	return res
 }
 
@@ -206,31 +212,39 @@ func linClient(r *run, cfg linConfig, worker int) []porcupine.Operation {
 	c := newConn(r)
 	defer c.close()
 	for r.more() {
-		rdb := c.ready()
-		in := gen.next()
-		call := r.now()
-		out, err := perform(rdb, in)
-		ret := r.now()
-		if err != nil {
-			dialFailed, later := classifyLost(err)
-			if dialFailed {
-				continue // never sent: no operation
-			}
-			out = &Output{Unknown: true, Note: err.Error()}
-			if later {
-				ret = math.MaxInt64
-			}
-		} else if out.Unknown {
-			r.note(fmt.Sprintf("%s -> %s", describeInput(in), out.Note))
+		op, sent := record(r, c.ready(), gen.next(), id)
+		if !sent {
+			continue
 		}
-		ops = append(ops, porcupine.Operation{ClientId: id, Input: in, Call: call, Output: out, Return: ret})
-		if out.Unknown {
+		ops = append(ops, op)
+		if op.Output.(*Output).Unknown {
 			// A new process id for the visualisation: the unknown
 			// operation may overlap this client's next ones.
 			id += cfg.clients
 		}
 	}
 	return ops
+}
+
+// record sends one operation and returns it with its call and return
+// times; sent is false when there was no connection (nothing was sent).
+func record(r *run, rdb *redis.Client, in *Input, client int) (op porcupine.Operation, sent bool) {
+	call := r.now()
+	out, err := perform(rdb, in)
+	ret := r.now()
+	if err != nil {
+		dialFailed, later := classifyLost(err)
+		if dialFailed {
+			return op, false
+		}
+		out = &Output{Unknown: true, Note: err.Error()}
+		if later {
+			ret = math.MaxInt64
+		}
+	} else if out.Unknown {
+		r.note(fmt.Sprintf("%s -> %s", describeInput(in), out.Note))
+	}
+	return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}, true
 }
 
 // perform sends one operation. An error return means no reply at all.
@@ -498,6 +512,8 @@ func commandKeys(c []string) []string {
 			return c[1 : len(c)-1]
 		}
 		return c[1:]
+	case "LMOVE", "BLMOVE", "RPOPLPUSH", "BRPOPLPUSH":
+		return c[1:3]
 	}
 	return c[1:2]
 }

@@ -26,7 +26,7 @@ func main() {
 	redisBin := flag.String("redis-server", "redis-server", "redis-server binary for -redis")
 	addr := flag.String("addr", "", "check an already running server at host:port (no kill -9; its data is FLUSHALLed)")
 	modes := flag.String("modes", "default,cold", "firn configurations: default, cold (debug-cold-reads yes, writer-threads 2)")
-	workloads := flag.String("workloads", "perkey,mixed,listappend,streamappend", "workloads: perkey, mixed, listappend, streamappend")
+	workloads := flag.String("workloads", "perkey,mixed,listappend,streamappend,queue", "workloads: perkey, mixed, listappend, streamappend, queue")
 	kill := flag.Bool("kill", true, "also run histories with a kill -9 and restart halfway (servers the checker starts)")
 	duration := flag.Duration("duration", 60*time.Second, "time budget of the run: rounds with new seeds follow one another while the next one fits")
 	roundTime := flag.Duration("round", 60*time.Second, "nominal length of one round: each history may send operations for 60% of its share")
@@ -189,6 +189,10 @@ func runMode(m mode, plan []planned, s settings) (passed, failed int) {
 			res = runListAppend(srv, appendConfig{
 				name: name, kind: kind, clients: s.clients, maxTxns: s.maxOps,
 				duration: s.perHistory, kill: p.kill, seed: seed,
+			}, s.artefacts)
+		case "queue":
+			res = runQueue(srv, queueConfig{
+				name: name, maxOps: s.maxOps, duration: s.perHistory, kill: p.kill, seed: seed,
 			}, s.artefacts)
 		default:
 			fmt.Printf("FAIL %s: unknown workload\n", name)

@@ -93,6 +93,7 @@ type Input struct {
 	Seen  []string   // GET replies of the watched keys, read after WATCH
 	Keys  []string   // every key named, for partitioning
 	Wide  bool       // names several keys or acts on whole databases
+	Final bool       // the queue workload's read after every client stopped
 }
 
 // Output is what came back.
@@ -165,6 +166,14 @@ func runCommand(ks *Keyspace, db *int, args []string) string {
 		return ":" + strconv.Itoa(len(list))
 	case "LPOP", "RPOP":
 		return pop(d, args[1], name == "LPOP")
+	case "LMOVE", "BLMOVE":
+		// Like BLPOP, the model's BLMOVE never waits (see blpopStep).
+		return move(d, args[1], args[2], args[3] == "LEFT", args[4] == "LEFT")
+	case "RPOPLPUSH", "BRPOPLPUSH":
+		return move(d, args[1], args[2], false, true)
+	case "LREM":
+		count, _ := strconv.Atoi(args[2])
+		return lrem(d, args[1], count, args[3])
 	case "BLPOP":
 		// The model's BLPOP never waits: a nil reply (timeout) means every
 		// list was empty at some instant of the call, which is where the
@@ -273,6 +282,73 @@ func pop(d map[string]value, key string, left bool) string {
 		d[key] = value{isList: true, list: rest}
 	}
 	return "$" + item
+}
+
+// move is LMOVE: the element popped from one end of src is pushed to one
+// end of dst (src may be dst: a rotation). A missing src answers nil
+// before dst's type is looked at, as in Redis.
+func move(d map[string]value, src, dst string, fromLeft, toLeft bool) string {
+	v, ok := d[src]
+	switch {
+	case !ok:
+		return "nil"
+	case !v.isList:
+		return "!WRONGTYPE"
+	}
+	if w, ok := d[dst]; ok && !w.isList {
+		return "!WRONGTYPE"
+	}
+	item := pop(d, src, fromLeft)
+	w := d[dst]
+	list := make([]string, 0, len(w.list)+1)
+	if toLeft {
+		list = append(append(list, item[1:]), w.list...)
+	} else {
+		list = append(append(list, w.list...), item[1:])
+	}
+	d[dst] = value{isList: true, list: list}
+	return item
+}
+
+// lrem removes up to count occurrences of item (count > 0 from the head,
+// < 0 from the tail, 0 all of them) and answers how many it removed.
+func lrem(d map[string]value, key string, count int, item string) string {
+	v, ok := d[key]
+	switch {
+	case !ok:
+		return ":0"
+	case !v.isList:
+		return "!WRONGTYPE"
+	}
+	limit := count
+	if limit < 0 {
+		limit = -limit
+	}
+	keep := make([]bool, len(v.list))
+	removed := 0
+	for n := range v.list {
+		i := n
+		if count < 0 {
+			i = len(v.list) - 1 - n
+		}
+		if v.list[i] == item && (limit == 0 || removed < limit) {
+			removed++
+			continue
+		}
+		keep[i] = true
+	}
+	var rest []string
+	for i, it := range v.list {
+		if keep[i] {
+			rest = append(rest, it)
+		}
+	}
+	if len(rest) == 0 {
+		delete(d, key)
+	} else {
+		d[key] = value{isList: true, list: rest}
+	}
+	return ":" + strconv.Itoa(removed)
 }
 
 // lrange applies Redis's index rules (negative from the end, clamped).
@@ -395,7 +471,24 @@ func describeInput(in *Input) string {
 // newModel is the Porcupine model; byKey partitions the history by key,
 // valid only when no operation names several keys or a whole database.
 func newModel(byKey bool) porcupine.Model {
-	nm := porcupine.NondeterministicModel{
+	nm := keyspaceModel()
+	if byKey {
+		nm.Partition = partitionByKey
+	}
+	return nm.ToModel()
+}
+
+// newComponentModel partitions the history into groups of keys that no
+// operation joins: an operation on several keys (BLPOP a b, BLMOVE a b)
+// puts them in one group. None may act on a whole database.
+func newComponentModel() porcupine.Model {
+	nm := keyspaceModel()
+	nm.Partition = partitionByComponent
+	return nm.ToModel()
+}
+
+func keyspaceModel() porcupine.NondeterministicModel {
+	return porcupine.NondeterministicModel{
 		Init:              func() []interface{} { return []interface{}{emptyKeyspace()} },
 		Step:              step,
 		Equal:             func(a, b interface{}) bool { return a.(*Keyspace).canon == b.(*Keyspace).canon },
@@ -403,10 +496,6 @@ func newModel(byKey bool) porcupine.Model {
 		DescribeOperation: describeOp,
 		DescribeState:     func(s interface{}) string { return s.(*Keyspace).canon },
 	}
-	if byKey {
-		nm.Partition = partitionByKey
-	}
-	return nm.ToModel()
 }
 
 func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
@@ -426,6 +515,53 @@ func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
 	out := make([][]porcupine.Operation, 0, len(order))
 	for _, k := range order {
 		out = append(out, parts[k])
+	}
+	return out
+}
+
+// partitionByComponent puts the operations of keys that some operation
+// names together in one partition (union-find over each operation's keys),
+// in the order their first operation appears.
+func partitionByComponent(history []porcupine.Operation) [][]porcupine.Operation {
+	parent := map[string]string{}
+	var find func(k string) string
+	find = func(k string) string {
+		p, ok := parent[k]
+		if !ok {
+			parent[k] = k
+			return k
+		}
+		if p == k {
+			return k
+		}
+		root := find(p)
+		parent[k] = root
+		return root
+	}
+	for _, op := range history {
+		in := op.Input.(*Input)
+		if in.Wide || len(in.Keys) == 0 {
+			return [][]porcupine.Operation{history}
+		}
+		first := find(in.Keys[0])
+		for _, k := range in.Keys[1:] {
+			if root := find(k); root != first {
+				parent[root] = first
+			}
+		}
+	}
+	parts := map[string][]porcupine.Operation{}
+	var order []string
+	for _, op := range history {
+		root := find(op.Input.(*Input).Keys[0])
+		if _, ok := parts[root]; !ok {
+			order = append(order, root)
+		}
+		parts[root] = append(parts[root], op)
+	}
+	out := make([][]porcupine.Operation, 0, len(order))
+	for _, root := range order {
+		out = append(out, parts[root])
 	}
 	return out
 }

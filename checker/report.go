@@ -39,8 +39,7 @@ var porcupineTimeout = 30 * time.Second
 // inconclusiveFails makes an Unknown verdict count as a failure.
 var inconclusiveFails = true
 
-func checkLinear(res *result, history []porcupine.Operation, byKey bool, artefacts string) {
-	model := newModel(byKey)
+func checkLinear(res *result, history []porcupine.Operation, model porcupine.Model, artefacts string) {
 	began := time.Now()
 	verdict, info := porcupine.CheckOperationsVerbose(model, history, porcupineTimeout)
 	res.checking = time.Since(began)

@@ -23,8 +23,6 @@
 #                  redis_exporter derives (prometheus-redis-exporter)
 #   chromium       tests/metrics.rs loads the status page headless
 #   cargo          Rust >= 1.88 (not installed here: use rustup)
-#   cargo-modules  scripts/module_cycles.py reads its module graph; built
-#                  with `cargo install` (about 25 minutes on 2 cores, once)
 #   go             the concurrent history checker (checker/); Debian's
 #                  golang-go if no Go is installed (/usr/local/go counts).
 #                  checker/go.mod names Go 1.26 (go-redis v9.23 needs it):
@@ -86,7 +84,6 @@ prometheus|command prometheus|prometheus
 redis_exporter|command prometheus-redis-exporter|prometheus-redis-exporter
 chromium|command chromium|chromium
 cargo|command cargo|
-cargo-modules|command cargo-modules|cargo install --locked cargo-modules@0.27.0
 EOF
 }
 

@@ -33,7 +33,9 @@ python3 scripts/gen_command_table.py --check
 # firn that cargo test built, in rounds of histories with new seeds, in the
 # default mode and with every read cold and two writers: the single-key
 # and mixed workloads, and the list-append (Elle) workload on lists and on
-# streams (XADD/XRANGE), with and without a kill -9 halfway. Mixed histories are kept to 1000 operations,
+# streams (XADD/XRANGE), with and without a kill -9 halfway, and the queue
+# workload (blocking pops against a FIFO-queue model, two rounds of four
+# histories, about 30 s). Mixed histories are kept to 1000 operations,
 # and those with a kill -9 to 300 operations of 4 clients (the operations
 # the kill leaves without a reply make Porcupine's search far longer), so
 # that it does not run out of time on this 2-core machine; an inconclusive
@@ -46,3 +48,4 @@ firn="$CARGO_TARGET_DIR/debug/firn"
 (cd checker && go run . -firn "$firn" -workloads mixed -mixed-clients 4 -mixed-ops 300 \
     -round 10s -duration 15s)
 (cd checker && go run . -firn "$firn" -workloads listappend,streamappend -duration 30s)
+(cd checker && go run . -firn "$firn" -workloads queue -duration 30s -round 20s)

@@ -22,6 +22,9 @@ pub struct Call<'a> {
     pub args: &'a [Bytes],
     /// The database it runs in (after it ran: the one it left selected).
     pub db: u8,
+    /// A blocked command that CLIENT UNBLOCK ended (TIMEOUT or ERROR):
+    /// Redis counts it failed whatever it replies (updateStatsOnUnblock).
+    pub unblocked: bool,
 }
 
 impl<'a> Call<'a> {
@@ -38,6 +41,7 @@ impl<'a> Call<'a> {
             cmd,
             args,
             db,
+            unblocked: false,
         }
     }
 }
@@ -49,6 +53,12 @@ pub trait Observer: Sync {
     /// can read (a tracking client remembers the keys it is about to read,
     /// so that no write in between goes unseen).
     fn before(&self, _call: &Call) {}
+
+    /// The run of the client's command (or of its unit: EXEC) takes
+    /// effect. Called while the run's key locks are still held and before
+    /// its batch is submitted, so that nothing a later command does can
+    /// come in between: a tracking client's reads enter the table here.
+    fn took_effect(&self, _server: &Server, _client: &ClientInfo) {}
 
     /// The handler has run (a blocked command: it blocked); what follows
     /// the command's order among commands (MONITOR).
@@ -75,6 +85,14 @@ fn observers() -> &'static [&'static dyn Observer] {
 pub fn before(call: &Call) {
     for observer in observers() {
         observer.before(call);
+    }
+}
+
+/// Announces that the run of `client`'s command takes effect (under its
+/// locks, before its batch is submitted).
+pub fn took_effect(server: &Server, client: &ClientInfo) {
+    for observer in observers() {
+        observer.took_effect(server, client);
     }
 }
 

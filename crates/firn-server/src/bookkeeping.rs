@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use crate::after_call::{Call, Observer};
 use crate::command_table::Flags;
 use crate::commands::Access;
-use crate::server::{ClientInfo, Server, SlowLogEntry};
+use crate::server::{AccessChange, ClientInfo, Server, SlowLogEntry};
 
 /// INFO stats' `total_commands_processed` and INFO commandstats.
 pub struct CommandStats;
@@ -20,7 +20,7 @@ impl Observer for CommandStats {
         let stats = &call.server.stats;
         // Redis counts only commands that ran (not rejected ones).
         stats.commands_processed.fetch_add(1, Ordering::Relaxed);
-        let failed = matches!(reply, Some(Reply::Error(_)));
+        let failed = call.unblocked || matches!(reply, Some(Reply::Error(_)));
         stats.commands.record_call(call.cmd.name(), micros, failed);
     }
 }
@@ -54,37 +54,41 @@ impl Observer for SlowLog {
 /// OBJECT IDLETIME's access times (OBJECT FREQ's counters under an LFU
 /// policy): touched or forgotten as the command's registration says, and
 /// not touched for a client in CLIENT NO-TOUCH mode except by TOUCH
-/// (Redis 7.2's lookupKey).
+/// (Redis 7.2's lookupKey). A command a script runs changes them the same
+/// way, once its run commits ([`access_change`], applied as a side effect).
 pub struct AccessTimes;
 
 impl Observer for AccessTimes {
     fn finished(&self, call: &Call, _micros: u64, reply: Option<&Reply>) {
-        // A command that failed before looking its keys up (a syntax error)
-        // must not refresh them; WRONGTYPE means the key was looked up.
-        let looked_up = match reply {
-            Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
-            _ => true,
-        };
-        let times = &call.server.access_times;
-        match call.cmd.access {
-            Access::Forget => {
-                for (db, key) in call.cmd.lock_keys(call.args, call.db) {
-                    times.forget(db, &key);
-                }
-            }
-            Access::Touch
-                if looked_up
-                    && !(call.client.no_touch.load(Ordering::Relaxed)
-                        && call.cmd.name() != "touch") =>
-            {
-                let now_secs = firn_storage::now_ms() / 1000;
-                for (db, key) in call.cmd.lock_keys(call.args, call.db) {
-                    times.touch(db, &key, now_secs);
-                }
-            }
-            Access::Touch | Access::NoTouch => {}
+        if let Some(change) = access_change(call, reply) {
+            call.server
+                .access_times
+                .apply(&change, firn_storage::now_ms() / 1000);
         }
     }
+}
+
+/// What a command that ran does to its keys' access times, if anything.
+pub fn access_change(call: &Call, reply: Option<&Reply>) -> Option<AccessChange> {
+    // A command that failed before looking its keys up (a syntax error)
+    // must not refresh them; WRONGTYPE means the key was looked up.
+    let looked_up = match reply {
+        Some(Reply::Error(text)) => text.starts_with(b"WRONGTYPE"),
+        _ => true,
+    };
+    let forget = match call.cmd.access {
+        Access::Forget => true,
+        Access::Touch
+            if looked_up
+                && !(call.client.no_touch.load(Ordering::Relaxed)
+                    && call.cmd.name() != "touch") =>
+        {
+            false
+        }
+        Access::Touch | Access::NoTouch => return None,
+    };
+    let keys = call.cmd.lock_keys(call.args, call.db);
+    (!keys.is_empty()).then_some(AccessChange { forget, keys })
 }
 
 /// Records a command in the slow log if it ran long enough.

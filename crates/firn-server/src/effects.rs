@@ -39,6 +39,9 @@ pub enum SideEffect {
     KeyLookups { hits: u64, misses: u64 },
     /// A command ACL refused inside the unit (ACL LOG).
     AclLog(crate::acl::state::LogEntry),
+    /// What a command a script ran did to its keys' access times (OBJECT
+    /// IDLETIME, OBJECT FREQ), as the same command alone does.
+    Access(crate::server::AccessChange),
     /// A command a script ran, counted in INFO commandstats.
     Call {
         name: &'static str,
@@ -83,6 +86,9 @@ pub fn apply(server: &Server, effects: Vec<SideEffect>) {
                 server.stats.commands.record_call(name, usec, failed);
             }
             SideEffect::AclLog(entry) => server.acl_log(entry),
+            SideEffect::Access(change) => server
+                .access_times
+                .apply(&change, firn_storage::now_ms() / 1000),
         }
     }
 }

@@ -1,34 +1,45 @@
 //! Running one command: DESIGN principle 3 in code.
 //!
-//! 1. Await the command's key locks (never parking the thread), run it with
-//!    memory-only reads, queue its batch, unlock. Nearly every command ends
-//!    here, on the network thread.
-//! 2. If a read needed the disk (`Incomplete`), the command runs once on
-//!    the cold-read pool *without* locks and with blocking reads. Its
-//!    result (reply, writes, session) is kept, not thrown away: back on the
-//!    network thread the command awaits its locks and compares the write
-//!    stamp of its keys' stripes with the one taken before the pool run. If
-//!    no batch touched them in between, everything it read is still what it
-//!    would read now, so its writes are committed and its reply sent, as if
-//!    it had run under the locks. Otherwise round 1 runs again (the data is
-//!    in the cache now).
+//! A command that names keys takes its place in their lock queues the
+//! moment it starts, before any await (`Engine::request_keys`): so two
+//! commands that share a key take effect in the order the server read
+//! them, whichever network thread read each (docs/architecture.md, "Arrival
+//! order"). Holding the locks, it runs with memory-only reads and queues
+//! its batch; nearly every command ends there, on the network thread. If a
+//! read needed the disk (`Incomplete`), it runs again on the cold-read pool
+//! with blocking reads *still holding its locks*, so that no later command
+//! on its keys overtakes it; only its own keys wait for that disk read,
+//! never another key's client, and never a network thread. What must be in
+//! place before a later command runs happens under the same locks: a
+//! blocking command that finds nothing registers its wait
+//! (blocking/state.rs), a tracking client's read remembers its keys
+//! (tracking/state.rs).
 //!
-//! No lock is ever held while waiting for durability, and a cold command
-//! costs one memory attempt plus one pool run. A read must always end, so
-//! after [`OPTIMISTIC_ROUNDS`] pool runs whose keys changed meanwhile the
-//! command takes its locks first and runs on the pool holding them: only
-//! its own keys' writers wait for that one disk read.
+//! A body that takes every lock (a whole-database command, a transaction
+//! with a keyless read or a SELECT) must not hold them across a disk read,
+//! which would stall every client: it keeps the optimistic rounds. Its
+//! first run is under the locks with memory-only reads; if that misses, it
+//! runs once on the pool *without* locks and with blocking reads, and back
+//! on the network thread it awaits its locks and compares the write stamp
+//! of its keys' stripes with the one taken before the pool run: unchanged
+//! means nothing it read has changed, so its batch is committed as if it
+//! had run under the locks; otherwise it runs again. After
+//! [`OPTIMISTIC_ROUNDS`] such pool runs it takes its locks first. Keyless
+//! commands (KEYS, SCAN, RANDOMKEY) lock nothing and take their pool result
+//! as it is.
 //!
-//! The unit the rounds run is a [`Body`]: one command, or a transaction's
-//! queued commands (EXEC), which run in order over one `Txn` under the
-//! union of their keys' locks and commit once (see multi/transaction.rs).
+//! No lock is ever held while waiting for durability. The unit the rounds
+//! run is a [`Body`]: one command, or a transaction's queued commands
+//! (EXEC), which run in order over one `Txn` under the union of their
+//! keys' locks and commit once (see multi/transaction.rs).
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{ReadMode, Ticket, TxnParts, Watcher};
+use firn_storage::{LockMode, OwnedKeysRequest, ReadMode, Ticket, TxnParts, Watcher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::blocking::state::Registration;
 use crate::coldpool::JobTiming;
 use crate::command_table::Flags;
 use crate::commands::{Command, Ctx, Deferred, Traits};
@@ -46,16 +57,32 @@ pub struct Executed {
     /// Batches that must be durable before the reply may leave.
     pub tickets: Vec<Ticket>,
     pub deferred: Option<Deferred>,
+    /// A blocking command that found nothing: its wait, registered under
+    /// its keys' locks (see [`Blocked`]).
+    pub registration: Option<Registration>,
 }
 
 impl Executed {
-    fn reply(reply: Reply) -> Self {
+    pub fn reply(reply: Reply) -> Self {
         Executed {
             reply,
             tickets: Vec::new(),
             deferred: None,
+            registration: None,
         }
     }
+}
+
+/// Which run of a blocking command this is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Blocked {
+    /// Its first: if it finds nothing to serve, its wait is registered
+    /// while its keys' locks are held, so that a command that comes after
+    /// it finds it blocked, as in Redis.
+    First,
+    /// A blocked client's run after a wake-up: its registration stands
+    /// (and keeps its place among the key's waiters).
+    Again,
 }
 
 /// What runs as one unit under one set of locks.
@@ -115,8 +142,10 @@ impl Body<'_> {
     fn lock_keys(&self, db: u8) -> Vec<(u8, Bytes)> {
         match self {
             Body::Command(cmd, args) => cmd.lock_keys(args, db),
-            Body::Transaction { commands, .. } => {
-                let mut keys = Vec::new();
+            Body::Transaction { commands, watcher } => {
+                // The watched keys too: the check at EXEC is then ordered
+                // with every write of them, as Redis runs them in turn.
+                let mut keys = watcher.watched_keys();
                 for args in commands.iter() {
                     if let Ok(cmd) = crate::commands::registry().lookup(args) {
                         keys.extend(cmd.lock_keys(args, db));
@@ -180,27 +209,34 @@ pub struct Finished {
     pub outcome: Outcome,
     /// Batches that must be durable before the reply may leave.
     pub tickets: Vec<Ticket>,
+    /// The wait a blocking command registered (see [`Blocked`]).
+    pub registration: Option<Registration>,
 }
 
 impl Finished {
-    fn failed(reply: Reply) -> Self {
+    fn new(outcome: Outcome, tickets: Vec<Ticket>) -> Self {
         Finished {
-            outcome: Outcome::Failed(reply),
-            tickets: Vec::new(),
+            outcome,
+            tickets,
+            registration: None,
         }
+    }
+
+    fn failed(reply: Reply) -> Self {
+        Finished::new(Outcome::Failed(reply), Vec::new())
     }
 
     /// An error reply of a command that read data (WRONGTYPE, not an
     /// integer...): it tells the client about what it read like any other
     /// reply, so it waits for the pending writes and swaps it read.
     fn failed_after_reads(reply: Reply, read: &[Ticket]) -> Self {
-        Finished {
-            outcome: Outcome::Failed(reply),
-            tickets: read.to_vec(),
-        }
+        Finished::new(Outcome::Failed(reply), read.to_vec())
     }
 }
 
+// Returned once per run and taken apart at once, never stored: boxing the
+// finished run would cost an allocation per command.
+#[allow(clippy::large_enum_variant)]
 enum Attempt {
     Done(Finished),
     Incomplete,
@@ -304,6 +340,7 @@ pub fn run_step(
     let generation = ctx.txn.write_generation();
     let lookups = ctx.txn.key_lookups();
     ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
+    ctx.txn.set_signal_mode(cmd.signal_mode());
     let result = (cmd.handler)(ctx, args);
     let deferred = ctx.deferred.take();
     match result {
@@ -335,6 +372,7 @@ fn run_body(ctx: &mut Ctx<'_>, body: Body<'_>) -> Result<Outcome, NeedsDisk> {
         Body::Command(cmd, args) => {
             // A read-only command's missing keys are `keymiss` events.
             ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
+            ctx.txn.set_signal_mode(cmd.signal_mode());
             match (cmd.handler)(ctx, args) {
                 Err(e) if e.is_incomplete() => Err(NeedsDisk),
                 Err(e) => Ok(Outcome::Command {
@@ -452,45 +490,54 @@ fn watch_failed(server: &Server, body: Body<'_>) -> bool {
 
 /// Commits a body's writes, then applies its side effects and adds the
 /// changes its handlers counted to INFO (once: only a run that commits gets
-/// here); an error reply if the batch cannot be queued.
+/// here); an error reply if the batch cannot be queued. Called under the
+/// body's locks; what its run must leave in place before any later command
+/// (a tracking client's reads remembered) is done first, before the batch
+/// is submitted, so that the batch's own writes invalidate its own reads.
 fn commit(
     server: &Server,
+    client: &ClientInfo,
     txn: firn_storage::Txn<'_>,
     outcome: Outcome,
     effects: Vec<SideEffect>,
 ) -> Finished {
+    crate::after_call::took_effect(server, client);
     let dirty = txn.dirty();
-    match txn.commit() {
+    let finished = match txn.commit() {
         Ok(tickets) => {
             server.stats.dirty.fetch_add(dirty, Ordering::Relaxed);
             crate::effects::apply(server, effects);
-            Finished { outcome, tickets }
+            Finished::new(outcome, tickets)
         }
         Err(e) => Finished::failed(crate::errors::CmdError::Storage(e).into_reply()),
-    }
+    };
+    client.pubsub.mailbox.mark_reply();
+    finished
 }
 
-/// Round 1: under the locks, memory-only reads.
-async fn run_locked(
+/// A run that failed with an error reply takes effect too (a tracking
+/// client's read remembers its keys whatever the reply, as in Redis); its
+/// reply waits for the pending writes it read.
+fn failed_run(server: &Server, client: &ClientInfo, outcome: Outcome, read: &[Ticket]) -> Finished {
+    crate::after_call::took_effect(server, client);
+    client.pubsub.mailbox.mark_reply();
+    Finished::new(outcome, read.to_vec())
+}
+
+/// One run under held locks (or none, for a keyless body), memory-only
+/// reads. `locked`: the caller holds the body's locks, so the run may fill
+/// the hot tier.
+fn run_held(
     server: &Arc<Server>,
     body: Body<'_>,
     session: &mut Session,
     client: &Arc<ClientInfo>,
-    all: bool,
-    keys: &[(u8, &[u8])],
+    locked: bool,
     shared: bool,
 ) -> Attempt {
     let engine = &server.engine;
-    let guard = if shared {
-        Some(engine.lock_keys_shared(keys).await)
-    } else {
-        acquire(server, all, keys).await
-    };
     if watch_failed(server, body) {
-        return Attempt::Done(Finished {
-            outcome: Outcome::WatchFailed,
-            tickets: Vec::new(),
-        });
+        return Attempt::Done(Finished::new(Outcome::WatchFailed, Vec::new()));
     }
     // A unit's commands may change the session (SELECT) before one of
     // them needs the disk: the pool run must start from the session as it
@@ -499,7 +546,7 @@ async fn run_locked(
     let mut ctx = Ctx {
         server,
         // Only a run holding its keys' locks may fill the hot cache.
-        txn: if guard.is_some() {
+        txn: if locked {
             engine.txn_locked(ReadMode::MemoryOnly)
         } else {
             engine.txn(ReadMode::MemoryOnly)
@@ -529,22 +576,24 @@ async fn run_locked(
         Err(NeedsDisk) => Attempt::Incomplete,
         // A command that failed alone leaves no writes behind; its reply
         // still waits for what it read.
-        Ok(outcome @ Outcome::Command { result: Err(_), .. }) => Attempt::Done(Finished {
-            outcome,
-            tickets: txn.pending_reads().to_vec(),
-        }),
+        Ok(outcome @ Outcome::Command { result: Err(_), .. }) => {
+            Attempt::Done(failed_run(server, client, outcome, txn.pending_reads()))
+        }
         Ok(_) if shared && !txn.commits_nothing() => Attempt::NeedsExclusive,
-        Ok(outcome) => Attempt::Done(commit(server, txn, outcome, effects)),
+        Ok(outcome) => Attempt::Done(commit(server, client, txn, outcome, effects)),
     }
 }
 
-/// Round 2, on a pool thread: no locks, blocking reads.
-fn run_unlocked(
+/// A run on a pool thread, blocking reads: `locked` when the caller holds
+/// the body's locks meanwhile (the run may then fill the hot tier), else
+/// lock-free and validated by write stamps afterwards.
+fn run_on_pool_thread(
     server: &Arc<Server>,
     body: &OwnedBody,
     watcher: Option<&Arc<Watcher>>,
     mut session: Session,
     client: &Arc<ClientInfo>,
+    locked: bool,
 ) -> Option<PoolRun> {
     let body = match (body, watcher) {
         (OwnedBody::Command(args), _) => {
@@ -557,7 +606,11 @@ fn run_unlocked(
     };
     let mut ctx = Ctx {
         server,
-        txn: server.engine.txn(ReadMode::Blocking),
+        txn: if locked {
+            server.engine.txn_locked(ReadMode::Blocking)
+        } else {
+            server.engine.txn(ReadMode::Blocking)
+        },
         session: &mut session,
         client,
         deferred: None,
@@ -582,13 +635,40 @@ fn run_unlocked(
     })
 }
 
-/// Runs `args` (already resolved to `cmd`) for a client.
+/// Runs `args` (already resolved to `cmd`) for a client: its first run
+/// (see [`Blocked::First`]).
 pub async fn execute(
     server: &Arc<Server>,
     cmd: &Command,
     args: &[Bytes],
     session: &mut Session,
     client: &Arc<ClientInfo>,
+) -> Executed {
+    execute_as(server, cmd, args, session, client, Blocked::First, None).await
+}
+
+/// Runs a blocked client's command again after a wake-up (its wait stays
+/// registered), in `reserved`, the place the waking write took for it
+/// when there is one.
+pub async fn execute_again(
+    server: &Arc<Server>,
+    cmd: &Command,
+    args: &[Bytes],
+    session: &mut Session,
+    client: &Arc<ClientInfo>,
+    reserved: Option<OwnedKeysRequest>,
+) -> Executed {
+    execute_as(server, cmd, args, session, client, Blocked::Again, reserved).await
+}
+
+async fn execute_as(
+    server: &Arc<Server>,
+    cmd: &Command,
+    args: &[Bytes],
+    session: &mut Session,
+    client: &Arc<ClientInfo>,
+    blocked: Blocked,
+    reserved: Option<OwnedKeysRequest>,
 ) -> Executed {
     // Read-only commands' latency, hot or cold, for the metrics port.
     let started = cmd
@@ -598,12 +678,25 @@ pub async fn execute(
         .then(std::time::Instant::now);
     let mut went_cold = false;
     let body = Body::Command(cmd, args);
-    let finished = execute_rounds(server, body, session, client, &mut went_cold).await;
+    let finished = execute_rounds(
+        server,
+        body,
+        session,
+        client,
+        &mut went_cold,
+        blocked,
+        reserved,
+    )
+    .await;
     if let Some(started) = started {
         server.read_latency[usize::from(went_cold)].record(started.elapsed().as_micros() as u64);
     }
-    let tickets = finished.tickets;
-    match finished.outcome {
+    let Finished {
+        outcome,
+        tickets,
+        registration,
+    } = finished;
+    match outcome {
         Outcome::Command {
             result: Ok(reply),
             deferred,
@@ -611,6 +704,7 @@ pub async fn execute(
             reply,
             tickets,
             deferred,
+            registration,
         },
         Outcome::Command {
             result: Err(reply), ..
@@ -619,6 +713,7 @@ pub async fn execute(
             reply,
             tickets,
             deferred: None,
+            registration: None,
         },
         // Not produced by a single command.
         Outcome::Transaction(_) | Outcome::WatchFailed => Executed::reply(Reply::NullArray),
@@ -662,7 +757,25 @@ pub async fn execute_body(
     session: &mut Session,
     client: &Arc<ClientInfo>,
 ) -> Finished {
-    execute_rounds(server, body, session, client, &mut false).await
+    execute_rounds(
+        server,
+        body,
+        session,
+        client,
+        &mut false,
+        Blocked::First,
+        None,
+    )
+    .await
+}
+
+/// Counts a body's first cold run (INFO, commandstats).
+fn count_cold(server: &Server, body: Body<'_>, went_cold: &mut bool) {
+    if !*went_cold {
+        *went_cold = true;
+        server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
+        server.stats.commands.record_cold(body.name());
+    }
 }
 
 /// [`execute_body`], telling through `went_cold` whether the body had to
@@ -673,6 +786,8 @@ async fn execute_rounds(
     session: &mut Session,
     client: &Arc<ClientInfo>,
     went_cold: &mut bool,
+    blocked: Blocked,
+    reserved: Option<OwnedKeysRequest>,
 ) -> Finished {
     let all = body.locks_all();
     let owned_keys = if all {
@@ -681,101 +796,235 @@ async fn execute_rounds(
         body.lock_keys(session.db)
     };
     let keys: Vec<(u8, &[u8])> = owned_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
-    let keyless = keys.is_empty() && !all;
+    if all || keys.is_empty() {
+        return execute_optimistic(server, body, session, client, all, &keys, went_cold).await;
+    }
     let mut shared = reads_only(body, all, &keys);
-    for round in 0..=OPTIMISTIC_ROUNDS + 1 {
-        let mut attempt = run_locked(server, body, session, client, all, &keys, shared).await;
-        if let Attempt::NeedsExclusive = attempt {
-            shared = false;
-            attempt = run_locked(server, body, session, client, all, &keys, false).await;
+    // The place in line is taken here, before anything is awaited (or was
+    // taken by the write that woke this blocked client).
+    let mut place = match reserved.filter(|place| !shared && place.is_for(&keys)) {
+        Some(reserved) => Place::Reserved(reserved),
+        None => Place::Asked(server.engine.request_keys(&keys, lock_mode(shared))),
+    };
+    loop {
+        let guard = place.acquire().await;
+        match run_held(server, body, session, client, true, shared) {
+            Attempt::Done(done) => {
+                return register_wait(server, client, session, &owned_keys, done, blocked);
+            }
+            Attempt::NeedsExclusive => {
+                // Its run would write (a lazy expiry, an event): again,
+                // holding the keys exclusively.
+                drop(guard);
+                shared = false;
+                place = Place::Asked(server.engine.request_keys(&keys, LockMode::Exclusive));
+                continue;
+            }
+            Attempt::Incomplete => {}
         }
+        count_cold(server, body, went_cold);
+        // The disk read happens holding the keys' locks: a later command on
+        // them waits for it, as it arrived later; no other key does.
+        let (run, timing) = match on_pool(server, body, session, client, true).await {
+            Ok((Some(run), timing)) => (run, timing),
+            Ok((None, _)) => {
+                return Finished::failed(Reply::Error(
+                    "ERR command could not run on the cold-read pool".into(),
+                ))
+            }
+            Err(reply) => return Finished::failed(reply),
+        };
+        if shared && !run.parts.commits_nothing() {
+            drop(guard);
+            shared = false;
+            place = Place::Asked(server.engine.request_keys(&keys, LockMode::Exclusive));
+            continue;
+        }
+        let key = owned_keys.first().map(|(_, key)| key);
+        log_cold_read(server, client, body.name(), key, timing);
+        let done = commit_pool_run(server, client, body, session, run);
+        let done = register_wait(server, client, session, &owned_keys, done, blocked);
+        drop(guard);
+        return done;
+    }
+}
+
+/// A body's place in its keys' lock queues.
+enum Place<'a, 'k> {
+    Asked(firn_storage::KeysRequest<'a, 'k>),
+    /// Taken by the write that woke a blocked client.
+    Reserved(OwnedKeysRequest),
+}
+
+impl<'a> Place<'a, '_> {
+    /// Awaits the keys' locks (a body that must run again asks anew).
+    async fn acquire(self) -> firn_storage::KeyGuard<'a> {
+        match self {
+            Place::Asked(request) => request.acquire().await,
+            Place::Reserved(reserved) => reserved.acquire().await,
+        }
+    }
+}
+
+fn lock_mode(shared: bool) -> LockMode {
+    if shared {
+        LockMode::Shared
+    } else {
+        LockMode::Exclusive
+    }
+}
+
+/// Commits what a pool run produced, under the body's locks.
+fn commit_pool_run(
+    server: &Server,
+    client: &ClientInfo,
+    body: Body<'_>,
+    session: &mut Session,
+    run: PoolRun,
+) -> Finished {
+    if watch_failed(server, body) {
+        return Finished::new(Outcome::WatchFailed, Vec::new());
+    }
+    *session = run.session;
+    match run.outcome {
+        outcome @ Outcome::Command { result: Err(_), .. } => {
+            failed_run(server, client, outcome, run.parts.pending_reads())
+        }
+        outcome => commit(
+            server,
+            client,
+            server.engine.txn_from_parts(run.parts),
+            outcome,
+            run.effects,
+        ),
+    }
+}
+
+/// A blocking command that found nothing to serve registers its wait now,
+/// while its keys' locks are still held: a command that comes after it
+/// finds it blocked and wakes it (blocking/state.rs).
+fn register_wait(
+    server: &Arc<Server>,
+    client: &ClientInfo,
+    session: &Session,
+    lock_keys: &[(u8, Bytes)],
+    mut done: Finished,
+    blocked: Blocked,
+) -> Finished {
+    if blocked == Blocked::Again {
+        // Served (or answered an error): the next waiters go next, behind
+        // this run, which still holds the keys.
+        let still_blocked = matches!(
+            &done.outcome,
+            Outcome::Command {
+                deferred: Some(Deferred::Block(_)),
+                ..
+            }
+        );
+        if !still_blocked {
+            let pairs: Vec<(u8, &[u8])> =
+                lock_keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+            let held = server.engine.stripes_of(&pairs);
+            server
+                .blocking
+                .served_in_turn(client.id, &server.engine, &held);
+        } else {
+            server.blocking.waits_on(client.id);
+        }
+        return done;
+    }
+    if let Outcome::Command {
+        result: Ok(_),
+        deferred: Some(Deferred::Block(on)),
+    } = &done.outcome
+    {
+        done.registration = Some(server.blocking.register(
+            client.id,
+            session.db,
+            on,
+            lock_keys.to_vec(),
+            || Some(server.engine.listen_submits()),
+        ));
+    }
+    done
+}
+
+/// The optimistic rounds of a body that takes every lock, or none (see the
+/// module comment).
+async fn execute_optimistic(
+    server: &Arc<Server>,
+    body: Body<'_>,
+    session: &mut Session,
+    client: &Arc<ClientInfo>,
+    all: bool,
+    keys: &[(u8, &[u8])],
+    went_cold: &mut bool,
+) -> Finished {
+    let keyless = keys.is_empty() && !all;
+    for round in 0..=OPTIMISTIC_ROUNDS + 1 {
+        let attempt = {
+            let guard = acquire(server, all, keys).await;
+            run_held(server, body, session, client, guard.is_some(), false)
+        };
         if let Attempt::Done(done) = attempt {
             return done;
         }
-        if round == 0 {
-            *went_cold = true;
-            server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
-            server.stats.commands.record_cold(body.name());
-        }
+        count_cold(server, body, went_cold);
         // After the optimistic rounds the locks come first, and the pool
         // run under them cannot be invalidated.
         let locked_run = round >= OPTIMISTIC_ROUNDS && !keyless;
         let early_guard = if locked_run {
-            acquire(server, all, &keys).await
+            acquire(server, all, keys).await
         } else {
             None
         };
         let stamp = server
             .engine
-            .write_stamp(&guarded_stripes(server, all, &keys));
-        let (run, timing) = match on_pool(server, body, session, client).await {
+            .write_stamp(&guarded_stripes(server, all, keys));
+        let (run, timing) = match on_pool(server, body, session, client, locked_run).await {
             Ok((Some(run), timing)) => (run, timing),
             Ok((None, _)) => continue,
             Err(reply) => return Finished::failed(reply),
-        };
-        // The slow-cold-read log, once per command: this run takes effect
-        // unless its keys changed meanwhile (then it runs again).
-        let log_cold = || {
-            let key = owned_keys.first().map(|(_, key)| key);
-            log_cold_read(server, client, body.name(), key, timing);
         };
         // A keyless command (KEYS, SCAN, RANDOMKEY...) locks nothing: its
         // pool result is as good as any. The expired keys it met are
         // deleted under their own locks, as a warm run would have, and
         // its reply waits for the pending writes it read.
         if keyless {
-            log_cold();
+            log_cold_read(server, client, body.name(), None, timing);
             if watch_failed(server, body) {
-                return Finished {
-                    outcome: Outcome::WatchFailed,
-                    tickets: Vec::new(),
-                };
+                return Finished::new(Outcome::WatchFailed, Vec::new());
             }
             *session = run.session;
             let mut tickets = server.engine.delete_expired(run.parts.expired_keys()).await;
             tickets.extend(run.parts.pending_reads().iter().cloned());
+            crate::after_call::took_effect(server, client);
+            client.pubsub.mailbox.mark_reply();
             return match run.outcome {
                 Outcome::Command {
                     result: Err(reply), ..
                 } => Finished::failed_after_reads(reply, &tickets),
                 outcome => {
                     crate::effects::apply(server, run.effects);
-                    Finished { outcome, tickets }
+                    Finished::new(outcome, tickets)
                 }
             };
         }
         let _guard = match early_guard {
             Some(guard) => Some(guard),
-            None => acquire(server, all, &keys).await,
+            None => acquire(server, all, keys).await,
         };
         if !locked_run
             && server
                 .engine
-                .write_stamp(&guarded_stripes(server, all, &keys))
+                .write_stamp(&guarded_stripes(server, all, keys))
                 != stamp
         {
             // Someone wrote one of its keys meanwhile: run again.
             continue;
         }
-        log_cold();
-        if watch_failed(server, body) {
-            return Finished {
-                outcome: Outcome::WatchFailed,
-                tickets: Vec::new(),
-            };
-        }
-        *session = run.session;
-        return match run.outcome {
-            Outcome::Command {
-                result: Err(reply), ..
-            } => Finished::failed_after_reads(reply, run.parts.pending_reads()),
-            outcome => commit(
-                server,
-                server.engine.txn_from_parts(run.parts),
-                outcome,
-                run.effects,
-            ),
-        };
+        log_cold_read(server, client, body.name(), None, timing);
+        return commit_pool_run(server, client, body, session, run);
     }
     // A locked run always ends the rounds; only a pool that lost the job
     // gets here.
@@ -789,6 +1038,7 @@ async fn on_pool(
     body: Body<'_>,
     session: &Session,
     client: &Arc<ClientInfo>,
+    locked: bool,
 ) -> Result<(Option<PoolRun>, JobTiming), Reply> {
     let job_server = server.clone();
     let job_body = body.detach();
@@ -796,12 +1046,13 @@ async fn on_pool(
     let job_session = session.clone();
     let job_client = client.clone();
     let submitted = server.cold_pool.submit(move || {
-        run_unlocked(
+        run_on_pool_thread(
             &job_server,
             &job_body,
             job_watcher.as_ref(),
             job_session,
             &job_client,
+            locked,
         )
     });
     match submitted {

@@ -39,6 +39,11 @@ fn minutes_elapsed(then: u16, now: u16) -> u64 {
     }
 }
 
+/// Minutes since a counter was last stamped (its last access).
+pub fn minutes_since(packed: u32, unix_secs: u64) -> u64 {
+    minutes_elapsed((packed >> 8) as u16, minutes_now(unix_secs))
+}
+
 /// Redis's LFUDecrAndReturn: the counter less one per `lfu-decay-time`
 /// minutes elapsed since it was last decremented (not stored: OBJECT FREQ
 /// only reads it).

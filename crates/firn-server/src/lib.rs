@@ -38,6 +38,7 @@ pub mod reply_mode;
 pub use firn_rdb as rdb;
 pub mod scripting;
 pub mod server;
+pub mod signals;
 mod startup;
 pub mod stream_reply;
 pub mod tls;

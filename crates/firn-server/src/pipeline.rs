@@ -34,6 +34,8 @@ pub(crate) struct BlockedCall {
     pub(crate) on: BlockOn,
     /// When it started: the timeout counts from here.
     pub(crate) started: Instant,
+    /// Its wait, registered under its keys' locks when it found nothing.
+    pub(crate) registration: Option<crate::blocking::state::Registration>,
 }
 
 pub(crate) enum Flow {
@@ -66,27 +68,13 @@ pub(crate) async fn run_one(
                 server.stats.commands.record_rejected(name);
             }
             let reply = transaction::rejected(server, session, client, arity_of, reply);
-            (
-                Executed {
-                    reply,
-                    tickets: Vec::new(),
-                    deferred: None,
-                },
-                None,
-            )
+            (Executed::reply(reply), None)
         }
         Ok(cmd) => match check_allowed(server, session, cmd, client, args) {
             Err(e) => {
                 server.stats.commands.record_rejected(cmd.name());
                 let reply = transaction::refused(server, session, client, cmd, e.into_reply());
-                (
-                    Executed {
-                        reply,
-                        tickets: Vec::new(),
-                        deferred: None,
-                    },
-                    Some(cmd.name()),
-                )
+                (Executed::reply(reply), Some(cmd.name()))
             }
             Ok(()) => {
                 server
@@ -123,6 +111,7 @@ pub(crate) async fn run_one(
         reply,
         mut tickets,
         deferred,
+        registration,
     } = executed;
     let mut flow = Flow::Continue;
     let mut stream = None;
@@ -152,7 +141,11 @@ pub(crate) async fn run_one(
         }
         // Counted and logged once it is served (Connection::block).
         Some(Deferred::Block(on)) if ran.is_some() => {
-            let call = BlockedCall { on, started };
+            let call = BlockedCall {
+                on,
+                started,
+                registration,
+            };
             return (Some(Outgoing::Block(call)), flow, tickets);
         }
         Some(Deferred::Block(_)) => Some(reply),

@@ -326,6 +326,15 @@ impl CommandStats {
         }
     }
 
+    /// A failure of a command that is counted as a call by itself (CLIENT
+    /// UNBLOCK ... ERROR: Redis counts a command failed when an error reply
+    /// goes out while it runs, to whichever client).
+    pub fn record_failure(&self, name: &str) {
+        if let Some(c) = self.by_name.get(name) {
+            c.failed_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// A command refused before it ran.
     pub fn record_rejected(&self, name: &str) {
         if let Some(c) = self.by_name.get(name) {
@@ -416,8 +425,13 @@ impl ServerStats {
 /// Last access times of keys, for OBJECT IDLETIME, in Unix seconds (Redis's
 /// LRU clock also ticks in seconds); or, under an LFU `maxmemory-policy`,
 /// their access counters for OBJECT FREQ (lfu.rs), in the same entries, as
-/// Redis keeps either in one object's `lru` field. Switching between the
-/// two empties the table (what it held means nothing in the other).
+/// Redis keeps either in one object's `lru` field. A switch between the two
+/// keeps every entry as it is, as Redis keeps each object's field: an
+/// entry is marked with the kind that wrote it ([`LFU_ENTRY`]) and read in
+/// the other kind's terms until the key is accessed again (a time is a
+/// counter at LFU_INIT_VAL stamped then; a counter's minute is a time), so
+/// switching back without an access gives back what was there (a key just
+/// written reads idle 0, not idle since the start).
 ///
 /// A key is held as a keyed 64-bit hash of `(db, key)`, not as a copy of
 /// its name: every command touches its keys, and copying and comparing
@@ -448,6 +462,28 @@ pub struct AccessTimes {
 }
 
 const LFU_ON: u64 = 1 << 63;
+
+/// Marks an entry that holds an LFU counter (lfu.rs's packed 24 bits)
+/// rather than a time in Unix seconds.
+const LFU_ENTRY: u64 = 1 << 62;
+
+/// What an entry means under the other policy (see [`AccessTimes`]): the
+/// Unix time of its last access, or its LFU counter packed.
+fn entry_time(entry: u64, unix_secs: u64) -> u64 {
+    if entry & LFU_ENTRY == 0 {
+        return entry;
+    }
+    let minutes_ago = crate::lfu::minutes_since((entry & !LFU_ENTRY) as u32, unix_secs);
+    (unix_secs / 60).saturating_sub(minutes_ago) * 60
+}
+
+fn entry_counter(entry: u64) -> u32 {
+    if entry & LFU_ENTRY == 0 {
+        crate::lfu::initial(entry)
+    } else {
+        (entry & !LFU_ENTRY) as u32
+    }
+}
 
 const ACCESS_SHARDS: usize = 16;
 /// What an entry costs: its hash and time, and the table's control byte
@@ -490,17 +526,12 @@ impl AccessTimes {
     }
 
     /// Counts accesses as Redis's LFU does (`Some`) or keeps access times
-    /// (`None`), as `maxmemory-policy` says; a switch empties the table.
+    /// (`None`), as `maxmemory-policy` says; the entries held stay.
     pub fn set_policy(&self, lfu: Option<LfuSettings>) {
         let packed = lfu.map_or(0, |s| {
             LFU_ON | (s.log_factor as u64) << 32 | s.decay_minutes as u64
         });
-        let before = self.lfu.swap(packed, Ordering::Relaxed);
-        if (before & LFU_ON) != (packed & LFU_ON) {
-            for shard in &self.shards {
-                *shard.lock() = AccessShard::default();
-            }
-        }
+        self.lfu.store(packed, Ordering::Relaxed);
     }
 
     /// The LFU settings when an LFU policy is selected.
@@ -544,10 +575,10 @@ impl AccessTimes {
         let lfu = self.lfu();
         let next = |held: Option<u64>| match (lfu, held) {
             (None, _) => unix_secs,
-            (Some(settings), Some(packed)) => {
-                crate::lfu::accessed(packed as u32, unix_secs, settings) as u64
+            (Some(settings), Some(entry)) => {
+                LFU_ENTRY | crate::lfu::accessed(entry_counter(entry), unix_secs, settings) as u64
             }
-            (Some(_), None) => crate::lfu::initial(unix_secs) as u64,
+            (Some(_), None) => LFU_ENTRY | crate::lfu::initial(unix_secs) as u64,
         };
         // Two generations share the bound: the older one is dropped when
         // the current one fills its half.
@@ -567,6 +598,17 @@ impl AccessTimes {
             .current
             .entries
             .insert_unique(hash, (hash, value), |e| e.0);
+    }
+
+    /// Applies what a command did to its keys' access times (bookkeeping.rs).
+    pub fn apply(&self, change: &AccessChange, unix_secs: u64) {
+        for (db, key) in &change.keys {
+            if change.forget {
+                self.forget(*db, key);
+            } else {
+                self.touch(*db, key, unix_secs);
+            }
+        }
     }
 
     /// Forgets a key that no longer exists.
@@ -594,11 +636,11 @@ impl AccessTimes {
 
     /// When `key` was last accessed, if it was within the tracked window
     /// (never under LFU: no times are kept then).
-    pub fn last_access(&self, db: u8, key: &[u8]) -> Option<u64> {
+    pub fn last_access(&self, db: u8, key: &[u8], unix_secs: u64) -> Option<u64> {
         if self.lfu().is_some() {
             return None;
         }
-        self.held(db, key)
+        self.held(db, key).map(|entry| entry_time(entry, unix_secs))
     }
 
     /// OBJECT FREQ under LFU: `key`'s counter, decayed to `unix_secs`
@@ -607,8 +649,8 @@ impl AccessTimes {
     /// when no LFU policy is selected.
     pub fn frequency(&self, db: u8, key: &[u8], unix_secs: u64) -> Option<u8> {
         let settings = self.lfu()?;
-        Some(self.held(db, key).map_or(0, |packed| {
-            crate::lfu::decayed(packed as u32, unix_secs, settings)
+        Some(self.held(db, key).map_or(0, |entry| {
+            crate::lfu::decayed(entry_counter(entry), unix_secs, settings)
         }))
     }
 
@@ -620,6 +662,14 @@ impl AccessTimes {
             .find(hash)
             .or_else(|| shard.previous.find(hash))
     }
+}
+
+/// What one command did to its keys' access times: touched them, or
+/// forgot them (they are gone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessChange {
+    pub forget: bool,
+    pub keys: Vec<(u8, Bytes)>,
 }
 
 pub struct SlowLogEntry {
@@ -791,13 +841,54 @@ mod tests {
         // Two generations at most, and the latest keys are all there.
         assert!(times.len() <= 2 * per_generation + ACCESS_SHARDS);
         assert!(times.bytes() <= limit as u64);
+        let now = total as u64;
         for i in total - per_generation / 2..total {
-            assert_eq!(times.last_access(0, &key(i)), Some(i as u64));
+            assert_eq!(times.last_access(0, &key(i), now), Some(i as u64));
         }
-        assert_eq!(times.last_access(0, &key(0)), None);
-        assert_eq!(times.last_access(1, &key(total - 1)), None);
+        assert_eq!(times.last_access(0, &key(0), now), None);
+        assert_eq!(times.last_access(1, &key(total - 1), now), None);
         times.forget(0, &key(total - 1));
-        assert_eq!(times.last_access(0, &key(total - 1)), None);
+        assert_eq!(times.last_access(0, &key(total - 1), now), None);
+    }
+
+    /// Redis keeps each object's `lru` field across a policy switch: a key
+    /// written just before a switch to LFU and back reads idle 0, and one
+    /// counted under LFU keeps its counter through a spell of LRU.
+    #[test]
+    fn access_entries_survive_a_policy_switch() {
+        let times = AccessTimes::new(1 << 20);
+        let lfu = LfuSettings {
+            log_factor: 0,
+            decay_minutes: 1,
+        };
+        let t0 = 1_700_000_000;
+        times.touch(0, b"k", t0);
+        times.set_policy(Some(lfu));
+        // A time reads as a new key's counter, decayed from then.
+        assert_eq!(times.frequency(0, b"k", t0), Some(crate::lfu::LFU_INIT_VAL));
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 120),
+            Some(crate::lfu::LFU_INIT_VAL - 2)
+        );
+        times.set_policy(None);
+        assert_eq!(times.last_access(0, b"k", t0 + 1), Some(t0));
+        // Counted under LFU, then read under LRU: its minute, then back.
+        times.set_policy(Some(lfu));
+        for _ in 0..3 {
+            times.touch(0, b"k", t0 + 61);
+        }
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 61),
+            Some(crate::lfu::LFU_INIT_VAL + 2)
+        );
+        times.set_policy(None);
+        let at = times.last_access(0, b"k", t0 + 70).unwrap();
+        assert_eq!(at, (t0 + 61) / 60 * 60);
+        times.set_policy(Some(lfu));
+        assert_eq!(
+            times.frequency(0, b"k", t0 + 61),
+            Some(crate::lfu::LFU_INIT_VAL + 2)
+        );
     }
 
     #[test]

@@ -391,6 +391,69 @@ fn commandstats_and_errorstats_count_as_redis_does() {
     d.cmd_with(&["INFO", "errorstats"], stat_lines);
 }
 
+/// A client pair's ids, one on each server.
+fn client_ids(d: &mut Diff, client: usize) -> (String, String) {
+    d.use_client(client);
+    let ids = d.cmd_type_only(&["CLIENT", "ID"]);
+    let (Some(redis_id), Some(firn_id)) = (ids.0.as_int(), ids.1.as_int()) else {
+        panic!("CLIENT ID: {ids:?}");
+    };
+    (redis_id.to_string(), firn_id.to_string())
+}
+
+/// CLIENT UNBLOCK `ids` (a client pair's, from [`client_ids`]) with `how`,
+/// from client 0; compares the replies.
+fn unblock(d: &mut Diff, ids: &(String, String), how: &str) {
+    d.use_client(0);
+    let pair = d.client();
+    assert_eq!(
+        pair.redis.cmd(&["CLIENT", "UNBLOCK", &ids.0, how]),
+        pair.firn.cmd(&["CLIENT", "UNBLOCK", &ids.1, how])
+    );
+}
+
+/// A blocked command ended by CLIENT UNBLOCK counts as a failed call,
+/// with TIMEOUT as with ERROR (Redis 7.0's updateStatsOnUnblock), and
+/// CLIENT UNBLOCK ... ERROR itself fails too (an error reply went out
+/// while it ran); a blocked command that times out or is served does not.
+#[test]
+fn commandstats_count_a_blocked_command_ended_by_client_unblock_as_failed() {
+    let mut d = Diff::new();
+    let waiter = d.open_client();
+    let ids = client_ids(&mut d, waiter);
+    d.use_client(0);
+    d.cmd(&["CONFIG", "RESETSTAT"]);
+    let waits: &[&[&str]] = &[
+        &["BLPOP", "q", "0"],
+        &["BZPOPMIN", "z", "0"],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+        &["BLMOVE", "q", "d", "LEFT", "RIGHT", "0"],
+    ];
+    for wait in waits {
+        for how in ["ERROR", "TIMEOUT"] {
+            d.use_client(waiter);
+            d.send(wait);
+            d.wait_blocked(0, 0, 1);
+            unblock(&mut d, &ids, how);
+            d.use_client(waiter);
+            d.read_both();
+        }
+    }
+    // Not blocked: nothing to unblock, nothing failed.
+    unblock(&mut d, &ids, "ERROR");
+    // A wait that times out, one that is served.
+    d.use_client(waiter);
+    d.cmd(&["BLPOP", "q", "0.01"]);
+    d.send(&["BLPOP", "q", "0"]);
+    d.wait_blocked(0, 0, 1);
+    d.cmd(&["RPUSH", "q", "x"]);
+    d.use_client(waiter);
+    d.read_both();
+    d.use_client(0);
+    d.cmd_with(&["INFO", "commandstats"], stat_lines);
+    d.cmd_with(&["INFO", "errorstats"], stat_lines);
+}
+
 // ------------------------------------------------------------------ SLOWLOG
 
 #[test]
@@ -927,4 +990,61 @@ fn client_pause_checks_the_mode_before_the_timeout() {
     d.cmd(&["CLIENT", "UNPAUSE"]);
     d.cmd(&["CLIENT", "UNPAUSE", "extra"]);
     d.cmd(&["SET", "k", "v"]);
+}
+
+// ------------------------------------------------------------------ access counts from scripts and MULTI
+
+/// Reads a script or a transaction makes count for OBJECT FREQ as the same
+/// reads alone do (`lfu-log-factor 0`: every access adds one, so the
+/// counters are exact on both servers), and a command refused by the
+/// script's own error does not.
+#[test]
+fn reads_in_scripts_and_multi_count_for_object_freq() {
+    let mut d = Diff::new();
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
+    d.cmd(&["CONFIG", "SET", "lfu-log-factor", "0"]);
+    d.cmd(&["SET", "hot", "v"]);
+    d.cmd(&["RPUSH", "list", "a", "b"]);
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    for _ in 0..3 {
+        d.cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "hot"]);
+    }
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    d.cmd(&[
+        "EVAL",
+        "redis.call('lrange', KEYS[1], 0, -1); return redis.call('get', KEYS[2])",
+        "2",
+        "list",
+        "hot",
+    ]);
+    d.cmd(&["FUNCTION", "LOAD", "#!lua name=freq\nredis.register_function('g', function(keys) return redis.call('get', keys[1]) end)"]);
+    d.cmd(&["FCALL", "g", "1", "hot"]);
+    d.cmd(&["MULTI"]);
+    d.cmd(&["GET", "hot"]);
+    d.cmd(&["LLEN", "list"]);
+    d.cmd(&["GET", "hot"]);
+    d.cmd(&["EXEC"]);
+    d.cmd(&["OBJECT", "FREQ", "hot"]);
+    d.cmd(&["OBJECT", "FREQ", "list"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+}
+
+/// A policy switch keeps what each key's entry holds, as Redis keeps each
+/// object's field: a key written just before a switch to LFU and back
+/// reads idle 0, not idle since the server started (go-redis's "should
+/// ObjectFreq" then "should ObjectIdleTime").
+#[test]
+fn object_idletime_survives_a_switch_to_lfu_and_back() {
+    let mut d = Diff::new();
+    // Up for 2 s at least, so that "idle since the start" would show.
+    d.cmd(&["SET", "other", "x"]);
+    wait_until_idle(&mut d, &["other"]);
+    d.cmd(&["SET", "key", "hello"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "volatile-lfu"]);
+    // Redis reads its LRU clock's bits as a counter and a minute (mostly
+    // decayed to 0); Firn reads a time as a new key's counter.
+    d.cmd_type_only(&["OBJECT", "FREQ", "key"]);
+    d.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    d.cmd_with(&["OBJECT", "IDLETIME", "key"], idle_class);
+    d.cmd_with(&["OBJECT", "IDLETIME", "other"], idle_class);
 }

@@ -36,6 +36,9 @@ pub(crate) struct CommitBatch {
     pub commands: Vec<Vec<Bytes>>,
     /// Keyspace events to publish once committed.
     pub events: Vec<Event>,
+    /// What its writes signal, in write order (signals.rs); `None` when
+    /// nobody listened while it ran.
+    pub signals: Option<crate::signals::Signals>,
     /// Set by submit.
     pub ticket: Option<Ticket>,
     /// A checkpoint cut (`Engine::checkpoint_cut`): no writes; the writer

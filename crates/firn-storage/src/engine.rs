@@ -29,7 +29,7 @@ use crate::dbmap::DbMap;
 use crate::error::{Result, StorageError};
 use crate::hotcache::HotCache;
 use crate::keys::{self, MAX_DATABASES};
-use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks};
+use crate::locks::{normalise, GrowingGuard, KeyGuard, KeyLocks, LockMode};
 use crate::member_filter::OrphanMemberFilterFactory;
 use crate::memory::MemoryUsage;
 use crate::overlay::Overlay;
@@ -145,8 +145,8 @@ impl Engine {
             db_map: DbMap::new(records.db_map),
             queue: Mutex::new(CommitQueue::new(senders)),
             completions: Default::default(),
-            submits: crate::changes::channel(),
-            submit_subscribers: AtomicUsize::new(0),
+            submit_listener: std::sync::OnceLock::new(),
+            submit_listeners: AtomicUsize::new(0),
             drained: tokio::sync::Notify::new(),
             write_error: Mutex::new(None),
             has_write_error: AtomicBool::new(false),
@@ -353,31 +353,90 @@ impl Engine {
     /// stripes. A SWAPDB that lands between finding the stripes and
     /// holding them moves the keys to other stripes: then it locks again.
     pub async fn lock_keys(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
-        self.lock_keys_as(keys, false).await
+        self.request_keys(keys, LockMode::Exclusive).acquire().await
     }
 
     /// [`Engine::lock_keys`], shared: for a run that writes nothing (it may
     /// fill the hot tier, as an exclusive holder may). Its transaction
     /// must not be committed unless [`Txn::commits_nothing`].
     pub async fn lock_keys_shared(&self, keys: &[(u8, &[u8])]) -> KeyGuard<'_> {
-        self.lock_keys_as(keys, true).await
+        self.request_keys(keys, LockMode::Shared).acquire().await
     }
 
-    async fn lock_keys_as(&self, keys: &[(u8, &[u8])], shared: bool) -> KeyGuard<'_> {
-        loop {
-            // A SWAPDB bumps the epoch when it is submitted, so an epoch
-            // unchanged once the stripes are held means the map is too.
-            let epoch = self.inner.locks.epoch();
-            let stripes = self.stripes_of(keys);
-            let guard = if shared {
-                self.inner.locks.lock_shared(&stripes).await
-            } else {
-                self.inner.locks.lock(&stripes).await
-            };
-            if self.inner.locks.epoch() == epoch || self.stripes_of(keys) == stripes {
-                return guard;
-            }
+    /// Takes the place of a command's keys (logical databases) in their
+    /// stripes' queues *now*, synchronously: a command that asks later for
+    /// one of them is granted it after this one (locks.rs). Await
+    /// [`KeysRequest::acquire`] for the guard.
+    pub fn request_keys<'a, 'k>(
+        &'a self,
+        keys: &'k [(u8, &'k [u8])],
+        mode: LockMode,
+    ) -> KeysRequest<'a, 'k> {
+        let epoch = self.inner.locks.epoch();
+        let stripes = self.stripes_of(keys);
+        let request = self.inner.locks.request(&stripes, mode);
+        KeysRequest {
+            engine: self,
+            keys,
+            mode,
+            epoch,
+            stripes,
+            request,
         }
+    }
+
+    /// [`Engine::request_keys`], in a form any thread can await or wait
+    /// for: a place taken where a command is read, for the thread that will
+    /// run it (a script), or by a write for a blocked client it wakes.
+    pub fn request_keys_owned(&self, keys: &[(u8, Bytes)], mode: LockMode) -> OwnedKeysRequest {
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let epoch = self.inner.locks.epoch();
+        let stripes = self.stripes_of(&pairs);
+        let request = self.inner.locks.request_owned(&stripes, mode);
+        OwnedKeysRequest {
+            engine: self.clone(),
+            keys: keys.to_vec(),
+            mode,
+            epoch,
+            stripes,
+            request,
+        }
+    }
+
+    /// An owned place for `keys` first in line behind their current holder
+    /// (see [`KeyLocks::request_next_owned`]): only when the caller holds
+    /// all their stripes exclusively and they are among `held`; otherwise
+    /// at the back of the queues.
+    pub fn request_keys_next(&self, keys: &[(u8, Bytes)], held: &[usize]) -> OwnedKeysRequest {
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let epoch = self.inner.locks.epoch();
+        let stripes = self.stripes_of(&pairs);
+        let next = stripes
+            .iter()
+            .all(|s| held.contains(s))
+            .then(|| self.inner.locks.request_next_owned(&stripes))
+            .flatten();
+        let request = match next {
+            Some(request) => request,
+            None => self
+                .inner
+                .locks
+                .request_owned(&stripes, LockMode::Exclusive),
+        };
+        OwnedKeysRequest {
+            engine: self.clone(),
+            keys: keys.to_vec(),
+            mode: LockMode::Exclusive,
+            epoch,
+            stripes,
+            request,
+        }
+    }
+
+    /// Every key lock's place, taken now (see [`Engine::request_keys`]).
+    pub fn request_all(&self) -> crate::locks::LockRequest<'_> {
+        let all: Vec<usize> = (0..crate::locks::STRIPES).collect();
+        self.inner.locks.request(&all, LockMode::Exclusive)
     }
 
     /// Locks the keys of a script's declared KEYS from a thread outside the
@@ -535,19 +594,21 @@ impl Engine {
         self.inner.completions.changes.subscribe()
     }
 
-    /// Every batch at submit: its writes are visible to every reader (the
-    /// overlay) but may not be durable yet, and the submitter still holds
-    /// its keys' locks. `seq` is 0 and `events` empty; a batch the disk then
-    /// refuses is not taken back. Blocked clients wake from here, so a
-    /// waiter retries as soon as the pusher releases its locks, and its
-    /// reply waits for the push's durability like any reply that read it.
-    pub fn subscribe_submits(&self) -> SubmitReceiver {
-        // Counted after the receiver exists: a submit that sees the count
-        // also reaches the receiver.
-        let receiver = self.inner.submits.subscribe();
-        self.inner.submit_subscribers.fetch_add(1, Ordering::AcqRel);
-        SubmitReceiver {
-            receiver,
+    /// Installs the server's side of submit (signals.rs): called for every
+    /// batch submitted while [`Engine::listen_submits`] is held. Once only.
+    pub fn set_submit_listener(&self, listener: Arc<dyn crate::SubmitListener>) {
+        let _ = self.inner.submit_listener.set(listener);
+    }
+
+    /// While the result lives, transactions record what their writes
+    /// signal and every submit reaches the listener; with none alive both
+    /// cost one atomic load. Take it *before* whatever it is for begins
+    /// (a client blocks, tracking turns on), under the keys' locks where
+    /// there are any: a transaction that began earlier records nothing,
+    /// and submit then signals every key it wrote.
+    pub fn listen_submits(&self) -> SubmitListening {
+        self.inner.submit_listeners.fetch_add(1, Ordering::AcqRel);
+        SubmitListening {
             inner: self.inner.clone(),
         }
     }
@@ -850,28 +911,127 @@ fn cf_options(
     opts
 }
 
-/// A subscription to [`Engine::subscribe_submits`]; submits stop building
-/// records once the last one is dropped.
-pub struct SubmitReceiver {
-    receiver: ChangeReceiver,
+/// See [`Engine::listen_submits`]; dropping it stops listening.
+pub struct SubmitListening {
     inner: Arc<Inner>,
 }
 
-impl std::ops::Deref for SubmitReceiver {
-    type Target = ChangeReceiver;
-    fn deref(&self) -> &ChangeReceiver {
-        &self.receiver
-    }
-}
-
-impl std::ops::DerefMut for SubmitReceiver {
-    fn deref_mut(&mut self) -> &mut ChangeReceiver {
-        &mut self.receiver
-    }
-}
-
-impl Drop for SubmitReceiver {
+impl Drop for SubmitListening {
     fn drop(&mut self) {
-        self.inner.submit_subscribers.fetch_sub(1, Ordering::AcqRel);
+        self.inner.submit_listeners.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A command's place in its keys' lock queues (see
+/// [`Engine::request_keys`]).
+pub struct KeysRequest<'a, 'k> {
+    engine: &'a Engine,
+    keys: &'k [(u8, &'k [u8])],
+    mode: LockMode,
+    /// The lock epoch when the stripes were found.
+    epoch: u64,
+    stripes: Vec<usize>,
+    request: crate::locks::LockRequest<'a>,
+}
+
+impl<'a> KeysRequest<'a, '_> {
+    /// Awaits the stripes. A SWAPDB submitted between finding them and
+    /// holding them may have moved the keys to other stripes: then the
+    /// keys are requested again, at the back of the queues.
+    pub async fn acquire(self) -> KeyGuard<'a> {
+        let KeysRequest {
+            engine,
+            keys,
+            mode,
+            mut epoch,
+            mut stripes,
+            mut request,
+        } = self;
+        loop {
+            let guard = request.await;
+            let locks = &engine.inner.locks;
+            if locks.epoch() == epoch || engine.stripes_of(keys) == stripes {
+                return guard;
+            }
+            drop(guard);
+            epoch = locks.epoch();
+            stripes = engine.stripes_of(keys);
+            request = locks.request(&stripes, mode);
+        }
+    }
+}
+
+/// [`KeysRequest`] that any thread can hold, await or wait for (see
+/// [`Engine::request_keys_owned`]).
+pub struct OwnedKeysRequest {
+    engine: Engine,
+    keys: Vec<(u8, Bytes)>,
+    mode: LockMode,
+    epoch: u64,
+    stripes: Vec<usize>,
+    request: crate::locks::LockRequest<'static>,
+}
+
+impl OwnedKeysRequest {
+    /// Whether this is a place for `keys` (the same pairs, in order).
+    pub fn is_for(&self, keys: &[(u8, &[u8])]) -> bool {
+        self.keys.len() == keys.len()
+            && self
+                .keys
+                .iter()
+                .zip(keys)
+                .all(|((db, k), (db2, k2))| db == db2 && k[..] == **k2)
+    }
+
+    fn moved(&self) -> Option<Vec<usize>> {
+        let locks = &self.engine.inner.locks;
+        if locks.epoch() == self.epoch {
+            return None;
+        }
+        let pairs: Vec<(u8, &[u8])> = self.keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        let stripes = self.engine.stripes_of(&pairs);
+        (stripes != self.stripes).then_some(stripes)
+    }
+
+    /// Awaits the stripes (again at the back of the queues if a SWAPDB
+    /// moved the keys meanwhile, as [`KeysRequest::acquire`]).
+    pub async fn acquire(mut self) -> KeyGuard<'static> {
+        loop {
+            let guard = (&mut self.request).await;
+            match self.moved() {
+                None => return guard,
+                Some(stripes) => {
+                    drop(guard);
+                    self.epoch = self.engine.inner.locks.epoch();
+                    self.request = self.engine.inner.locks.request_owned(&stripes, self.mode);
+                    self.stripes = stripes;
+                }
+            }
+        }
+    }
+
+    /// Parks the calling thread until the stripes are held. Never call it
+    /// on a network thread.
+    pub fn wait_blocking(self) -> KeyGuard<'static> {
+        let OwnedKeysRequest {
+            engine,
+            keys,
+            mode,
+            mut epoch,
+            mut stripes,
+            mut request,
+        } = self;
+        let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        loop {
+            let guard = request.wait_blocking();
+            let locks = &engine.inner.locks;
+            if locks.epoch() == epoch || engine.stripes_of(&pairs) == stripes {
+                return guard;
+            }
+            drop(guard);
+            epoch = locks.epoch();
+            stripes = engine.stripes_of(&pairs);
+            request = locks.request_owned(&stripes, mode);
+        }
     }
 }

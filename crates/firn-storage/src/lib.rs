@@ -30,6 +30,7 @@ mod memory;
 pub mod meta;
 mod overlay;
 mod set;
+mod signals;
 mod state;
 mod stream;
 mod stream_meta;
@@ -55,16 +56,17 @@ pub use changes::{
 };
 pub use checkpoint_load::LoadedCheckpoint;
 pub use commit_queue::{EventSink, ReplaySink, Replayed};
-pub use engine::{Engine, EngineConfig};
+pub use engine::{Engine, EngineConfig, KeysRequest, OwnedKeysRequest, SubmitListening};
 pub use error::{Result, StorageError};
 pub use expire::ExpireCycle;
 pub use figures::{LevelFigures, ReadTiers, RocksFigures};
 pub use keyspace::KeyInfo;
 pub use limits::EncodingLimits;
-pub use locks::{GrowingGuard, KeyGuard};
+pub use locks::{GrowingGuard, KeyGuard, LockMode};
 pub use memory::MemoryUsage;
 pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
 pub use set::intset_value;
+pub use signals::{SignalMode, Signals, SubmitListener, Submitted};
 pub use state::{EngineStats, SyncPolicy};
 pub use stream_meta::{
     AppendError, PendingEntry, StreamConsumer, StreamEntry, StreamGroup, StreamId, StreamMeta,

@@ -1,4 +1,4 @@
-//! Striped key locks that wait asynchronously.
+//! Striped key locks that wait asynchronously, in arrival order.
 //!
 //! A key's stripe is derived from its physical database and its cluster
 //! slot, both of which are embedded in every RocksDB key Firn writes (see
@@ -6,22 +6,40 @@
 //! computed from the raw key alone, and the pending-write overlay is sharded
 //! by the same stripes: a shard is only written under its stripe's lock.
 //!
-//! A command locks the stripes of all its keys in ascending order (no
-//! deadlock). Stripes are tokio read-write locks, so a contended lock is
-//! *awaited*, first come first served (a waiting writer holds back the
-//! readers that come after it), and never parks a network thread. A
-//! command that only reads takes its stripes shared, so the clients of one
-//! hot key read it at the same time; anything that writes, the overlay
-//! included, holds them exclusively. Critical sections are CPU-only:
-//! memory reads, building a batch, queuing it.
+//! **Arrival order.** A command takes its place in the queue of every
+//! stripe it needs at one moment, synchronously ([`KeyLocks::request`]),
+//! and is granted them strictly in queue order: so two commands that share
+//! a key take effect in the order they asked, whichever thread asked and
+//! whatever each awaits afterwards. The network thread asks when it has
+//! decoded a command, before any await (exec.rs), which is what lets a
+//! blocking command register, a tracking read remember its keys and a cold
+//! read keep its place before a command read after it runs. A request of
+//! several stripes is queued on all of them under one lock (`order`), so
+//! every stripe's queue agrees on the order of such requests: a request
+//! only ever waits for requests queued before it, and no cycle, so no
+//! deadlock, can form (a request of one stripe holds nothing while it
+//! waits and needs no such lock).
+//!
+//! A stripe is held exclusively or shared: a command that only reads takes
+//! its stripes shared, so the clients of one hot key read it at the same
+//! time; a waiting writer holds back the readers queued after it.
+//! Critical sections are CPU-only (memory reads, building a batch, queuing
+//! it) or a cold read of the holder's own keys on the I/O pool; a
+//! contended stripe is *awaited* (or, off the runtime, parked on), never
+//! spun on, and never parks a network thread.
 //!
 //! Each stripe also counts the batches submitted for it. A command that ran
 //! on the cold-read pool without locks (blocking reads) compares these
 //! counters before and after: if none moved, nothing it read has changed and
 //! its result may be committed as if it had run under the locks.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 pub const STRIPES: usize = 4096;
 
@@ -30,67 +48,230 @@ pub fn stripe_of(pdb: u8, slot: u16) -> usize {
     (slot as usize + (pdb as usize) * 1031) % STRIPES
 }
 
+/// How a request holds its stripes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    Exclusive,
+    Shared,
+}
+
+/// One stripe: who holds it and who waits, in order.
+#[derive(Default)]
+struct Stripe {
+    exclusive: bool,
+    shared: u32,
+    queue: VecDeque<Queued>,
+}
+
+struct Queued {
+    request: Arc<Waiting>,
+    mode: LockMode,
+}
+
+impl Stripe {
+    fn admits(&self, mode: LockMode) -> bool {
+        match mode {
+            LockMode::Shared => !self.exclusive,
+            LockMode::Exclusive => !self.exclusive && self.shared == 0,
+        }
+    }
+
+    fn hold(&mut self, mode: LockMode) {
+        match mode {
+            LockMode::Shared => self.shared += 1,
+            LockMode::Exclusive => self.exclusive = true,
+        }
+    }
+
+    fn unhold(&mut self, mode: LockMode) {
+        match mode {
+            LockMode::Shared => self.shared = self.shared.saturating_sub(1),
+            LockMode::Exclusive => self.exclusive = false,
+        }
+    }
+
+    /// Grants the stripe to the requests at the front of the queue that
+    /// it now admits; returns those that hold every stripe they asked for.
+    fn promote(&mut self, ready: &mut Vec<Arc<Waiting>>) {
+        while let Some(front) = self.queue.front() {
+            if !self.admits(front.mode) {
+                break;
+            }
+            let Some(next) = self.queue.pop_front() else {
+                break;
+            };
+            self.hold(next.mode);
+            if next.request.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                ready.push(next.request);
+            }
+        }
+    }
+}
+
+/// Who to tell once a waiting request holds all its stripes.
+enum Wakeup {
+    None,
+    Task(Waker),
+    Thread(std::thread::Thread),
+}
+
+/// The shared state of a request that had to queue on some stripe.
+struct Waiting {
+    /// Stripes not granted yet.
+    pending: AtomicUsize,
+    wakeup: Mutex<Wakeup>,
+}
+
+impl Waiting {
+    fn wake(&self) {
+        match std::mem::replace(&mut *self.wakeup.lock(), Wakeup::None) {
+            Wakeup::None => {}
+            Wakeup::Task(waker) => waker.wake(),
+            Wakeup::Thread(thread) => thread.unpark(),
+        }
+    }
+}
+
+fn wake_all(ready: Vec<Arc<Waiting>>) {
+    for request in ready {
+        request.wake();
+    }
+}
+
+/// The stripes' holders and queues.
+struct LockTable {
+    stripes: Box<[Mutex<Stripe>]>,
+    /// Held while a request of several stripes takes its places, so that
+    /// every queue orders such requests alike.
+    order: Mutex<()>,
+}
+
+/// The lock table as a request or guard holds it: borrowed from the
+/// [`KeyLocks`] (the common case: no reference count is touched), or
+/// shared, for a place taken on one thread and awaited on another
+/// ([`KeyLocks::request_owned`]).
+enum TableRef<'a> {
+    Borrowed(&'a LockTable),
+    Owned(Arc<LockTable>),
+}
+
+impl std::ops::Deref for TableRef<'_> {
+    type Target = LockTable;
+    fn deref(&self) -> &LockTable {
+        match self {
+            TableRef::Borrowed(table) => table,
+            TableRef::Owned(table) => table,
+        }
+    }
+}
+
+impl LockTable {
+    /// See [`KeyLocks::request`].
+    fn request<'a>(
+        &self,
+        this: TableRef<'a>,
+        stripes: &[usize],
+        mode: LockMode,
+    ) -> LockRequest<'a> {
+        let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
+        let mut waiting: Option<Arc<Waiting>> = None;
+        let _order = (stripes.len() > 1).then(|| self.order.lock());
+        for (at, &s) in stripes.iter().enumerate() {
+            let mut stripe = self.stripes[s].lock();
+            if stripe.queue.is_empty() && stripe.admits(mode) {
+                stripe.hold(mode);
+                if let Some(waiting) = &waiting {
+                    waiting.pending.fetch_sub(1, Ordering::AcqRel);
+                }
+                continue;
+            }
+            let request = waiting.get_or_insert_with(|| {
+                // Every stripe from here on counts as pending; those granted
+                // at once are taken off as they are.
+                Arc::new(Waiting {
+                    pending: AtomicUsize::new(stripes.len() - at),
+                    wakeup: Mutex::new(Wakeup::None),
+                })
+            });
+            stripe.queue.push_back(Queued {
+                request: request.clone(),
+                mode,
+            });
+        }
+        LockRequest {
+            held: Some(Held {
+                table: this,
+                stripes,
+                mode,
+            }),
+            waiting,
+        }
+    }
+
+    /// See [`KeyLocks::request_next_owned`]: `None` when one of `stripes`
+    /// is not held exclusively.
+    fn request_next(
+        &self,
+        this: TableRef<'static>,
+        stripes: &[usize],
+    ) -> Option<LockRequest<'static>> {
+        let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
+        let _order = self.order.lock();
+        let mut held: Vec<parking_lot::MutexGuard<'_, Stripe>> =
+            stripes.iter().map(|&s| self.stripes[s].lock()).collect();
+        if held.iter().any(|stripe| !stripe.exclusive) {
+            return None;
+        }
+        let waiting = Arc::new(Waiting {
+            pending: AtomicUsize::new(stripes.len()),
+            wakeup: Mutex::new(Wakeup::None),
+        });
+        for stripe in held.iter_mut() {
+            stripe.queue.push_front(Queued {
+                request: waiting.clone(),
+                mode: LockMode::Exclusive,
+            });
+        }
+        drop(held);
+        Some(LockRequest {
+            held: Some(Held {
+                table: this,
+                stripes,
+                mode: LockMode::Exclusive,
+            }),
+            waiting: Some(waiting),
+        })
+    }
+
+    /// Gives `stripes` back and grants them to whoever is next.
+    fn release(&self, stripes: &[usize], mode: LockMode) {
+        let mut ready = Vec::new();
+        for &s in stripes {
+            let mut stripe = self.stripes[s].lock();
+            stripe.unhold(mode);
+            stripe.promote(&mut ready);
+        }
+        wake_all(ready);
+    }
+}
+
 pub struct KeyLocks {
-    stripes: Box<[RwLock<()>]>,
+    table: Arc<LockTable>,
     /// Batches submitted per stripe (bumped after the overlay has them).
     writes: Box<[AtomicU64]>,
     /// Bumped by whole-database changes (flush, swap).
     epoch: AtomicU64,
 }
 
-/// Held stripes; dropping it unlocks them.
-pub struct KeyGuard<'a> {
-    _guards: Vec<StripeGuard<'a>>,
-}
-
-/// One stripe, held exclusively or shared.
-enum StripeGuard<'a> {
-    Exclusive(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
-    Shared(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
-}
-
-/// Stripes held by a thread outside the runtime (the script thread) that
-/// may take more while it runs: the first ones are awaited in order, any
-/// later one is only *tried* (a failed try means "start again holding
-/// every stripe"), so no lock order is ever violated. Dropping it unlocks.
-pub struct GrowingGuard<'a> {
-    locks: &'a KeyLocks,
-    held: std::collections::BTreeMap<usize, RwLockWriteGuard<'a, ()>>,
-    all: bool,
-}
-
-impl GrowingGuard<'_> {
-    /// Whether every stripe is held.
-    pub fn holds_all(&self) -> bool {
-        self.all
-    }
-
-    /// Tries to add `stripes` without waiting; false if one is taken (the
-    /// ones already acquired stay held until the guard is dropped).
-    pub fn try_add(&mut self, stripes: &[usize]) -> bool {
-        if self.all {
-            return true;
-        }
-        for &s in stripes {
-            let s = s % STRIPES;
-            if self.held.contains_key(&s) {
-                continue;
-            }
-            match self.locks.stripes[s].try_write() {
-                Ok(guard) => {
-                    self.held.insert(s, guard);
-                }
-                Err(_) => return false,
-            }
-        }
-        true
-    }
-}
-
 impl Default for KeyLocks {
     fn default() -> Self {
         KeyLocks {
-            stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
+            table: Arc::new(LockTable {
+                stripes: (0..STRIPES)
+                    .map(|_| Mutex::new(Stripe::default()))
+                    .collect(),
+                order: Mutex::new(()),
+            }),
             writes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
             epoch: AtomicU64::new(0),
         }
@@ -104,76 +285,246 @@ pub fn normalise(mut stripes: Vec<usize>) -> Vec<usize> {
     stripes
 }
 
+/// Stripes asked for (a request) or held (a guard).
+struct Held<'a> {
+    table: TableRef<'a>,
+    stripes: Vec<usize>,
+    mode: LockMode,
+}
+
+/// A place taken in the queues of some stripes: await it (or
+/// [`LockRequest::wait_blocking`] off the runtime) for the guard. Dropped
+/// before it is granted, it leaves every queue and gives back the stripes
+/// it already held.
+pub struct LockRequest<'a> {
+    /// Taken by the guard once granted.
+    held: Option<Held<'a>>,
+    /// None when every stripe was granted at once.
+    waiting: Option<Arc<Waiting>>,
+}
+
+impl<'a> LockRequest<'a> {
+    /// Whether every stripe is held (no wait needed).
+    pub fn is_granted(&self) -> bool {
+        self.waiting
+            .as_ref()
+            .is_none_or(|w| w.pending.load(Ordering::Acquire) == 0)
+    }
+
+    fn into_guard(mut self) -> KeyGuard<'a> {
+        KeyGuard {
+            held: self.held.take(),
+        }
+    }
+
+    /// Parks the calling thread until the stripes are held. Never call it
+    /// on a network thread.
+    pub fn wait_blocking(self) -> KeyGuard<'a> {
+        if let Some(waiting) = &self.waiting {
+            loop {
+                if waiting.pending.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                *waiting.wakeup.lock() = Wakeup::Thread(std::thread::current());
+                if waiting.pending.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                std::thread::park();
+            }
+        }
+        self.into_guard()
+    }
+}
+
+impl<'a> Future for LockRequest<'a> {
+    type Output = KeyGuard<'a>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<KeyGuard<'a>> {
+        let this = self.get_mut();
+        if let Some(waiting) = &this.waiting {
+            if waiting.pending.load(Ordering::Acquire) != 0 {
+                *waiting.wakeup.lock() = Wakeup::Task(cx.waker().clone());
+                // A grant between the check and the store found no waker.
+                if waiting.pending.load(Ordering::Acquire) != 0 {
+                    return Poll::Pending;
+                }
+            }
+        }
+        Poll::Ready(KeyGuard {
+            held: this.held.take(),
+        })
+    }
+}
+
+impl Drop for LockRequest<'_> {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let mut ready = Vec::new();
+        for &s in &held.stripes {
+            let mut stripe = held.table.stripes[s].lock();
+            let queued = self.waiting.as_ref().and_then(|waiting| {
+                stripe
+                    .queue
+                    .iter()
+                    .position(|q| Arc::ptr_eq(&q.request, waiting))
+            });
+            match queued {
+                Some(at) => {
+                    stripe.queue.remove(at);
+                }
+                // Granted already: given back.
+                None => stripe.unhold(held.mode),
+            }
+            stripe.promote(&mut ready);
+        }
+        wake_all(ready);
+    }
+}
+
+/// Held stripes; dropping it unlocks them.
+pub struct KeyGuard<'a> {
+    held: Option<Held<'a>>,
+}
+
+impl KeyGuard<'_> {
+    fn stripes(&self) -> &[usize] {
+        self.held.as_ref().map_or(&[], |held| &held.stripes)
+    }
+}
+
+impl Drop for KeyGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(held) = self.held.take() {
+            held.table.release(&held.stripes, held.mode);
+        }
+    }
+}
+
+/// Stripes held by a thread outside the runtime (the script thread) that
+/// may take more while it runs: the first ones are awaited in order, any
+/// later one is only *tried* (a failed try means "start again holding
+/// every stripe"), so no lock order is ever violated. Dropping it unlocks.
+pub struct GrowingGuard<'a> {
+    /// The stripes it waited for.
+    first: KeyGuard<'a>,
+    /// Stripes added by [`GrowingGuard::try_add`], sorted.
+    added: Vec<usize>,
+    all: bool,
+}
+
+impl GrowingGuard<'_> {
+    /// Whether every stripe is held.
+    pub fn holds_all(&self) -> bool {
+        self.all
+    }
+
+    /// Tries to add `stripes` without waiting; false if one is taken or
+    /// has requests waiting (the ones already acquired stay held until the
+    /// guard is dropped).
+    pub fn try_add(&mut self, stripes: &[usize]) -> bool {
+        if self.all {
+            return true;
+        }
+        let Some(table) = self.first.held.as_ref().map(|held| &held.table) else {
+            return false;
+        };
+        for &s in stripes {
+            let s = s % STRIPES;
+            if self.first.stripes().binary_search(&s).is_ok() {
+                continue;
+            }
+            let Err(at) = self.added.binary_search(&s) else {
+                continue;
+            };
+            let mut stripe = table.stripes[s].lock();
+            if !stripe.queue.is_empty() || !stripe.admits(LockMode::Exclusive) {
+                return false;
+            }
+            stripe.hold(LockMode::Exclusive);
+            drop(stripe);
+            self.added.insert(at, s);
+        }
+        true
+    }
+}
+
+impl Drop for GrowingGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(held) = &self.first.held {
+            held.table.release(&self.added, LockMode::Exclusive);
+        }
+    }
+}
+
 impl KeyLocks {
+    /// Takes a place in the queue of each of `stripes` (sorted and
+    /// deduplicated) now, and grants those that are free and have nobody
+    /// waiting. The result resolves once every stripe is held.
+    pub fn request(&self, stripes: &[usize], mode: LockMode) -> LockRequest<'_> {
+        self.table
+            .request(TableRef::Borrowed(&self.table), stripes, mode)
+    }
+
+    /// [`KeyLocks::request`], in a form any thread can await or wait for:
+    /// a place taken on a network thread for the script thread, or by a
+    /// write for the blocked client it wakes.
+    pub fn request_owned(&self, stripes: &[usize], mode: LockMode) -> LockRequest<'static> {
+        self.table
+            .request(TableRef::Owned(self.table.clone()), stripes, mode)
+    }
+
+    /// An exclusive place *first* in the queues of `stripes`, for the
+    /// request that must follow their current holder before anyone already
+    /// waiting: the blocked client that holder's write wakes, served in the
+    /// write's own turn as Redis serves it. The caller must hold every one
+    /// of `stripes` exclusively itself (a writer at submit), which is what
+    /// keeps it free of deadlock: the new request waits for the caller
+    /// alone, who waits for nothing, and every request queued behind it was
+    /// queued behind the caller already. `None` (nothing queued) when a
+    /// stripe is not held exclusively. Requests placed so by one holder
+    /// end up in the reverse of the order they were placed.
+    pub fn request_next_owned(&self, stripes: &[usize]) -> Option<LockRequest<'static>> {
+        self.table
+            .request_next(TableRef::Owned(self.table.clone()), stripes)
+    }
+
     /// Locks `stripes` (sorted and deduplicated) exclusively, awaiting
     /// contended ones.
     pub async fn lock(&self, stripes: &[usize]) -> KeyGuard<'_> {
-        let mut guards = Vec::with_capacity(stripes.len());
-        for &s in stripes {
-            let stripe = &self.stripes[s % STRIPES];
-            let guard = match stripe.try_write() {
-                Ok(guard) => guard,
-                Err(_) => stripe.write().await,
-            };
-            guards.push(StripeGuard::Exclusive(guard));
-        }
-        KeyGuard { _guards: guards }
+        self.request(stripes, LockMode::Exclusive).await
     }
 
     /// Locks `stripes` (sorted and deduplicated) shared, for a run that
     /// writes nothing, awaiting the ones held exclusively.
     pub async fn lock_shared(&self, stripes: &[usize]) -> KeyGuard<'_> {
-        let mut guards = Vec::with_capacity(stripes.len());
-        for &s in stripes {
-            let stripe = &self.stripes[s % STRIPES];
-            let guard = match stripe.try_read() {
-                Ok(guard) => guard,
-                Err(_) => stripe.read().await,
-            };
-            guards.push(StripeGuard::Shared(guard));
-        }
-        KeyGuard { _guards: guards }
+        self.request(stripes, LockMode::Shared).await
     }
 
     /// Locks `stripes` from a thread outside the async runtime (active
     /// expiry). Never call it on a network thread.
     pub fn lock_blocking(&self, stripes: &[usize]) -> KeyGuard<'_> {
-        KeyGuard {
-            _guards: stripes
-                .iter()
-                .map(|&s| StripeGuard::Exclusive(self.stripes[s % STRIPES].blocking_write()))
-                .collect(),
-        }
+        self.request(stripes, LockMode::Exclusive).wait_blocking()
     }
 
     /// Locks `stripes` (sorted) from a thread outside the async runtime,
     /// in a guard that may grow (see [`GrowingGuard`]). Never call it on a
     /// network thread.
     pub fn lock_growing_blocking(&self, stripes: &[usize]) -> GrowingGuard<'_> {
-        let mut held = std::collections::BTreeMap::new();
-        for &s in stripes {
-            let s = s % STRIPES;
-            // An uncontended stripe is taken without blocking_lock's
-            // park/unpark machinery.
-            held.entry(s)
-                .or_insert_with(|| match self.stripes[s].try_write() {
-                    Ok(guard) => guard,
-                    Err(_) => self.stripes[s].blocking_write(),
-                });
-        }
-        GrowingGuard {
-            locks: self,
-            held,
-            all: false,
-        }
+        growing(
+            self.request(stripes, LockMode::Exclusive).wait_blocking(),
+            false,
+        )
     }
 
     /// Every stripe, from a thread outside the async runtime.
     pub fn lock_all_blocking(&self) -> GrowingGuard<'_> {
         let all: Vec<usize> = (0..STRIPES).collect();
-        let mut guard = self.lock_growing_blocking(&all);
-        guard.all = true;
-        guard
+        growing(
+            self.request(&all, LockMode::Exclusive).wait_blocking(),
+            true,
+        )
     }
 
     /// Every stripe: the caller runs alone among keyed commands.
@@ -215,6 +566,15 @@ impl KeyLocks {
             set = (set ^ s as u64).wrapping_mul(0x0100_0000_01b3);
         }
         WriteStamp { epoch, set, writes }
+    }
+}
+
+/// A guard that may grow, from stripes already held (`all`: every one).
+pub fn growing(first: KeyGuard<'_>, all: bool) -> GrowingGuard<'_> {
+    GrowingGuard {
+        first,
+        added: Vec::new(),
+        all,
     }
 }
 
@@ -271,6 +631,97 @@ mod tests {
         drop((first, second));
         assert_eq!(writer.await.unwrap(), 1);
         assert_eq!(late_reader.await.unwrap(), 2);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn requests_are_granted_in_the_order_they_were_made() {
+        let locks = std::sync::Arc::new(KeyLocks::default());
+        let held = locks.lock(&[2]).await;
+        // Three requests queue behind the holder, then are granted in the
+        // order they asked, whatever order their tasks are polled in.
+        let order = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let waiting = |name: &'static str, stripes: &[usize]| {
+            let request = locks.request(stripes, LockMode::Exclusive);
+            assert!(!request.is_granted());
+            let order = order.clone();
+            async move {
+                let _g = request.await;
+                order.lock().push(name);
+            }
+        };
+        let a = waiting("a", &[1, 2]);
+        let b = waiting("b", &[2]);
+        let c = waiting("c", &[2, 3]);
+        drop(held);
+        // Polled last first: each must still wait for the ones before it.
+        tokio::join!(c, b, a);
+        assert_eq!(*order.lock(), vec!["a", "b", "c"]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_dropped_request_leaves_its_queues_and_gives_back_what_it_held() {
+        let locks = KeyLocks::default();
+        let held = locks.lock(&[5]).await;
+        // Granted 4 at once, queued on 5.
+        let request = locks.request(&[4, 5], LockMode::Exclusive);
+        assert!(!request.is_granted());
+        let behind = locks.request(&[4], LockMode::Exclusive);
+        assert!(!behind.is_granted());
+        drop(request);
+        assert!(behind.is_granted(), "4 was given back to the next in line");
+        let behind = behind.await;
+        drop((held, behind));
+        let again = locks.request(&[4, 5], LockMode::Exclusive);
+        assert!(again.is_granted());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_shared_request_waits_behind_a_queued_writer_of_any_stripe() {
+        let locks = KeyLocks::default();
+        let reader = locks.lock_shared(&[1]).await;
+        let writer = locks.request(&[1, 2], LockMode::Exclusive);
+        let late = locks.request(&[1], LockMode::Shared);
+        assert!(!writer.is_granted() && !late.is_granted());
+        drop(reader);
+        assert!(writer.is_granted());
+        let writer = writer.await;
+        assert!(!late.is_granted());
+        drop(writer);
+        assert!(late.is_granted());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_next_request_goes_before_those_already_waiting() {
+        let locks = KeyLocks::default();
+        let holder = locks.lock(&[3, 4]).await;
+        let waiting = locks.request(&[3], LockMode::Exclusive);
+        assert!(locks.request_next_owned(&[3, 5]).is_none(), "5 is not held");
+        let next = locks.request_next_owned(&[3, 4]).expect("held");
+        assert!(!next.is_granted());
+        drop(holder);
+        assert!(next.is_granted(), "it follows the holder");
+        assert!(!waiting.is_granted());
+        let next = next.await;
+        drop(next);
+        assert!(waiting.is_granted());
+    }
+
+    #[test]
+    fn a_request_taken_on_one_thread_is_waited_for_on_another() {
+        let locks = std::sync::Arc::new(KeyLocks::default());
+        let held = locks.lock_blocking(&[9]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let request = locks.request(&[9], LockMode::Exclusive);
+            scope.spawn(move || {
+                let _g = request.wait_blocking();
+                tx.send(()).unwrap();
+            });
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert!(rx.try_recv().is_err());
+            drop(held);
+            rx.recv().unwrap();
+        });
     }
 
     #[test]

@@ -27,7 +27,6 @@ use std::sync::atomic::{
 use std::sync::Arc;
 
 use crate::batch::CommitBatch;
-use crate::changes::{command_heads, Change, ChangeSender};
 use crate::collcache::CollCache;
 use crate::commit_queue::{CommitQueue, Completions};
 use crate::dbmap::DbMap;
@@ -36,6 +35,7 @@ use crate::hotcache::HotCache;
 use crate::keys::MAX_DATABASES;
 use crate::locks::KeyLocks;
 use crate::overlay::Overlay;
+use crate::signals::{Signals, SubmitListener, Submitted};
 use crate::ticket::Ticket;
 use crate::watch::{TicketOnDrop, WatchRegistry};
 use crate::Cf;
@@ -202,12 +202,12 @@ pub(crate) struct Inner {
     /// Completes committed batches in `seq` order across writers: the
     /// change stream, the event sink, the tickets (commit_queue.rs).
     pub(crate) completions: Completions,
-    /// Batches as they are submitted (visible, not yet durable), for
-    /// consumers that act before the commit: blocked clients' wake-ups.
-    pub(crate) submits: ChangeSender,
-    /// Live `SubmitReceiver`s: submit builds no record while it is 0 (an
-    /// atomic load, where `receiver_count` would take the channel's lock).
-    pub(crate) submit_subscribers: AtomicUsize,
+    /// The server's side of submit (signals.rs): tracking's
+    /// invalidations, blocked clients' wake-ups.
+    pub(crate) submit_listener: std::sync::OnceLock<Arc<dyn SubmitListener>>,
+    /// Holders of `Engine::listen_submits`: while it is 0, transactions
+    /// record no signals and submit calls no listener (one atomic load).
+    pub(crate) submit_listeners: AtomicUsize,
     /// Notified after every commit group (the overlay shrank).
     pub(crate) drained: tokio::sync::Notify,
     /// The WAL error that refuses writes (MISCONF), if any, and whether
@@ -275,6 +275,12 @@ impl Inner {
         }
     }
 
+    /// Whether a transaction beginning now records what its writes signal
+    /// (someone WATCHes, or the server listens to submits).
+    pub(crate) fn signals_wanted(&self) -> bool {
+        self.watches.is_active() || self.submit_listeners.load(Ordering::Acquire) > 0
+    }
+
     pub(crate) fn write_error_text(&self) -> Option<String> {
         if self.has_write_error.load(Ordering::Acquire) {
             self.write_error.lock().clone()
@@ -291,6 +297,15 @@ impl Inner {
         // WATCH: the writer still holds the keys' locks (one load when
         // nobody watches).
         let watched_by = TicketOnDrop(Default::default());
+        // A batch that ran while nobody listened (a lock-free pool run)
+        // signals every key it wrote, in key order.
+        if batch.signals.is_none() && self.signals_wanted() {
+            let keys = batch.changed_keys();
+            batch.signals = Some(Signals {
+                modified: keys.clone(),
+                ready: keys,
+            });
+        }
         if self.watches.is_active() {
             self.watches
                 .touch_batch(&self.db_map.live_map(), &batch, &watched_by.0);
@@ -325,24 +340,27 @@ impl Inner {
         Ok(ticket)
     }
 
-    /// Sends `batch`'s record to the submit stream, while anyone listens
-    /// (`Engine::subscribe_submits`).
+    /// Hands `batch`'s signals to the server's listener, while anyone
+    /// listens (`Engine::listen_submits`); the submitter holds its keys'
+    /// locks.
     fn announce_submit(&self, batch: &CommitBatch) {
-        if self.submit_subscribers.load(Ordering::Acquire) == 0 {
+        if self.submit_listeners.load(Ordering::Acquire) == 0 {
             return;
         }
+        let (Some(listener), Some(signals)) = (self.submit_listener.get(), batch.signals.as_ref())
+        else {
+            return;
+        };
         let mut whole_dbs = batch.flushes.clone();
         for swap in &batch.swaps {
             whole_dbs.extend([swap.a, swap.b]);
         }
-        let _ = self.submits.send(Arc::new(Change {
-            db: batch.db,
-            keys: batch.changed_keys(),
-            whole_dbs,
-            flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
-            command_heads: command_heads(&batch.commands),
+        listener.submitted(&Submitted {
             client: batch.client,
-            ..Change::default()
-        }));
+            signals,
+            whole_dbs: &whole_dbs,
+            stripes: &batch.stripes,
+            flushed: !batch.flushes.is_empty() || !batch.count_resets.is_empty(),
+        });
     }
 }

@@ -919,18 +919,66 @@ fn small_collections_are_cached_decoded_and_never_stale() {
     assert_eq!(walk(&engine), vec![(b"z".to_vec(), b"9".to_vec())]);
 }
 
+/// Records what every submitted batch signals.
+#[derive(Default)]
+struct Recorder(parking_lot::Mutex<Vec<crate::Signals>>);
+
+impl crate::SubmitListener for Recorder {
+    fn submitted(&self, batch: &crate::Submitted<'_>) {
+        self.0.lock().push(batch.signals.clone());
+    }
+}
+
 #[test]
-fn submitted_batches_are_announced_with_their_keys_before_they_commit() {
+fn submitted_batches_hand_their_signals_over_in_write_order_while_listened_to() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open(dir.path());
-    let mut submits = engine.subscribe_submits();
-    set_replayed(&engine, "pushed", "v");
-    let change = submits.try_recv().expect("announced at submit");
-    assert_eq!(change.keys.len(), 1);
-    assert_eq!(change.keys[0].1, Bytes::from("pushed"));
-    assert_eq!(change.command_heads.len(), 1);
-    assert_eq!(change.command_heads[0][0], Bytes::from_static(b"SET"));
-    assert!(submits.try_recv().is_err(), "once");
+    let recorder = std::sync::Arc::new(Recorder::default());
+    engine.set_submit_listener(recorder.clone());
+    set_replayed(&engine, "unheard", "v");
+    assert!(recorder.0.lock().is_empty(), "nobody listened");
+    let listening = engine.listen_submits();
+    let keys =
+        |list: &[(u8, Bytes)]| -> Vec<Bytes> { list.iter().map(|(_, k)| k.clone()).collect() };
+    // Two keys in one batch, k2 first: signalled k2, then k1, as MSET k2
+    // v k1 v signals them (not in key order).
+    let mut txn = engine.txn(ReadMode::Blocking);
+    for key in ["k2", "k1"] {
+        txn.set_string(
+            0,
+            key.as_bytes(),
+            Bytes::from_static(b"v"),
+            ExpireAction::Clear,
+        )
+        .expect("set");
+    }
+    txn.commit().expect("commit");
+    // A command that adds nothing makes no key ready; a quiet one modifies
+    // none but what it signals itself.
+    let mut txn = engine.txn(ReadMode::Blocking);
+    txn.set_signal_mode(crate::SignalMode {
+        quiet: true,
+        adds_nothing: true,
+    });
+    txn.set_string(0, b"q", Bytes::from_static(b"v"), ExpireAction::Clear)
+        .expect("set");
+    txn.signal_modified(0, b"made");
+    txn.commit().expect("commit");
+    let recorded = recorder.0.lock().clone();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(
+        keys(&recorded[0].modified),
+        [Bytes::from("k2"), Bytes::from("k1")]
+    );
+    assert_eq!(
+        keys(&recorded[0].ready),
+        [Bytes::from("k2"), Bytes::from("k1")]
+    );
+    assert_eq!(keys(&recorded[1].modified), [Bytes::from("made")]);
+    assert!(recorded[1].ready.is_empty());
+    drop(listening);
+    set_replayed(&engine, "unheard", "w");
+    assert_eq!(recorder.0.lock().len(), 2, "nobody listens any more");
 }
 
 #[test]

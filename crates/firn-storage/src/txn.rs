@@ -27,8 +27,9 @@ use crate::changes::{notify_class, Event};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::member_filter::PinMembers;
-use crate::meta::Meta;
+use crate::meta::{Meta, ValueType};
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
+use crate::signals::{SignalMode, Signals};
 use crate::state::Inner;
 use crate::ticket::Ticket;
 use crate::Cf;
@@ -81,10 +82,21 @@ impl TxnParts {
     pub fn pending_reads(&self) -> &[Ticket] {
         &self.effects.depends
     }
+
+    /// Whether committing it would write nothing (see [`Txn::commits_nothing`]).
+    pub fn commits_nothing(&self) -> bool {
+        let effects = &self.effects;
+        self.writes.is_empty()
+            && self.range_deletes.is_empty()
+            && effects.swaps.is_empty()
+            && effects.events.is_empty()
+            && !effects.empty_flush
+    }
 }
 
 /// A transaction's writes and effects at one point (see `Txn::savepoint`).
 pub struct Savepoint {
+    signals: Option<(usize, usize)>,
     writes: BTreeMap<Vec<u8>, Option<Bytes>>,
     range_deletes: Vec<(Cf, Vec<u8>, Vec<u8>)>,
     count_deltas: Vec<(u8, i64, i64)>,
@@ -119,6 +131,10 @@ pub struct TxnParts {
     /// transaction's commit (or drop).
     pin: Option<PinMembers>,
     effects: Effects,
+    /// What its writes signal (signals.rs), recorded when someone listened
+    /// as it began; the mode of the command running.
+    signals: Option<Signals>,
+    signal_mode: SignalMode,
 }
 
 #[derive(Default, Clone)]
@@ -206,6 +222,8 @@ impl<'e> Txn<'e> {
                 flushed: Vec::new(),
                 pin: None,
                 effects: Effects::default(),
+                signals: inner.signals_wanted().then(Signals::default),
+                signal_mode: SignalMode::default(),
             },
             meta_memo: None,
         }
@@ -400,6 +418,12 @@ impl<'e> Txn<'e> {
         self.mode
     }
 
+    /// From here on, reads that miss memory read the disk (a script that
+    /// holds its keys' places reads on rather than giving them up).
+    pub fn read_blocking(&mut self) {
+        self.mode = ReadMode::Blocking;
+    }
+
     /// Whether the transaction changes anything: a flush does, even of an
     /// empty database (it resets the counters and is replayed).
     /// Whether the transaction swapped databases (SWAPDB writes nothing
@@ -561,12 +585,51 @@ impl<'e> Txn<'e> {
 
     pub(crate) fn put(&mut self, cf: Cf, key: &[u8], value: Bytes) {
         self.st.generation += 1;
+        self.record_signal(cf, key);
         self.st.writes.insert(overlay_key(cf, key), Some(value));
     }
 
     pub(crate) fn delete(&mut self, cf: Cf, key: &[u8]) {
         self.st.generation += 1;
+        self.record_signal(cf, key);
         self.st.writes.insert(overlay_key(cf, key), None);
+    }
+
+    /// Records what a write to `raw` of `cf` signals (signals.rs): the key
+    /// of a meta record or of a member.
+    fn record_signal(&mut self, cf: Cf, raw: &[u8]) {
+        let Some(signals) = self.st.signals.as_mut() else {
+            return;
+        };
+        let mode = self.st.signal_mode;
+        if mode.quiet && mode.adds_nothing {
+            return;
+        }
+        let owner = match cf {
+            Cf::Meta => keys::parse_meta_key(raw),
+            Cf::Data | Cf::ZScore | Cf::Stream => {
+                keys::parse_member_key(raw).map(|(pdb, key, _)| (pdb, key))
+            }
+            _ => None,
+        };
+        if let Some((pdb, key)) = owner {
+            signals.record(mode, pdb, key);
+        }
+    }
+
+    /// How the writes of the command about to run signal (its
+    /// declaration: signals.rs).
+    pub fn set_signal_mode(&mut self, mode: SignalMode) {
+        self.st.signal_mode = mode;
+    }
+
+    /// Signals `key` of logical `db` as modified whatever the command's
+    /// mode, as Redis's quiet commands do where they create a key.
+    pub fn signal_modified(&mut self, db: u8, key: &[u8]) {
+        let pdb = self.physical(db);
+        if let Some(signals) = self.st.signals.as_mut() {
+            crate::signals::push_new(&mut signals.modified, pdb, key);
+        }
     }
 
     /// Moves on with every write call: a caller running several commands
@@ -587,6 +650,7 @@ impl<'e> Txn<'e> {
     /// EXEC that errors must leave no writes, as it would alone).
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
+            signals: self.st.signals.as_ref().map(Signals::mark),
             writes: self.st.writes.clone(),
             range_deletes: self.st.range_deletes.clone(),
             count_deltas: self.st.count_deltas.clone(),
@@ -610,6 +674,9 @@ impl<'e> Txn<'e> {
         self.st.count_resets = savepoint.count_resets;
         self.st.db_map = savepoint.db_map;
         self.st.flushed = savepoint.flushed;
+        if let (Some(signals), Some(mark)) = (self.st.signals.as_mut(), savepoint.signals) {
+            signals.truncate(mark);
+        }
         let depends = std::mem::take(&mut self.st.effects.depends);
         self.st.effects = Effects {
             depends,
@@ -803,7 +870,13 @@ impl<'e> Txn<'e> {
             // Expired while expiries are paused: missing, not deleted.
             Some(meta) if paused && meta.is_expired(self.st.now_ms) => None,
             Some(meta) if meta.is_expired(self.st.now_ms) => {
+                // Whatever the command, an expiry signals what a deletion
+                // does (Redis's deleteExpiredKeyAndPropagate: modified, and
+                // ready for a stream's XREADGROUP readers), even inside
+                // XACK or an XREADGROUP.
+                let mode = std::mem::take(&mut self.st.signal_mode);
                 self.remove_meta_physical(pdb, key, Some(&meta));
+                self.st.signal_mode = mode;
                 self.st
                     .effects
                     .expired
@@ -888,6 +961,14 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn remove_meta_physical(&mut self, pdb: u8, key: &[u8], old: Option<&Meta>) {
+        if old.is_some_and(|m| m.value_type == ValueType::Stream) {
+            // Whatever the command, deleting a stream ends its XREADGROUP
+            // readers' waits (Redis's dbGenericDelete signals it ready):
+            // EXPIRE k 0 adds nothing, but deletes.
+            if let Some(signals) = self.st.signals.as_mut() {
+                crate::signals::push_new(&mut signals.ready, pdb, key);
+            }
+        }
         let old_expire = old.map_or(0, |m| m.expire_at_ms);
         if old_expire != 0 {
             self.delete(Cf::Expire, &expire_key(old_expire, pdb, key));
@@ -1107,12 +1188,7 @@ impl<'e> Txn<'e> {
     /// Whether `commit` would queue nothing: no write, flush, swap or
     /// event (a run under shared locks may commit only then).
     pub fn commits_nothing(&self) -> bool {
-        let effects = &self.st.effects;
-        self.st.writes.is_empty()
-            && self.st.range_deletes.is_empty()
-            && effects.swaps.is_empty()
-            && effects.events.is_empty()
-            && !effects.empty_flush
+        self.st.commits_nothing()
     }
 
     pub fn commit(self) -> Result<Vec<Ticket>> {
@@ -1173,6 +1249,7 @@ impl<'e> Txn<'e> {
             client: effects.client,
             commands,
             events: effects.events,
+            signals: self.st.signals,
             ticket: None,
             checkpoint: None,
         })?;

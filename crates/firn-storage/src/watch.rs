@@ -103,6 +103,12 @@ impl Watcher {
         self.keys.lock().len()
     }
 
+    /// The keys watched, `(logical db, key)`: EXEC holds their locks too,
+    /// so that its check is ordered with the writes of those keys.
+    pub fn watched_keys(&self) -> Vec<(u8, Bytes)> {
+        self.keys.lock().clone()
+    }
+
     fn mark(&self, by: &BatchTicket) {
         // The first batches that touched a watched key are what an abort
         // shows; later ones add nothing, so a watcher left dirty for long
@@ -361,26 +367,37 @@ impl WatchRegistry {
         for swap in &batch.swaps {
             self.touch_swapped(swap.a, swap.b, &swap.checks, by);
         }
-        // Per key: whether its meta record is deleted by the batch. Meta
-        // entries sort before member entries (by column family), so a key's
-        // first entry decides. A set, not a list searched per entry: an
-        // MSET of 100,000 keys took 74-112 s while anybody watched.
-        let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
+        // The keys the batch's commands signal as modified (signals.rs),
+        // each with whether the batch deletes its meta record.
         let mut changed: Vec<(u8, &[u8], bool)> = Vec::new();
-        for (raw, value) in &batch.writes {
-            let Some((&cf, raw)) = raw.split_first() else {
-                continue;
-            };
-            let found = if cf == Cf::Meta as u8 {
-                keys::parse_meta_key(raw).map(|(pdb, key)| (pdb, key, value.is_none()))
-            } else if cf == Cf::Data as u8 || cf == Cf::ZScore as u8 || cf == Cf::Stream as u8 {
-                keys::parse_member_key(raw).map(|(pdb, key, _)| (pdb, key, false))
-            } else {
-                None
-            };
-            if let Some((pdb, key, deleted)) = found {
-                if seen.insert((pdb, key)) {
-                    changed.push((pdb, key, deleted));
+        if let Some(signals) = &batch.signals {
+            for (pdb, key) in &signals.modified {
+                let meta = crate::overlay::overlay_key(Cf::Meta, &keys::meta_key(*pdb, key));
+                let deleted = matches!(batch.writes.get(&meta), Some(None));
+                changed.push((*pdb, &key[..], deleted));
+            }
+        } else {
+            // Per key: whether its meta record is deleted by the batch.
+            // Meta entries sort before member entries (by column family),
+            // so a key's first entry decides. A set, not a list searched per
+            // entry: an MSET of 100,000 keys took 74-112 s while anybody
+            // watched.
+            let mut seen: std::collections::HashSet<(u8, &[u8])> = std::collections::HashSet::new();
+            for (raw, value) in &batch.writes {
+                let Some((&cf, raw)) = raw.split_first() else {
+                    continue;
+                };
+                let found = if cf == Cf::Meta as u8 {
+                    keys::parse_meta_key(raw).map(|(pdb, key)| (pdb, key, value.is_none()))
+                } else if cf == Cf::Data as u8 || cf == Cf::ZScore as u8 || cf == Cf::Stream as u8 {
+                    keys::parse_member_key(raw).map(|(pdb, key, _)| (pdb, key, false))
+                } else {
+                    None
+                };
+                if let Some((pdb, key, deleted)) = found {
+                    if seen.insert((pdb, key)) {
+                        changed.push((pdb, key, deleted));
+                    }
                 }
             }
         }

@@ -23,18 +23,21 @@ use std::sync::atomic::Ordering;
 use crate::blocking::state::{BlockOn, Wake};
 use crate::commands::lists::{self, End};
 use crate::commands::zsets;
-use crate::commands::{def, Ctx, Def, Deferred};
+use crate::commands::{def, Ctx, Def, Deferred, Traits};
 use crate::errors::{CmdError, CmdResult};
 
+/// The pops only take (ADDS_NOTHING: a served waiter's run wakes no one
+/// but the next in line, which its leaving does); BRPOPLPUSH and BLMOVE
+/// push onto their destination.
 pub const COMMANDS: &[Def] = &[
-    def("blpop", blpop),
-    def("brpop", brpop),
+    def("blpop", blpop).with(Traits::ADDS_NOTHING),
+    def("brpop", brpop).with(Traits::ADDS_NOTHING),
     def("brpoplpush", brpoplpush),
     def("blmove", blmove),
-    def("blmpop", blmpop),
-    def("bzpopmin", bzpopmin),
-    def("bzpopmax", bzpopmax),
-    def("bzmpop", bzmpop),
+    def("blmpop", blmpop).with(Traits::ADDS_NOTHING),
+    def("bzpopmin", bzpopmin).with(Traits::ADDS_NOTHING),
+    def("bzpopmax", bzpopmax).with(Traits::ADDS_NOTHING),
+    def("bzmpop", bzmpop).with(Traits::ADDS_NOTHING),
 ];
 
 const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";

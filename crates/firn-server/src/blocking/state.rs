@@ -3,13 +3,18 @@
 //!
 //! A blocked client is a suspended future on its connection's task holding
 //! no key lock; what it waits for is its [`Waiter`] in this registry, one
-//! FIFO per `(logical db, key)`. Wake-ups come from the engine's submit
-//! stream (`Engine::subscribe_submits`: the change stream's records, sent
-//! when a batch is submitted): while at least one client is blocked, a
-//! listener task consumes it, and each batch that may have added elements to a key wakes
-//! the *first* waiter of that key (Redis serves the client that blocked
-//! first). The woken client re-runs its command under the key's lock, as
-//! any command runs (memory first, the cold path if needed):
+//! FIFO per `(logical db, key)`. A client registers while its first run
+//! still holds its keys' locks (exec.rs), so a command that comes after it
+//! finds it blocked. Wake-ups come from submit (firn-storage signals.rs):
+//! while at least one client is blocked, every batch submitted hands its
+//! *ready* keys over synchronously, while its submitter still holds their
+//! locks, as Redis's `signalKeyAsReady` queues them: a key some command
+//! may have added elements to (any write but those of commands that add
+//! nothing: pops, acknowledgements, XDEL, XTRIM, XSETID, XGROUP but
+//! DESTROY). Each ready key wakes the *first* waiter of that key (Redis
+//! serves the client that blocked first). The woken client re-runs its
+//! command under the key's lock, as any command runs (memory first, the
+//! cold path if needed):
 //! - served: it leaves every queue and wakes the new first waiter of each
 //!   of its keys, which may find more elements (a push of several, or the
 //!   destination of its BLMOVE);
@@ -19,42 +24,22 @@
 //! pops, every XREAD reader (readers do not consume what they read), the
 //! first XREADGROUP reader of each group (a group's readers share its
 //! entries). A stream reader also learns which of its keys were written,
-//! in order ([`Waiter::take_wake`]). A batch whose commands all declare
-//! `Traits::ADDS_NOTHING` (pops, acknowledgements, claims, XDEL, XTRIM,
-//! XSETID, XGROUP but DESTROY) wakes nobody, as Redis signals no key for
-//! them.
+//! in order ([`Waiter::take_wake`]). A whole-database change (FLUSH*,
+//! SWAPDB) wakes everyone.
 //!
 //! A waiter that leaves unserved (timeout, disconnect, CLIENT UNBLOCK,
 //! kill) with a wake-up it did not use passes it on to the next waiter.
 //!
-//! Race freedom: a client registers *before* its second attempt. A push
-//! submitted after that attempt's read (under the key's lock, so after the
-//! registration subscribed) reaches the listener; a push before it is seen
-//! by the attempt.
-//!
-//! Cost when nobody is blocked: one atomic load per commit. Submit builds
-//! records only while a subscription is alive, and the listener
-//! unsubscribes once no client has been blocked for
-//! [`LISTENER_IDLE`].
+//! Cost when nobody is blocked: one atomic load per write; submits hand
+//! nothing over while no client is blocked.
 
 use bytes::Bytes;
-use firn_storage::{Change, ChangeReceiver};
-
-/// A subscription the listener reads: the engine's submit stream
-/// (`Engine::subscribe_submits`), or any change channel in tests.
-pub type Subscription = Box<dyn std::ops::DerefMut<Target = ChangeReceiver> + Send>;
+use firn_storage::{Engine, OwnedKeysRequest, SubmitListening, Submitted};
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
-
-/// How long the listener keeps its subscription after the last blocked
-/// client left, so that a queue whose consumers block and unblock all the
-/// time does not subscribe and unsubscribe for each pop.
-const LISTENER_IDLE: Duration = Duration::from_secs(1);
 
 /// What a handler asks for when it has nothing to serve.
 #[derive(Clone, Debug)]
@@ -109,6 +94,25 @@ pub struct Waiter {
     /// serves a reader of several.
     ready: Mutex<Vec<Bytes>>,
     unblocked: AtomicU8,
+    /// The keys its command locks, `(logical db, key)`.
+    lock_keys: Vec<(u8, Bytes)>,
+    /// Served, it has woken the next waiters already, from its run
+    /// ([`Blocking::served_in_turn`]).
+    passed_on: AtomicBool,
+    /// Its command's place in those keys' lock queues, taken by the write
+    /// that woke it while the writer still held them: so the run that
+    /// serves it comes before any command read after that write, as Redis
+    /// serves blocked clients within the write's own turn.
+    reservation: Mutex<Reservation>,
+}
+
+/// See [`Waiter::reservation`].
+#[derive(Default)]
+struct Reservation {
+    place: Option<OwnedKeysRequest>,
+    /// A run is under way: it has its own place already (one taken now
+    /// would queue ahead of it and never be used).
+    running: bool,
 }
 
 impl Waiter {
@@ -121,6 +125,29 @@ impl Waiter {
     /// its wait.
     pub async fn woken(&self) {
         self.signal.notified().await;
+    }
+
+    /// A run begins: the place the write that woke it took for it, if any.
+    /// Until [`Waiter::ran`], a wake-up takes no place for it.
+    pub fn start_run(&self) -> Option<OwnedKeysRequest> {
+        let mut reservation = self.reservation.lock();
+        reservation.running = true;
+        reservation.place.take()
+    }
+
+    /// The run that [`Waiter::start_run`] began has ended.
+    pub fn ran(&self) {
+        self.reservation.lock().running = false;
+    }
+
+    /// Woken by a write whose submitter still holds `held` (its keys'
+    /// stripes): the run that will serve it takes its place now, right
+    /// behind that writer when it holds every stripe the run needs.
+    fn reserve(&self, engine: &Engine, held: &[usize]) {
+        let mut reservation = self.reservation.lock();
+        if reservation.place.is_none() && !reservation.running && !self.lock_keys.is_empty() {
+            reservation.place = Some(engine.request_keys_next(&self.lock_keys, held));
+        }
     }
 
     /// Consumes the pending wake-up before a retry; returns the keys
@@ -145,14 +172,11 @@ impl Waiter {
     }
 
     /// A stream reader's key was written.
-    fn wake_ready(&self, key: &Bytes) {
-        {
-            let mut ready = self.ready.lock();
-            if !ready.contains(key) {
-                ready.push(key.clone());
-            }
+    fn note_ready(&self, key: &Bytes) {
+        let mut ready = self.ready.lock();
+        if !ready.contains(key) {
+            ready.push(key.clone());
         }
-        self.wake();
     }
 
     pub fn unblocked(&self) -> Option<Unblocked> {
@@ -171,14 +195,10 @@ type KeyQueues = Vec<(u8, VecDeque<Arc<Waiter>>)>;
 struct State {
     by_key: HashMap<Bytes, KeyQueues>,
     by_client: HashMap<u64, Arc<Waiter>>,
-    /// A listener task holds a change-stream subscription.
-    listening: bool,
+    /// Held while any client is blocked: submits hand over their ready
+    /// keys ([`Blocking::on_submit`]).
+    listening: Option<SubmitListening>,
 }
-
-/// Whether a command (by its head: name and maybe subcommand) only
-/// removes or acknowledges, so that a batch of such commands wakes nobody;
-/// the caller reads it from the command's declaration.
-pub type AddsNothing = fn(&[Bytes]) -> bool;
 
 /// The registry on `Server`.
 #[derive(Default)]
@@ -225,15 +245,15 @@ impl Blocking {
     }
 
     /// Queues client `client_id` last on each of `keys` in logical db
-    /// `db`. Must run on the tokio runtime (it may start the listener);
-    /// `subscribe` opens the engine's change stream.
+    /// `db`, under those keys' locks; `listen` starts the engine's submits
+    /// reaching [`Blocking::on_submit`] when this is the first waiter.
     pub fn register(
         self: &Arc<Self>,
         client_id: u64,
         db: u8,
         on: &BlockOn,
-        adds_nothing: AddsNothing,
-        subscribe: impl FnOnce() -> Subscription,
+        lock_keys: Vec<(u8, Bytes)>,
+        listen: impl FnOnce() -> Option<SubmitListening>,
     ) -> Registration {
         let timed = on.timeout_ms > 0;
         let mut unique: Vec<Bytes> = Vec::with_capacity(on.keys.len());
@@ -251,6 +271,9 @@ impl Blocking {
             woken: AtomicBool::new(false),
             ready: Mutex::new(Vec::new()),
             unblocked: AtomicU8::new(NOT_UNBLOCKED),
+            lock_keys,
+            passed_on: AtomicBool::new(false),
+            reservation: Mutex::new(Reservation::default()),
         });
         {
             let mut state = self.state.lock();
@@ -262,11 +285,10 @@ impl Blocking {
                 }
             }
             state.by_client.insert(client_id, waiter.clone());
-            if !state.listening {
-                // Subscribed before the caller's next attempt reads: every
-                // later commit reaches the listener.
-                state.listening = true;
-                tokio::spawn(listen(self.clone(), subscribe(), adds_nothing));
+            if state.listening.is_none() {
+                // Before the keys' locks are released: every later write
+                // of them reaches `on_submit`.
+                state.listening = listen();
             }
         }
         self.blocked.fetch_add(1, Ordering::Relaxed);
@@ -285,7 +307,11 @@ impl Blocking {
     /// keys are woken when it was served (there may be more) or when it
     /// leaves with a wake-up it did not use.
     fn leave(&self, waiter: &Arc<Waiter>, served: bool, timed: bool) {
-        let pass_on = served || waiter.woken.load(Ordering::Acquire);
+        let pass_on = if served {
+            !waiter.passed_on.load(Ordering::Acquire)
+        } else {
+            waiter.woken.load(Ordering::Acquire)
+        };
         let mut state = self.state.lock();
         if state
             .by_client
@@ -322,10 +348,69 @@ impl Blocking {
                 state.by_key.remove(key);
             }
         }
+        if state.by_client.is_empty() {
+            state.listening = None;
+        }
         drop(state);
         self.blocked.fetch_sub(1, Ordering::Relaxed);
         if timed {
             self.with_timeout.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Client `client_id`'s run served it and still holds `held`, its keys'
+    /// stripes: the next waiter of each of its keys is woken now, its run
+    /// placed right behind this one, as Redis serves as many waiters as a
+    /// push brought elements within the push's own turn. (Woken only once
+    /// the served client left, a waiter came after a command read after
+    /// the push, and a pop sent after a push of three elements took one
+    /// while a client waited on: the history checker's queue workload.)
+    pub fn served_in_turn(&self, client_id: u64, engine: &Engine, held: &[usize]) {
+        let state = self.state.lock();
+        let Some(waiter) = state.by_client.get(&client_id).cloned() else {
+            return;
+        };
+        let mut next: Vec<Arc<Waiter>> = Vec::new();
+        for key in &waiter.keys {
+            let Some(queues) = state.by_key.get(key) else {
+                continue;
+            };
+            let Some((_, queue)) = queues.iter().find(|(db, _)| *db == waiter.db) else {
+                continue;
+            };
+            let others = |w: &&Arc<Waiter>| !Arc::ptr_eq(w, &waiter);
+            let found = match &waiter.wake {
+                Wake::First => queue.iter().find(others),
+                // Its wake-up reached every other reader too.
+                Wake::Every => None,
+                Wake::Group(group) => queue
+                    .iter()
+                    .filter(others)
+                    .find(|w| matches!(&w.wake, Wake::Group(g) if g == group)),
+            };
+            if let Some(found) = found {
+                if !next.iter().any(|w| Arc::ptr_eq(w, found)) {
+                    next.push(found.clone());
+                }
+            }
+        }
+        drop(state);
+        waiter.passed_on.store(true, Ordering::Release);
+        for next in next.iter().rev() {
+            next.reserve(engine, held);
+        }
+        for next in &next {
+            next.wake();
+        }
+    }
+
+    /// Client `client_id`'s run found nothing again and goes on waiting;
+    /// called while the run still holds its keys, so a write that comes
+    /// next gives its next run a place (a run that ends only later would
+    /// let a command read after that write go first).
+    pub fn waits_on(&self, client_id: u64) {
+        if let Some(waiter) = self.state.lock().by_client.get(&client_id) {
+            waiter.ran();
         }
     }
 
@@ -353,43 +438,50 @@ impl Blocking {
         true
     }
 
-    /// Wakes the first waiter of every key a committed batch may have
-    /// added elements to, or everyone for a whole-database change.
-    fn on_change(&self, change: &Change, adds_nothing: AddsNothing) {
-        if !change.whole_dbs.is_empty() {
-            self.wake_all();
-            return;
-        }
-        if !change.command_heads.is_empty()
-            && change.command_heads.iter().all(|head| adds_nothing(head))
-        {
+    /// A batch was submitted (its submitter holds its keys' locks): wakes
+    /// the first waiter of every key it made ready, or everyone for a
+    /// whole-database change.
+    pub fn on_submit(&self, engine: Option<&Engine>, batch: &Submitted<'_>) {
+        if self.blocked_clients() == 0 {
             return;
         }
         let state = self.state.lock();
-        for (_, key) in &change.keys {
-            // `keys` name physical databases, which SWAPDB permutes: the
-            // first waiter of the key in every database is woken, and a
-            // waiter in another database simply finds nothing.
-            if let Some(queues) = state.by_key.get(key) {
-                for (_, queue) in queues {
-                    wake_in_line(queue, key);
+        let mut woken: Vec<Arc<Waiter>> = Vec::new();
+        if !batch.whole_dbs.is_empty() {
+            let mut everyone: Vec<&Arc<Waiter>> = state.by_client.values().collect();
+            everyone.sort_by_key(|w| w.client_id);
+            woken.extend(everyone.into_iter().cloned());
+        } else {
+            for (_, key) in &batch.signals.ready {
+                // `keys` name physical databases, which SWAPDB permutes:
+                // the first waiter of the key in every database is woken,
+                // and a waiter in another database simply finds nothing.
+                if let Some(queues) = state.by_key.get(key) {
+                    for (_, queue) in queues {
+                        in_line_for(queue, key, &mut woken);
+                    }
                 }
             }
         }
-    }
-
-    /// Everyone retries (a whole-database change, or the listener lagged).
-    fn wake_all(&self) {
-        for waiter in self.state.lock().by_client.values() {
+        drop(state);
+        // Their runs' places first, in reverse (each goes first in line),
+        // so that they are served in the order they were woken; then the
+        // wake-ups, once each run's place exists.
+        if let Some(engine) = engine {
+            for waiter in woken.iter().rev() {
+                waiter.reserve(engine, batch.stripes);
+            }
+        }
+        for waiter in &woken {
             waiter.wake();
         }
     }
 }
 
-/// Wakes, among the waiters of `key`, the first in line, every XREAD
+/// Finds, among the waiters of `key`, the first in line, every XREAD
 /// reader and the first reader of each group; a reader learns that `key`
 /// was written.
-fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes) {
+fn in_line_for(queue: &VecDeque<Arc<Waiter>>, key: &Bytes, woken: &mut Vec<Arc<Waiter>>) {
     let mut groups: Vec<&Bytes> = Vec::new();
     for (at, waiter) in queue.iter().enumerate() {
         let wake = match &waiter.wake {
@@ -401,38 +493,14 @@ fn wake_in_line(queue: &VecDeque<Arc<Waiter>>, key: &Bytes) {
             }
             Wake::Group(_) => false,
         };
-        match (&waiter.wake, wake) {
-            (_, false) => {}
-            (Wake::First, true) => waiter.wake(),
-            (_, true) => waiter.wake_ready(key),
-        }
-    }
-}
-
-/// Consumes the change stream while clients are blocked.
-async fn listen(registry: Arc<Blocking>, mut changes: Subscription, adds_nothing: AddsNothing) {
-    let mut idle_since: Option<Instant> = None;
-    loop {
-        match tokio::time::timeout(LISTENER_IDLE, changes.recv()).await {
-            Ok(Ok(change)) => registry.on_change(&change, adds_nothing),
-            Ok(Err(RecvError::Lagged(_))) => registry.wake_all(),
-            Ok(Err(RecvError::Closed)) => {
-                registry.state.lock().listening = false;
-                return;
-            }
-            Err(_) => {}
-        }
-        if registry.blocked.load(Ordering::Relaxed) > 0 {
-            idle_since = None;
+        if !wake {
             continue;
         }
-        let since = *idle_since.get_or_insert_with(Instant::now);
-        if since.elapsed() >= LISTENER_IDLE {
-            let mut state = registry.state.lock();
-            if state.by_client.is_empty() {
-                state.listening = false;
-                return;
-            }
+        if waiter.wake != Wake::First {
+            waiter.note_ready(key);
+        }
+        if !woken.iter().any(|w| Arc::ptr_eq(w, waiter)) {
+            woken.push(waiter.clone());
         }
     }
 }
@@ -440,21 +508,28 @@ async fn listen(registry: Arc<Blocking>, mut changes: Subscription, adds_nothing
 #[cfg(test)]
 mod tests {
     use super::*;
+    use firn_storage::Signals;
 
-    /// A subscription to a plain change channel.
-    fn plain(tx: &tokio::sync::broadcast::Sender<Arc<Change>>) -> Subscription {
-        Box::new(Box::new(tx.subscribe()))
-    }
-
-    fn change(keys: &[&str], command: &str) -> Change {
-        Change {
-            keys: keys
+    /// What a batch that made `keys` ready hands over (the pops' and
+    /// acknowledgements' batches make none: their commands add nothing).
+    fn ready(registry: &Blocking, keys: &[&str]) {
+        let signals = Signals {
+            modified: Vec::new(),
+            ready: keys
                 .iter()
                 .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
                 .collect(),
-            command_heads: vec![vec![Bytes::copy_from_slice(command.as_bytes())]],
-            ..Change::default()
-        }
+        };
+        registry.on_submit(
+            None,
+            &Submitted {
+                client: 0,
+                signals: &signals,
+                whole_dbs: &[],
+                stripes: &[],
+                flushed: false,
+            },
+        );
     }
 
     /// A wait on `keys`, with a timeout when `timed`.
@@ -467,39 +542,32 @@ mod tests {
         }
     }
 
-    /// The pops, as their registrations declare them.
-    fn pops(head: &[Bytes]) -> bool {
-        [&b"LPOP"[..], b"RPOP", b"ZPOPMIN", b"ZPOPMAX", b"XACK"]
-            .iter()
-            .any(|pop| head[0].eq_ignore_ascii_case(pop))
-    }
-
     fn key(name: &str) -> Bytes {
         Bytes::copy_from_slice(name.as_bytes())
     }
 
-    #[tokio::test]
-    async fn the_first_waiter_is_woken_and_passes_on_when_served() {
+    fn register(registry: &Arc<Blocking>, id: u64, db: u8, on: &BlockOn) -> Registration {
+        registry.register(id, db, on, Vec::new(), || None)
+    }
+
+    #[test]
+    fn the_first_waiter_is_woken_and_passes_on_when_served() {
         let registry = Arc::new(Blocking::default());
-        let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &on(&[key("q")], false, Wake::First), pops, || {
-            plain(&tx)
-        });
-        let second = registry.register(
+        let first = register(&registry, 1, 0, &on(&[key("q")], false, Wake::First));
+        let second = register(
+            &registry,
             2,
             0,
             &on(&[key("q"), key("q")], true, Wake::First),
-            pops,
-            || plain(&tx),
         );
         assert_eq!(registry.blocked_clients(), 2);
         assert_eq!(registry.clients_with_timeout(), 1);
-        registry.on_change(&change(&["q"], "LPUSH"), pops);
+        ready(&registry, &["q"]);
         assert!(first.waiter().woken.load(Ordering::Acquire));
         assert!(!second.waiter().woken.load(Ordering::Acquire));
-        // A pop wakes nobody.
+        // A batch that makes nothing ready wakes nobody.
         first.waiter().take_wake();
-        registry.on_change(&change(&["q"], "RPOP"), pops);
+        ready(&registry, &[]);
         assert!(!first.waiter().woken.load(Ordering::Acquire));
         first.served();
         assert!(second.waiter().woken.load(Ordering::Acquire));
@@ -509,20 +577,13 @@ mod tests {
         assert!(registry.state.lock().by_key.is_empty());
     }
 
-    #[tokio::test]
-    async fn an_unused_wake_up_is_passed_on_and_unblock_reaches_one_client() {
+    #[test]
+    fn an_unused_wake_up_is_passed_on_and_unblock_reaches_one_client() {
         let registry = Arc::new(Blocking::default());
-        let (tx, _) = tokio::sync::broadcast::channel(16);
-        let first = registry.register(1, 0, &on(&[key("q")], false, Wake::First), pops, || {
-            plain(&tx)
-        });
-        let second = registry.register(2, 0, &on(&[key("q")], false, Wake::First), pops, || {
-            plain(&tx)
-        });
-        let other_db = registry.register(3, 1, &on(&[key("q")], false, Wake::First), pops, || {
-            plain(&tx)
-        });
-        registry.on_change(&change(&["q"], "RPUSH"), pops);
+        let first = register(&registry, 1, 0, &on(&[key("q")], false, Wake::First));
+        let second = register(&registry, 2, 0, &on(&[key("q")], false, Wake::First));
+        let other_db = register(&registry, 3, 1, &on(&[key("q")], false, Wake::First));
+        ready(&registry, &["q"]);
         assert!(other_db.waiter().woken.load(Ordering::Acquire));
         drop(first);
         assert!(second.waiter().woken.load(Ordering::Acquire));
@@ -532,31 +593,19 @@ mod tests {
         assert!(!registry.unblock(9, Unblocked::Timeout));
     }
 
-    #[tokio::test]
-    async fn stream_readers_are_woken_each_or_first_of_their_group() {
+    #[test]
+    fn stream_readers_are_woken_each_or_first_of_their_group() {
         let registry = Arc::new(Blocking::default());
-        let (tx, _) = tokio::sync::broadcast::channel(16);
         let group = |g: &str| Wake::Group(key(g));
-        let a1 = registry.register(1, 0, &on(&[key("s")], false, group("a")), pops, || {
-            plain(&tx)
-        });
-        let x1 = registry.register(2, 0, &on(&[key("s")], false, Wake::Every), pops, || {
-            plain(&tx)
-        });
-        let a2 = registry.register(3, 0, &on(&[key("s")], false, group("a")), pops, || {
-            plain(&tx)
-        });
-        let b1 = registry.register(4, 0, &on(&[key("s")], false, group("b")), pops, || {
-            plain(&tx)
-        });
-        let x2 = registry.register(5, 0, &on(&[key("s")], false, Wake::Every), pops, || {
-            plain(&tx)
-        });
+        let a1 = register(&registry, 1, 0, &on(&[key("s")], false, group("a")));
+        let x1 = register(&registry, 2, 0, &on(&[key("s")], false, Wake::Every));
+        let a2 = register(&registry, 3, 0, &on(&[key("s")], false, group("a")));
+        let b1 = register(&registry, 4, 0, &on(&[key("s")], false, group("b")));
+        let x2 = register(&registry, 5, 0, &on(&[key("s")], false, Wake::Every));
         let woken = |r: &Registration| r.waiter().woken.load(Ordering::Acquire);
-        // An acknowledgement gives nobody anything.
-        registry.on_change(&change(&["s"], "XACK"), pops);
+        ready(&registry, &[]);
         assert!(![&a1, &x1, &a2, &b1, &x2].iter().any(|r| woken(r)));
-        registry.on_change(&change(&["s"], "XADD"), pops);
+        ready(&registry, &["s"]);
         assert!(woken(&a1) && woken(&x1) && woken(&b1) && woken(&x2));
         assert!(!woken(&a2), "the second reader of group a waits its turn");
         // Served, the first of group a hands on to the next of its group.

@@ -82,14 +82,15 @@ fn setbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let byte = window(&mut ctx.txn, db, &args[1], meta.as_ref(), byte_index, 1)?[0];
     let old = (byte & mask != 0) as i64;
     let new = if on == 1 { byte | mask } else { byte & !mask };
-    let max = max_len(ctx);
-    ctx.txn
-        .write_string_range(db, &args[1], byte_index, &[new], max)?;
-    // Redis 7.0 notifies only a created or grown string or a changed bit.
+    // Redis 7.0 changes (so signals, notifies and propagates) only a
+    // created or grown string or a changed bit.
     let grown = meta
         .as_ref()
         .is_none_or(|m| byte_index >= Txn::string_len_of(m));
     if grown || old != on as i64 {
+        let max = max_len(ctx);
+        ctx.txn
+            .write_string_range(db, &args[1], byte_index, &[new], max)?;
         ctx.notify(class::STRING, "setbit", &args[1]);
         ctx.dirty(1);
     }

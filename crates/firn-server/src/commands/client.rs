@@ -533,6 +533,11 @@ fn client_unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let id = parse_i64(&args[2]).ok_or(CmdError::Static(NOT_INTEGER))?;
     let done = u64::try_from(id).is_ok_and(|id| ctx.server.blocking.unblock(id, how));
+    if done && how == Unblocked::Error {
+        // The blocked client's error reply goes out during this command,
+        // which Redis therefore counts failed too (call()'s error count).
+        ctx.server.stats.commands.record_failure("client|unblock");
+    }
     Ok(Reply::Integer(i64::from(done)))
 }
 

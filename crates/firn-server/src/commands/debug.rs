@@ -252,7 +252,7 @@ fn object(ctx: &mut Ctx<'_>, key: &Bytes) -> CmdResult {
     let payload = super::keyspace::dump_payload(ctx, key, &meta)?;
     let serialized = payload.len().saturating_sub(11);
     let now_secs = firn_storage::now_ms() / 1000;
-    let idle = match ctx.server.access_times.last_access(db, key) {
+    let idle = match ctx.server.access_times.last_access(db, key, now_secs) {
         Some(at_secs) => now_secs.saturating_sub(at_secs),
         None => ctx.server.uptime_secs(),
     };

@@ -18,7 +18,7 @@ use firn_storage::{notify_class as class, EncodingHint, ExpireAction, Meta, Txn,
 
 use super::collection::string_encoding;
 use super::offload::off_thread_if;
-use super::{def, Ctx, Def, Deferred};
+use super::{def, Ctx, Def, Deferred, Traits};
 use crate::args::is;
 use crate::errors::{truncate_for_error, CmdError, CmdResult};
 
@@ -26,7 +26,7 @@ pub const COMMANDS: &[Def] = &[
     def("pfadd", pfadd),
     def("pfcount", pfcount),
     def("pfmerge", pfmerge),
-    def("pfdebug", pfdebug),
+    def("pfdebug", pfdebug).with(Traits::QUIET),
     def("pfselftest", pfselftest),
 ];
 

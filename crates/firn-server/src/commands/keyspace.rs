@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::collection::string_encoding;
 use super::replies::help_reply;
 use super::scan::{parse_cursor, KeyPattern};
-use super::{def, def_keys, Ctx, Def, Deferred};
+use super::{def, def_keys, Ctx, Def, Deferred, Traits};
 use crate::args::{int_arg, is, parse_i64, ArgCursor};
 use crate::errors::{
     CmdError, CmdResult, DB_OUT_OF_RANGE, INT_RANGE, NOT_INTEGER, NO_SUCH_KEY, SAME_OBJECT, SYNTAX,
@@ -49,6 +49,9 @@ pub const SCAN_INLINE_MATCH_STEPS: u64 = 200_000;
 /// to a blocking thread (only expired keys seen so far).
 pub const RANDOMKEY_INLINE_VISITS: usize = 100;
 
+/// An expiry or PERSIST gives a blocked client nothing (ADDS_NOTHING: a
+/// stream's XREADGROUP reader stays blocked, as in Redis; an expiry that
+/// deletes a stream still ends its wait, see firn-storage txn.rs).
 pub const COMMANDS: &[Def] = &[
     def("del", del).forgets_keys(),
     def("unlink", del).forgets_keys(),
@@ -58,15 +61,15 @@ pub const COMMANDS: &[Def] = &[
     def("keys", keys),
     def("scan", scan),
     def("randomkey", randomkey),
-    def("expire", expire),
-    def("pexpire", pexpire),
-    def("expireat", expireat),
-    def("pexpireat", pexpireat),
+    def("expire", expire).with(Traits::ADDS_NOTHING),
+    def("pexpire", pexpire).with(Traits::ADDS_NOTHING),
+    def("expireat", expireat).with(Traits::ADDS_NOTHING),
+    def("pexpireat", pexpireat).with(Traits::ADDS_NOTHING),
     def("ttl", ttl).no_touch(),
     def("pttl", pttl).no_touch(),
     def("expiretime", expiretime).no_touch(),
     def("pexpiretime", pexpiretime).no_touch(),
-    def("persist", persist),
+    def("persist", persist).with(Traits::ADDS_NOTHING),
     def("rename", rename),
     def("renamenx", renamenx),
     def_keys("copy", copy, copy_keys),
@@ -725,8 +728,9 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(CmdError::Static(LFU_POLICY))
         }
         Some(_) => {
-            let idle_secs = match ctx.server.access_times.last_access(db, &args[2]) {
-                Some(at_secs) => (firn_storage::now_ms() / 1000).saturating_sub(at_secs),
+            let now_secs = firn_storage::now_ms() / 1000;
+            let idle_secs = match ctx.server.access_times.last_access(db, &args[2], now_secs) {
+                Some(at_secs) => now_secs.saturating_sub(at_secs),
                 None => ctx.server.uptime_secs(),
             };
             Reply::Integer(idle_secs as i64)

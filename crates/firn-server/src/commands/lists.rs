@@ -41,7 +41,7 @@ pub const COMMANDS: &[Def] = &[
     def("lpos", lpos),
     def("rpoplpush", rpoplpush),
     def("lmove", lmove),
-    def("lmpop", lmpop),
+    def("lmpop", lmpop).with(Traits::ADDS_NOTHING),
 ];
 
 const OUT_OF_RANGE: &str = "ERR index out of range";

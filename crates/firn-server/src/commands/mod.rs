@@ -217,7 +217,7 @@ pub enum Channels {
 /// What the pipeline and the subsystems must know of a command beyond its
 /// flags, declared on its registration line (`def(..).with(Traits::X)`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct Traits(u8);
+pub struct Traits(u16);
 
 impl Traits {
     pub const NONE: Traits = Traits(0);
@@ -244,10 +244,29 @@ impl Traits {
     /// batch of such commands alone wakes no blocked client
     /// (blocking/state.rs). Redis signals no key as ready for them either.
     pub const ADDS_NOTHING: Traits = Traits(1 << 6);
+    /// Its writes modify nothing Redis signals (`signalModifiedKey`): a
+    /// consumer group's state (XACK, XCLAIM, XREADGROUP, XGROUP, XSETID),
+    /// so a WATCH of the key is not aborted and a tracking client is not
+    /// told. Where Redis does signal (XGROUP CREATE ... MKSTREAM making
+    /// the stream) the handler says so (`Txn::signal_modified`).
+    pub const QUIET: Traits = Traits(1 << 7);
+
+    /// How the command's writes signal (firn-storage signals.rs).
+    pub const fn signal_mode(self) -> firn_storage::SignalMode {
+        firn_storage::SignalMode {
+            quiet: self.contains(Traits::QUIET),
+            adds_nothing: self.contains(Traits::ADDS_NOTHING),
+        }
+    }
 
     /// Whether every trait of `other` is declared.
     pub const fn contains(self, other: Traits) -> bool {
         self.0 & other.0 == other.0
+    }
+
+    /// Both sets of traits.
+    pub const fn with(self, other: Traits) -> Traits {
+        Traits(self.0 | other.0)
     }
 }
 
@@ -389,6 +408,11 @@ impl Command {
     /// Whether its registration declares every trait of `traits`.
     pub fn is(&self, traits: Traits) -> bool {
         self.traits.contains(traits)
+    }
+
+    /// How its writes signal (see [`Traits::signal_mode`]).
+    pub fn signal_mode(&self) -> firn_storage::SignalMode {
+        self.traits.signal_mode()
     }
 
     /// Whether the command holds every key lock.

@@ -444,44 +444,28 @@ pub fn meta_reply(value: &MetaValue) -> Reply {
     }
 }
 
-/// Whether the registry serves a command-table entry. A container's table
-/// entry lists every subcommand Redis has (e.g. `client|caching`), served
-/// or not, so a subcommand is probed with a request of its own arity: the
-/// registry only accepts it if a handler is registered.
-fn serves(spec: &CommandSpec) -> bool {
-    match spec.name.split_once('|') {
-        None => crate::commands::registry().has(spec.name),
-        Some((container, sub)) => {
-            let argc = (spec.arity.unsigned_abs() as usize).max(2);
-            let mut probe = vec![
-                Bytes::from_static(container.as_bytes()),
-                Bytes::from_static(sub.as_bytes()),
-            ];
-            probe.resize(argc, Bytes::new());
-            crate::commands::registry().lookup(&probe).is_ok()
-        }
-    }
-}
-
-/// Served commands, sorted by name so replies are stable.
-fn served() -> Vec<&'static CommandSpec> {
-    let mut specs: Vec<&'static CommandSpec> = crate::commands::registry().specs().collect();
+/// COMMAND's table: every command Firn serves and every other command of
+/// Redis 7.0's table, sorted by name so replies are stable. Redis's COMMAND
+/// lists its whole table, and clients build their key-routing tables from
+/// it (redis-py's CommandsParser), so a command Firn does not serve yet
+/// (CLUSTER, MIGRATE, ... answered as unknown commands) is listed too.
+fn listed() -> Vec<&'static CommandSpec> {
+    let mut specs: Vec<&'static CommandSpec> = crate::commands::registry()
+        .specs()
+        .chain(crate::command_table::UNSERVED.iter())
+        .collect();
     specs.sort_by_key(|s| s.name);
     specs
 }
 
-/// The served subcommands of a container, in table order.
-fn served_subcommands(spec: &'static CommandSpec) -> impl Iterator<Item = &'static CommandSpec> {
-    spec.subcommands.iter().filter(move |s| serves(s))
-}
-
-/// Redis's lookupCommand over a served command: `name` alone, or the
+/// Redis's lookupCommand over COMMAND's table: `name` alone, or the
 /// container's subcommand when the container has subcommands and `sub` is
-/// given. `None` for anything not served.
-fn resolve_served(name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpec> {
+/// given.
+fn resolve(name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpec> {
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
     let top = crate::commands::registry()
         .specs()
+        .chain(crate::command_table::UNSERVED.iter())
         .find(|s| s.name == lower)?;
     match sub {
         Some(sub) if !top.subcommands.is_empty() => {
@@ -489,56 +473,25 @@ fn resolve_served(name: &[u8], sub: Option<&[u8]>) -> Option<&'static CommandSpe
                 "{lower}|{}",
                 String::from_utf8_lossy(sub).to_ascii_lowercase()
             );
-            top.subcommands
-                .iter()
-                .find(|s| s.name == full)
-                .filter(|s| serves(s))
+            top.subcommands.iter().find(|s| s.name == full)
         }
         _ => Some(top),
     }
 }
 
 /// A name as COMMAND INFO/DOCS take it: `get` or `config|get`.
-fn find_served(name: &[u8]) -> Option<&'static CommandSpec> {
+fn find_any(name: &[u8]) -> Option<&'static CommandSpec> {
     match name.iter().position(|&b| b == b'|') {
-        None => resolve_served(name, None),
+        None => resolve(name, None),
         Some(bar) => {
-            let spec = resolve_served(&name[..bar], Some(&name[bar + 1..]))?;
+            let spec = resolve(&name[..bar], Some(&name[bar + 1..]))?;
             // "get|x" names no subcommand of a plain command.
             spec.name.contains('|').then_some(spec)
         }
     }
 }
 
-/// A name as COMMAND INFO/DOCS take it, served or not: Redis 7.0's other
-/// commands are described from the generated table too, as Redis would.
-fn find_any(name: &[u8]) -> Option<&'static CommandSpec> {
-    find_served(name).or_else(|| {
-        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let top = lower.split('|').next().unwrap_or_default();
-        let spec = crate::command_table::UNSERVED
-            .iter()
-            .find(|s| s.name == top)?;
-        if top == lower {
-            Some(spec)
-        } else {
-            spec.subcommands.iter().find(|s| s.name == lower)
-        }
-    })
-}
-
-/// The subcommands a container's entry lists: the served ones of a served
-/// command, every one of a command Firn does not serve.
-fn listed_subcommands(spec: &'static CommandSpec) -> Vec<&'static CommandSpec> {
-    let top = spec.name.split('|').next().unwrap_or_default();
-    if crate::commands::registry().has(top) {
-        served_subcommands(spec).collect()
-    } else {
-        spec.subcommands.iter().collect()
-    }
-}
-
-/// A COMMAND INFO entry; a container lists only its served subcommands.
+/// A COMMAND INFO entry, its container's subcommands included.
 fn info_reply(spec: &'static CommandSpec) -> Reply {
     match (&spec.info, spec.subcommands.is_empty()) {
         (MetaValue::Array(fields), false) => Reply::Array(
@@ -546,12 +499,7 @@ fn info_reply(spec: &'static CommandSpec) -> Reply {
                 .iter()
                 .enumerate()
                 .map(|(i, field)| match i {
-                    9 => Reply::Array(
-                        listed_subcommands(spec)
-                            .into_iter()
-                            .map(info_reply)
-                            .collect(),
-                    ),
+                    9 => Reply::Array(spec.subcommands.iter().map(info_reply).collect()),
                     _ => meta_reply(field),
                 })
                 .collect(),
@@ -560,7 +508,7 @@ fn info_reply(spec: &'static CommandSpec) -> Reply {
     }
 }
 
-/// A COMMAND DOCS value; a container lists only its served subcommands.
+/// A COMMAND DOCS value, its container's subcommands included.
 fn docs_reply(spec: &'static CommandSpec) -> Reply {
     match (&spec.docs, spec.subcommands.is_empty()) {
         (MetaValue::Map(pairs), false) => Reply::Map(
@@ -569,8 +517,8 @@ fn docs_reply(spec: &'static CommandSpec) -> Reply {
                 .map(|(key, value)| {
                     let value = if *key == "subcommands" {
                         Reply::Map(
-                            listed_subcommands(spec)
-                                .into_iter()
+                            spec.subcommands
+                                .iter()
                                 .map(|s| {
                                     (
                                         Reply::Bulk(Bytes::from_static(s.name.as_bytes())),
@@ -591,11 +539,11 @@ fn docs_reply(spec: &'static CommandSpec) -> Reply {
 }
 
 fn command(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Array(served().into_iter().map(info_reply).collect()))
+    Ok(Reply::Array(listed().into_iter().map(info_reply).collect()))
 }
 
 fn command_count(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    Ok(Reply::Integer(served().len() as i64))
+    Ok(Reply::Integer(listed().len() as i64))
 }
 
 fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -612,7 +560,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
-        served()
+        listed()
     } else {
         args[2..].iter().filter_map(|name| find_any(name)).collect()
     };
@@ -648,9 +596,9 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
 
 fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut names: Vec<&'static str> = Vec::new();
-    for spec in served() {
+    for spec in listed() {
         names.push(spec.name);
-        names.extend(served_subcommands(spec).map(|s| s.name));
+        names.extend(spec.subcommands.iter().map(|s| s.name));
     }
     let filtered: Vec<&'static str> = match args.len() {
         2 => names,
@@ -663,7 +611,7 @@ fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 names
                     .into_iter()
                     .filter(|n| {
-                        find_served(n.as_bytes())
+                        find_any(n.as_bytes())
                             .is_some_and(|s| acl_categories(s).contains(&wanted.as_str()))
                     })
                     .collect()
@@ -739,11 +687,12 @@ fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 const COMMAND_HELP: &[&str] = &[
     "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "(no subcommand)",
-    "    Every command this server serves, with its arity, flags and keys.",
+    "    Every command of Redis 7.0's table (and Firn's own), with its arity, flags",
+    "    and keys, served or not.",
     "COUNT",
-    "    How many commands this server serves.",
+    "    How many commands the table holds.",
     "LIST [FILTERBY (MODULE <name>|ACLCAT <category>|PATTERN <glob>)]",
-    "    Names of the commands served, optionally filtered.",
+    "    Names of the commands in the table, optionally filtered.",
     "INFO [<command-name> ...]",
     "    Arity, flags, key positions and ACL categories of commands.",
     "DOCS [<command-name> ...]",

@@ -37,22 +37,22 @@ pub const COMMANDS: &[Def] = &[
     def("xdel", xdel).with(Traits::ADDS_NOTHING),
     def("xtrim", xtrim).with(Traits::ADDS_NOTHING),
     def("xread", xread),
-    def("xreadgroup", xread).with(Traits::ADDS_NOTHING),
-    def("xgroup|create", xgroup).with(Traits::ADDS_NOTHING),
-    def("xgroup|setid", xgroup).with(Traits::ADDS_NOTHING),
-    def("xgroup|destroy", xgroup),
-    def("xgroup|createconsumer", xgroup).with(Traits::ADDS_NOTHING),
-    def("xgroup|delconsumer", xgroup).with(Traits::ADDS_NOTHING),
+    def("xreadgroup", xread).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
+    def("xgroup|create", xgroup).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
+    def("xgroup|setid", xgroup).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
+    def("xgroup|destroy", xgroup).with(Traits::QUIET),
+    def("xgroup|createconsumer", xgroup).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
+    def("xgroup|delconsumer", xgroup).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
     def("xgroup|help", xgroup),
-    def("xack", xack).with(Traits::ADDS_NOTHING),
+    def("xack", xack).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
     def("xpending", xpending),
-    def("xclaim", xclaim).with(Traits::ADDS_NOTHING),
-    def("xautoclaim", xautoclaim).with(Traits::ADDS_NOTHING),
+    def("xclaim", xclaim).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
+    def("xautoclaim", xautoclaim).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
     def("xinfo|stream", xinfo),
     def("xinfo|groups", xinfo),
     def("xinfo|consumers", xinfo),
     def("xinfo|help", xinfo),
-    def("xsetid", xsetid).with(Traits::ADDS_NOTHING),
+    def("xsetid", xsetid).with(Traits::ADDS_NOTHING.with(Traits::QUIET)),
 ];
 
 const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
@@ -1097,7 +1097,11 @@ fn xgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let mut stream = match stream {
             Some(s) => s,
-            None => ctx.txn.new_stream(),
+            None => {
+                // Quiet as XGROUP is, Redis signals the stream it makes.
+                ctx.txn.signal_modified(db, key);
+                ctx.txn.new_stream()
+            }
         };
         let created = ctx
             .txn

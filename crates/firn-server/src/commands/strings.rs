@@ -225,13 +225,15 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.dirty(1);
         }
     } else if persist {
+        // Without a TTL there is nothing to remove: Redis writes, signals
+        // and propagates nothing (a WATCH of the key holds).
         let had_ttl = ctx.txn.meta(db, key)?.is_some_and(|m| m.expire_at_ms != 0);
-        ctx.txn.set_expire_at(db, key, 0)?;
         if had_ttl {
+            ctx.txn.set_expire_at(db, key, 0)?;
             ctx.notify(class::GENERIC, "persist", key);
             ctx.dirty(1);
+            ctx.replay_as(&[b"PERSIST", key]);
         }
-        ctx.replay_as(&[b"PERSIST", key]);
     }
     Ok(Reply::Bulk(value))
 }

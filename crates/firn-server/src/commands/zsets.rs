@@ -56,7 +56,7 @@ pub const COMMANDS: &[Def] = &[
     def("zremrangebylex", zremrangebylex),
     def("zpopmin", zpopmin).with(Traits::ADDS_NOTHING),
     def("zpopmax", zpopmax).with(Traits::ADDS_NOTHING),
-    def("zmpop", zmpop),
+    def("zmpop", zmpop).with(Traits::ADDS_NOTHING),
     def("zrandmember", zrandmember),
     def("zunion", zunion),
     def("zinter", zinter),

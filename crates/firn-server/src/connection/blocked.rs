@@ -11,7 +11,7 @@ use crate::blocking::state::{Registration, Unblocked};
 use crate::command_table::Flags;
 use crate::commands::Command;
 use crate::commands::Deferred;
-use crate::exec::{execute, Executed};
+use crate::exec::{execute_again, Executed};
 use crate::pipeline::{reply_mode_pass, BlockedCall, Flow};
 use tokio::io::AsyncReadExt;
 
@@ -48,7 +48,11 @@ impl Connection {
     /// have. Meanwhile the replies before it go out, and a client that
     /// closes, CLIENT KILL and shutdown end the wait and leave no waiter.
     pub(super) async fn block(&mut self, args: &[Bytes], call: BlockedCall) -> Flow {
-        let BlockedCall { on, started } = call;
+        let BlockedCall {
+            on,
+            started,
+            registration,
+        } = call;
         let server = self.server.clone();
         let Ok(cmd) = crate::commands::registry().lookup(args) else {
             return Flow::Drop;
@@ -62,18 +66,30 @@ impl Connection {
         if self.wait_durable().await.is_err() || self.write_ready().is_err() {
             return Flow::Drop;
         }
-        let registration =
-            server
-                .blocking
-                .register(self.client.id, self.session.db, &on, adds_nothing, || {
-                    Box::new(server.engine.subscribe_submits())
-                });
+        // Registered under the keys' locks by its first run (exec.rs), so
+        // that a command read after it found it blocked; a body that took
+        // every lock registers here and runs once more first, since a push
+        // may have come in between.
+        let (registration, retry) = match registration {
+            Some(registration) => (registration, false),
+            None => (
+                server.blocking.register(
+                    self.client.id,
+                    self.session.db,
+                    &on,
+                    cmd.lock_keys(args, self.session.db),
+                    || Some(server.engine.listen_submits()),
+                ),
+                true,
+            ),
+        };
         self.client.blocked.store(true, Ordering::Release);
         let rerun = on.rerun.as_deref().unwrap_or(args);
         let waited = self
-            .wait_for_keys(cmd, rerun, &registration, deadline)
+            .wait_for_keys(cmd, rerun, &registration, deadline, retry)
             .await;
         self.client.blocked.store(false, Ordering::Release);
+        let unblocked = matches!(waited, Waited::Unblocked(_));
         let reply = match waited {
             Waited::Served(executed) => {
                 registration.served();
@@ -86,7 +102,9 @@ impl Connection {
             Waited::Unblocked(Unblocked::Error) => Reply::Error(UNBLOCKED_ERROR.into()),
             Waited::Gone => return Flow::Drop,
         };
-        let call = crate::after_call::Call::new(&server, &self.client, cmd, args, self.session.db);
+        let mut call =
+            crate::after_call::Call::new(&server, &self.client, cmd, args, self.session.db);
+        call.unblocked = unblocked;
         crate::after_call::finished(&call, micros, Some(&reply));
         if let Reply::Error(text) = &reply {
             server.stats.count_error(text);
@@ -98,17 +116,16 @@ impl Connection {
     }
 
     /// Waits until the blocked command is served, times out or must end;
-    /// runs it again once at the start (a push may have come before the
-    /// registration) and after every wake-up.
+    /// runs it again after every wake-up (and at once with `retry`).
     async fn wait_for_keys(
         &mut self,
         cmd: &Command,
         args: &[Bytes],
         registration: &Registration,
         deadline: Option<Instant>,
+        mut retry: bool,
     ) -> Waited {
         let waiter = registration.waiter();
-        let mut retry = true;
         loop {
             if self.client.killed.load(Ordering::Acquire) {
                 return Waited::Gone;
@@ -133,8 +150,17 @@ impl Connection {
                     let ready = waiter.take_wake();
                     *self.client.woken_keys.lock() = ready.clone();
                     let server = self.server.clone();
-                    let executed =
-                        execute(&server, cmd, args, &mut self.session, &self.client).await;
+                    let reserved = waiter.start_run();
+                    let executed = execute_again(
+                        &server,
+                        cmd,
+                        args,
+                        &mut self.session,
+                        &self.client,
+                        reserved,
+                    )
+                    .await;
+                    waiter.ran();
                     if !matches!(executed.deferred, Some(Deferred::Block(_))) {
                         return Waited::Served(executed);
                     }
@@ -171,13 +197,4 @@ impl Connection {
             }
         }
     }
-}
-
-/// Whether the command `head` (its name and maybe a subcommand, as the
-/// change stream gives it) declares that its writes give a blocked client
-/// nothing to take (`Traits::ADDS_NOTHING`).
-fn adds_nothing(head: &[Bytes]) -> bool {
-    crate::commands::registry()
-        .resolve(head)
-        .is_ok_and(|cmd| cmd.is(crate::commands::Traits::ADDS_NOTHING))
 }

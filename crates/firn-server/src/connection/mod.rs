@@ -617,6 +617,31 @@ impl Connection {
         }
     }
 
+    /// Queues the messages that may come before the running command's
+    /// reply (not the invalidations its own writes caused).
+    fn deliver_before_reply(&mut self) {
+        let mailbox = &self.client.pubsub.mailbox;
+        if mailbox.is_empty() {
+            return;
+        }
+        for message in mailbox.take_before_reply() {
+            self.push_reply(&message);
+        }
+    }
+
+    /// Queues what waited for the command's reply, once it is queued: the
+    /// invalidations its own writes caused (Redis 7.0 sends them after the
+    /// reply, never inside an EXEC's).
+    fn deliver_after_reply(&mut self) {
+        let mailbox = &self.client.pubsub.mailbox;
+        if mailbox.is_empty() {
+            return;
+        }
+        for message in mailbox.take_after_reply() {
+            self.push_reply(&message);
+        }
+    }
+
     /// Queues bytes already in wire format.
     pub fn push_raw(&mut self, bytes: &[u8]) {
         self.output.push_tail(bytes);
@@ -716,21 +741,26 @@ impl Connection {
             run_one(&self.server, &self.client, &mut self.session, args).await;
         self.awaiting.extend(tickets);
         // Messages the command caused (a PUBLISH to the client's own
-        // channel, its subscribe confirmations) come before its reply. A
-        // write's own invalidations come after it, as in Redis 7.0.
+        // channel, its subscribe confirmations, invalidations of the
+        // tracking table's evicted keys) come before its reply. A command's
+        // own invalidations come after it, as in Redis 7.0.
         if !self.client.pubsub.mailbox.is_empty()
             && !crate::commands::registry()
                 .lookup(args)
                 .is_ok_and(|c| c.has(Flags::WRITE))
         {
-            self.deliver_messages();
+            self.deliver_before_reply();
         }
-        match reply {
-            Some(Outgoing::Reply(reply)) => self.push_reply(&reply),
-            Some(Outgoing::Stream(parts)) => return self.pump(parts).await,
-            Some(Outgoing::Block(call)) => return self.block(args, call).await,
-            None => {}
-        }
+        let flow = match reply {
+            Some(Outgoing::Reply(reply)) => {
+                self.push_reply(&reply);
+                flow
+            }
+            Some(Outgoing::Stream(parts)) => self.pump(parts).await,
+            Some(Outgoing::Block(call)) => self.block(args, call).await,
+            None => flow,
+        };
+        self.deliver_after_reply();
         flow
     }
     /// Writes a streamed reply (see `stream_reply.rs`) as its parts come,

@@ -184,6 +184,7 @@ pub async fn exec(
         reply,
         tickets,
         deferred,
+        registration: None,
     };
     if aborted {
         unwatch(server, client);

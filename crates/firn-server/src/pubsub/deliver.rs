@@ -21,7 +21,9 @@ pub fn publish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
         return 0;
     }
     let limit = server.config().client_output_buffer_limit.pubsub;
-    let to = |client: &ClientInfo, reply: &Arc<Reply>, bytes| deliver(client, reply, bytes, limit);
+    let to = |client: &ClientInfo, reply: &Arc<Reply>, bytes| {
+        deliver(client, reply, bytes, limit, false)
+    };
     server.pubsub.publish_with(channel, message, to)
 }
 
@@ -31,7 +33,9 @@ pub fn spublish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
         return 0;
     }
     let limit = server.config().client_output_buffer_limit.pubsub;
-    let to = |client: &ClientInfo, reply: &Arc<Reply>, bytes| deliver(client, reply, bytes, limit);
+    let to = |client: &ClientInfo, reply: &Arc<Reply>, bytes| {
+        deliver(client, reply, bytes, limit, false)
+    };
     server.pubsub.spublish_with(channel, message, to)
 }
 
@@ -39,12 +43,18 @@ pub fn spublish(server: &Server, channel: &[u8], message: &[u8]) -> usize {
 /// and closes the client if its unsent output passes the pub/sub output
 /// limit (Redis's checkClientOutputBufferLimits for the pubsub class).
 /// Also used for tracking invalidations.
-pub fn deliver(client: &ClientInfo, message: &Arc<Reply>, bytes: u64, limit: OutputLimit) {
+pub fn deliver(
+    client: &ClientInfo,
+    message: &Arc<Reply>,
+    bytes: u64,
+    limit: OutputLimit,
+    after_reply: bool,
+) {
     if client.killed.load(Ordering::Acquire) {
         return;
     }
     let mailbox = &client.pubsub.mailbox;
-    let queued = mailbox.push(message.clone(), bytes);
+    let queued = mailbox.push(message.clone(), bytes, after_reply);
     let unsent = queued + client.output_bytes.load(Ordering::Relaxed);
     if over_limit(mailbox, unsent, limit) {
         tracing::warn!(

@@ -60,7 +60,16 @@ const MESSAGE_OVERHEAD_BYTES: u64 = 40;
 /// Server-initiated messages waiting for one connection.
 #[derive(Default)]
 pub struct Mailbox {
-    queue: Mutex<VecDeque<Arc<Reply>>>,
+    /// Messages, each with the number it was queued as.
+    queue: Mutex<VecDeque<(u64, Arc<Reply>)>>,
+    /// Messages queued so far (the next one's number).
+    queued: AtomicU64,
+    /// The number of messages queued before the running command took
+    /// effect (see [`Mailbox::mark_reply`]).
+    reply_mark: AtomicU64,
+    /// Messages that follow the reply of the command the client is running
+    /// (an invalidation its own write caused), sent after `queue`'s.
+    after_reply: Mutex<VecDeque<Arc<Reply>>>,
     /// Estimated wire bytes of `queue`.
     bytes: AtomicU64,
     /// Messages in `queue`.
@@ -85,20 +94,69 @@ impl Mailbox {
         self.len.load(Ordering::Relaxed)
     }
 
-    /// Queues a message; returns the bytes queued after it.
-    pub fn push(&self, message: Arc<Reply>, bytes: u64) -> u64 {
-        let mut queue = self.queue.lock();
-        queue.push_back(message);
+    /// Queues a message; returns the bytes queued after it. With
+    /// `after_reply` it goes behind the reply of the command the client is
+    /// running.
+    pub fn push(&self, message: Arc<Reply>, bytes: u64, after_reply: bool) -> u64 {
+        if after_reply {
+            self.after_reply.lock().push_back(message);
+        } else {
+            let mut queue = self.queue.lock();
+            let number = self.queued.fetch_add(1, Ordering::AcqRel);
+            queue.push_back((number, message));
+        }
         self.len.fetch_add(1, Ordering::Release);
         self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes
     }
 
-    /// Takes every queued message, oldest first.
+    /// The running command takes effect (under its keys' locks): messages
+    /// queued so far may precede its reply, those queued later (another
+    /// client's write that ran after it) follow it.
+    pub fn mark_reply(&self) {
+        let _queue = self.queue.lock();
+        self.reply_mark
+            .store(self.queued.load(Ordering::Acquire), Ordering::Release);
+    }
+
+    /// Takes every queued message, oldest first, those that wait for a
+    /// reply last.
     pub fn take(&self) -> VecDeque<Arc<Reply>> {
+        let mut all = self.take_queued(|_| true);
+        all.append(&mut self.take_after_reply());
+        all
+    }
+
+    /// Takes the messages that wait for the running command's reply.
+    pub fn take_after_reply(&self) -> VecDeque<Arc<Reply>> {
+        let mut queue = self.after_reply.lock();
+        let taken = std::mem::take(&mut *queue);
+        self.len.fetch_sub(taken.len() as u64, Ordering::AcqRel);
+        if self.len.load(Ordering::Acquire) == 0 {
+            self.bytes.store(0, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Takes the messages that may precede the running command's reply:
+    /// those queued before it took effect.
+    pub fn take_before_reply(&self) -> VecDeque<Arc<Reply>> {
+        let mark = self.reply_mark.load(Ordering::Acquire);
+        self.take_queued(|number| number < mark)
+    }
+
+    fn take_queued(&self, taken: impl Fn(u64) -> bool) -> VecDeque<Arc<Reply>> {
         let mut queue = self.queue.lock();
-        self.len.store(0, Ordering::Release);
-        self.bytes.store(0, Ordering::Relaxed);
-        std::mem::take(&mut *queue)
+        let mut out = VecDeque::new();
+        while queue.front().is_some_and(|(number, _)| taken(*number)) {
+            if let Some((_, message)) = queue.pop_front() {
+                out.push_back(message);
+            }
+        }
+        self.len.fetch_sub(out.len() as u64, Ordering::AcqRel);
+        if self.len.load(Ordering::Acquire) == 0 {
+            self.bytes.store(0, Ordering::Relaxed);
+        }
+        out
     }
 
     /// The connection saw its unsent output back under the soft limit.
@@ -483,7 +541,7 @@ fn confirm(subs: &ClientSubs, word: &'static str, name: Option<&Bytes>, kind: Ki
         Reply::Integer(subs.confirmation_count(kind)),
     ]);
     let bytes = MESSAGE_OVERHEAD_BYTES + name.map_or(0, |n| n.len() as u64);
-    subs.mailbox.push(Arc::new(reply), bytes);
+    subs.mailbox.push(Arc::new(reply), bytes, false);
 }
 
 /// Redis's refusal of a command a subscribed RESP2 client may not run

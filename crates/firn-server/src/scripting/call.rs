@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{GrowingGuard, Txn};
+use firn_storage::{GrowingGuard, ReadMode, Txn};
 use mlua::{Lua, MultiValue, Value};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
@@ -270,8 +270,25 @@ fn redis_call(
         effects: Vec::new(),
     };
     ctx.txn.set_read_lookups(cmd.has(Flags::READONLY));
+    ctx.txn.set_signal_mode(cmd.signal_mode());
     let lookups = ctx.txn.key_lookups();
-    let result = (cmd.handler)(&mut ctx, &argv);
+    let generation = ctx.txn.write_generation();
+    let mut result = (cmd.handler)(&mut ctx, &argv);
+    // A read that missed memory before the command wrote anything: the
+    // run keeps its keys' places and reads on from the disk (the script
+    // thread waits for that one read), so that no command read after the
+    // script runs before it. One that missed after writing gives the run
+    // up, to run again once the data is warm.
+    if matches!(&result, Err(e) if e.is_incomplete())
+        && ctx.txn.write_generation() == generation
+        && ctx.deferred.is_none()
+    {
+        if ctx.txn.mode() == ReadMode::MemoryOnly {
+            server.stats.cold_commands.fetch_add(1, Ordering::Relaxed);
+        }
+        ctx.txn.read_blocking();
+        result = (cmd.handler)(&mut ctx, &argv);
+    }
     if result.is_ok() {
         let after = ctx.txn.key_lookups();
         crate::exec::count_lookups(&mut ctx, cmd, (after.0 - lookups.0, after.1 - lookups.1));
@@ -294,6 +311,10 @@ fn redis_call(
         },
     };
     let failed = reply.is_error();
+    let call = crate::after_call::Call::new(server, state.client, cmd, &argv, db);
+    if let Some(change) = crate::bookkeeping::access_change(&call, Some(&reply)) {
+        state.effects.push(SideEffect::Access(change));
+    }
     state.effects.push(SideEffect::Call {
         name: cmd.name(),
         usec: started.elapsed().as_micros() as u64,

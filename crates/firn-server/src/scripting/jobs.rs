@@ -79,6 +79,30 @@ pub async fn on_thread<R: Send + 'static>(
         .map_err(|_| Reply::error("ERR the script engine failed to run the script"))
 }
 
+/// [`on_thread`] for a job that takes its keys' place in their lock queues
+/// first: `take_place` runs and the job is queued under one lock, so that
+/// the script thread takes jobs in the order of their places. (Otherwise a
+/// job queued ahead of another whose place came first would wait on the
+/// script thread for a place only that other job, behind it, can give
+/// back.) The place is taken on the caller's thread, where the command was
+/// read, which puts the script in arrival order among commands.
+pub async fn on_thread_in_line<P: Send + 'static, R: Send + 'static>(
+    server: &Arc<Server>,
+    take_place: impl FnOnce() -> P,
+    job: impl FnOnce(&mut Vm, P) -> R + Send + 'static,
+) -> Result<R, Reply> {
+    let submitted = {
+        let _in_line = server.scripting.in_line.lock();
+        let place = take_place();
+        submit(server, move |vm| job(vm, place))
+    };
+    let Some(rx) = submitted else {
+        return Err(Reply::error("ERR the script engine is not running"));
+    };
+    rx.await
+        .map_err(|_| Reply::error("ERR the script engine failed to run the script"))
+}
+
 /// Creates the VM now (loading the stored libraries), so that INFO and
 /// FUNCTION STATS count them before any script runs.
 pub fn start(server: &Arc<Server>) {

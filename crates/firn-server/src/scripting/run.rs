@@ -24,7 +24,7 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::{ReadMode, Ticket};
+use firn_storage::{LockMode, OwnedKeysRequest, ReadMode, Ticket};
 use mlua::{Function, Lua, Value};
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -33,7 +33,7 @@ use std::sync::Arc;
 use super::call::{Abandoned, CurrentRun, RunState};
 use super::convert::lua_to_reply;
 use super::flags::shebang_flags;
-use super::jobs::on_thread;
+use super::jobs::on_thread_in_line;
 use super::request::{EvalRequest, FcallRequest};
 use super::shared::{CachedScript, Shared, KIND_EVAL, KIND_FUNCTION, NOSCRIPT};
 use super::vm::{Script, Vm, REPL_ALL};
@@ -48,6 +48,16 @@ const MAX_COLD_ROUNDS: usize = 4;
 pub enum RunRequest {
     Eval(EvalRequest),
     Fcall(FcallRequest),
+}
+
+impl RunRequest {
+    /// The keys it declares.
+    fn keys(&self) -> &[Bytes] {
+        match self {
+            RunRequest::Eval(eval) => &eval.keys,
+            RunRequest::Fcall(fcall) => &fcall.keys,
+        }
+    }
 }
 
 /// How a run takes its locks and reads.
@@ -103,19 +113,53 @@ pub async fn run_rounds(
         blocking_reads: false,
     };
     let mut cold_rounds = 0;
+    // The declared keys' place in their lock queues is taken here, on the
+    // connection's thread as the command is read, before the job crosses
+    // to the script thread: a command on one of them read after this one
+    // runs after the script, as in Redis. A run abandoned (for a lock or a
+    // cold read) runs again from the back of the queues.
+    let declared: Vec<(u8, Bytes)> = request
+        .keys()
+        .iter()
+        .map(|key| (session.db, key.clone()))
+        .collect();
+    let mut first = true;
     loop {
         let job_server = server.clone();
         let job_client = client.clone();
         let job_session = session.clone();
         let job_request = request.clone();
-        let outcome = on_thread(server, move |vm| match &job_request {
-            RunRequest::Eval(eval) => {
-                eval_on_thread(vm, &job_server, &job_client, &job_session, eval, mode)
-            }
-            RunRequest::Fcall(fcall) => {
-                fcall_on_thread(vm, &job_server, &job_client, &job_session, fcall, mode)
-            }
-        })
+        let take_place = || {
+            (std::mem::take(&mut first) && !declared.is_empty()).then(|| {
+                server
+                    .engine
+                    .request_keys_owned(&declared, LockMode::Exclusive)
+            })
+        };
+        let outcome = on_thread_in_line(
+            server,
+            take_place,
+            move |vm, job_place| match &job_request {
+                RunRequest::Eval(eval) => eval_on_thread(
+                    vm,
+                    &job_server,
+                    &job_client,
+                    &job_session,
+                    eval,
+                    mode,
+                    job_place,
+                ),
+                RunRequest::Fcall(fcall) => fcall_on_thread(
+                    vm,
+                    &job_server,
+                    &job_client,
+                    &job_session,
+                    fcall,
+                    mode,
+                    job_place,
+                ),
+            },
+        )
         .await;
         match outcome {
             Err(reply) => return (reply, Vec::new()),
@@ -192,6 +236,7 @@ fn eval_on_thread(
     session: &Session,
     request: &EvalRequest,
     mode: RunMode,
+    place: Option<OwnedKeysRequest>,
 ) -> Outcome {
     let shared = server.scripting.shared.clone();
     if let Some(body) = &request.body {
@@ -235,6 +280,7 @@ fn eval_on_thread(
         },
         read_only,
         mode,
+        place,
     )
 }
 
@@ -245,6 +291,7 @@ fn fcall_on_thread(
     session: &Session,
     request: &FcallRequest,
     mode: RunMode,
+    place: Option<OwnedKeysRequest>,
 ) -> Outcome {
     let shared = server.scripting.shared.clone();
     let found = vm
@@ -287,6 +334,7 @@ fn fcall_on_thread(
         },
         read_only,
         mode,
+        place,
     )
 }
 
@@ -321,14 +369,17 @@ fn run_function(
     target: Target<'_>,
     read_only: bool,
     mode: RunMode,
+    place: Option<OwnedKeysRequest>,
 ) -> Outcome {
     let engine = &server.engine;
     let db = session.db;
     let key_pairs: Vec<(u8, &[u8])> = target.keys.iter().map(|k| (db, k.as_ref())).collect();
-    let guard = if mode.all_locks {
-        engine.lock_all_growing()
-    } else {
-        engine.lock_keys_growing(&key_pairs)
+    let guard = match place {
+        _ if mode.all_locks => engine.lock_all_growing(),
+        Some(place) if place.is_for(&key_pairs) => {
+            firn_storage::locks::growing(place.wait_blocking(), false)
+        }
+        _ => engine.lock_keys_growing(&key_pairs),
     };
     let epoch = engine.lock_epoch();
     let read_mode = if mode.blocking_reads {

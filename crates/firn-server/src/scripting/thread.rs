@@ -16,6 +16,10 @@ pub type Job = Box<dyn FnOnce(&mut Option<Vm>) + Send>;
 pub struct Scripting {
     pub shared: Arc<Shared>,
     jobs: crossbeam_channel::Sender<Job>,
+    /// Held while a job takes its keys' place in their lock queues and is
+    /// queued (`jobs::on_thread_in_line`), so that the script thread's
+    /// jobs come in the order of their places.
+    pub(super) in_line: parking_lot::Mutex<()>,
 }
 
 impl Default for Scripting {
@@ -50,7 +54,11 @@ impl Scripting {
         if let Err(e) = spawned {
             tracing::error!("cannot start the script thread: {e}");
         }
-        Scripting { shared, jobs }
+        Scripting {
+            shared,
+            jobs,
+            in_line: parking_lot::Mutex::new(()),
+        }
     }
 
     /// Queues `job` for the script thread; false if the thread is gone.

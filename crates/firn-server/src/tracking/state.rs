@@ -1,40 +1,44 @@
 //! Client-side caching (CLIENT TRACKING): which clients may hold which
 //! keys, and the invalidation messages sent when those keys change.
 //!
-//! - **Reads.** Before a read-only command of a tracking client runs, its
-//!   keys (from the command table's key specs, as Redis's
-//!   `trackingRememberKeys`) enter the tracking table, key → client ids.
-//!   Remembering them *before* the read means a write committed after the
-//!   read always finds them. Like Redis, the table ignores databases.
-//! - **Writes.** Invalidations come from the engine's change stream: every
-//!   committed batch with the keys it wrote or deleted (expiry included,
-//!   and writes to values that were cold on disk) and the databases it
-//!   flushed. One task reads the stream, and only while at least one
-//!   client has tracking on: the writer derives changed keys only while
-//!   the stream has a subscriber, so without tracking clients the feature
-//!   costs nothing per write. Each change's origin client (`Change::client`)
-//!   is what NOLOOP filters on.
+//! - **Reads.** Before a tracking client's read-only command runs, the
+//!   keys it will read (from the command table's key specs, as Redis's
+//!   `trackingRememberKeys`) are noted, per OPTIN/OPTOUT and CLIENT
+//!   CACHING; once its run takes effect, still under its keys' locks and
+//!   before its own batch is submitted, they enter the tracking table, key
+//!   → client ids (`TrackReads::took_effect`). Like Redis, the table
+//!   ignores databases.
+//! - **Writes.** Invalidations come from submit (firn-storage signals.rs):
+//!   every batch submitted while some client tracks hands over the keys its
+//!   commands modified, in the order they modified them (expiry and writes
+//!   to values that were cold on disk included), and the databases it
+//!   flushed, synchronously, while the writer still holds the keys' locks.
+//!   So a read and a write of one key are ordered by the key's lock: the
+//!   write either ran before the read (which saw it) or finds the read's
+//!   keys in the table; and an invalidation is queued to its client
+//!   before the write's reply can leave. Without tracking clients nothing
+//!   listens and the feature costs one atomic load per write. Each batch's
+//!   origin client is what NOLOOP filters on.
 //! - **Delivery** goes through the target's pub/sub mailbox
 //!   (`pubsub::deliver`): a RESP3 `invalidate` push, or for a RESP2 client
 //!   redirecting to a subscribed connection a `message` on
-//!   `__redis__:invalidate`. FLUSHDB/FLUSHALL send the null invalidation to
-//!   every tracking client and empty the table; SWAPDB sends nothing, as in
-//!   Redis 7.0.
+//!   `__redis__:invalidate`. An invalidation a client's own write causes
+//!   for itself follows that command's reply, as Redis 7.0 sends it
+//!   (never inside an EXEC's reply). FLUSHDB/FLUSHALL send the null
+//!   invalidation to every tracking client and empty the table; SWAPDB
+//!   sends nothing, as in Redis 7.0.
 //! - **Bound.** `tracking-table-max-keys` caps the table: past it the
 //!   oldest remembered keys are dropped, first sending their invalidation
 //!   (Redis drops random keys; either way the client is told).
 //! - **BCAST** clients register prefixes instead; a changed key matching a
-//!   prefix is sent to that prefix's clients, one message per prefix with
-//!   the keys of all the changes read in one go, sorted, as Redis sends
-//!   them once per event-loop turn.
+//!   prefix is sent to that prefix's clients, one message per prefix and
+//!   batch with its keys sorted (Redis sends one per event-loop turn).
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
-use firn_storage::Change;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
 
 use super::table::{
     Invalidation, State, TrackingOptions, BCAST, BROKEN_REDIRECT, INVALIDATE_CHANNEL, NOLOOP,
@@ -79,19 +83,18 @@ pub fn enable(server: &Arc<Server>, client: &Arc<ClientInfo>, options: TrackingO
             }
         }
     }
-    if !state.task_running {
-        // Subscribed here, before the reply: every read remembered from now
-        // on sees the writes committed after it.
-        let changes = server.engine.subscribe_changes();
-        state.task_running = true;
-        tokio::spawn(invalidation_task(server.clone(), changes));
+    if state.listening.is_none() {
+        // Before the reply: every read remembered from now on sees the
+        // writes submitted after it.
+        state.listening = Some(server.engine.listen_submits());
     }
     tracking.publish_totals(&state);
 }
 
 /// CLIENT TRACKING OFF, RESET and disconnection (Redis's disableTracking).
 /// Keys the client read stay in the table until they change or are
-/// evicted; invalidations then skip it.
+/// evicted; invalidations then skip it. When the last tracking client
+/// stops, the table is emptied (no write reaches it any more).
 pub fn disable(server: &Server, client: &ClientInfo) {
     let mine = &client.tracking;
     if !mine.on.load(Ordering::Acquire) {
@@ -115,26 +118,61 @@ pub fn disable(server: &Server, client: &ClientInfo) {
     mine.redirect.store(0, Ordering::Relaxed);
     mine.caching.store(false, Ordering::Relaxed);
     if tracking.clients_on.fetch_sub(1, Ordering::AcqRel) == 1 {
-        tracking.stop.notify_one();
+        // Nobody tracks: writes no longer reach the table, so it is
+        // emptied now rather than left to go stale (a client turning
+        // tracking on again starts from nothing, as after a FLUSHALL).
+        state.listening = None;
+        state.table.clear();
+        state.order.clear();
+        state.items = 0;
     }
     tracking.publish_totals(&state);
 }
 
-/// Tracking as an observer of the after-call stage: it acts before a
-/// command runs ([`before_command`]).
+/// Tracking as an observer of the after-call stages: before a command
+/// runs it decides what the command's reads will remember (and spends
+/// CLIENT CACHING's flag), and once the command's run takes effect, still
+/// under its keys' locks, it enters them in the table. A read remembered
+/// after it read can then never miss a write: a write to its keys either
+/// ran before it (and the read saw it) or runs after it and finds it.
 pub struct TrackReads;
 
 impl crate::after_call::Observer for TrackReads {
     fn before(&self, call: &crate::after_call::Call) {
-        before_command(call.server, call.client, call.cmd, call.args, call.db);
+        before_command(call.client, call.cmd, call.args, call.db);
+    }
+
+    fn took_effect(&self, server: &Server, client: &ClientInfo) {
+        let mine = &client.tracking;
+        if !mine.is_on() {
+            return;
+        }
+        let keys = std::mem::take(&mut *mine.reading.lock());
+        if !keys.is_empty() {
+            remember(server, client, keys);
+        }
+    }
+
+    fn finished(
+        &self,
+        call: &crate::after_call::Call,
+        _micros: u64,
+        _reply: Option<&firn_resp::Reply>,
+    ) {
+        // A command whose run never took effect (refused, or a blocked
+        // command's first run) remembers nothing.
+        let mine = &call.client.tracking;
+        if mine.is_on() {
+            mine.reading.lock().clear();
+        }
     }
 }
 
-/// Before a command runs: a tracking client's read-only command remembers
-/// its keys (per OPTIN/OPTOUT and CLIENT CACHING), and the CLIENT CACHING
-/// flag, which applies to one command, is spent. One atomic load for a
-/// client without tracking.
-fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args: &[Bytes], db: u8) {
+/// Before a command runs: a tracking client's read-only command notes its
+/// keys to remember (per OPTIN/OPTOUT and CLIENT CACHING), and the CLIENT
+/// CACHING flag, which applies to one command, is spent. One atomic load
+/// for a client without tracking.
+fn before_command(client: &ClientInfo, cmd: &Command, args: &[Bytes], db: u8) {
     let mine = &client.tracking;
     if !mine.is_on() {
         return;
@@ -145,24 +183,12 @@ fn before_command(server: &Server, client: &ClientInfo, cmd: &Command, args: &[B
     } else {
         mine.caching.swap(false, Ordering::Relaxed)
     };
-    remember_reads(server, client, cmd, args, db, caching);
-}
-
-/// Tracks the keys a read-only command reads for `client`.
-fn remember_reads(
-    server: &Server,
-    client: &ClientInfo,
-    cmd: &Command,
-    args: &[Bytes],
-    db: u8,
-    caching: bool,
-) {
     // A read-only script names no keys to lock (EVAL_RO's are tracked by
     // the reads it runs, if any: `remember_script_keys`).
-    if !cmd.has(Flags::READONLY) {
+    if !cmd.has(Flags::READONLY) || !remembers(client, caching) {
         return;
     }
-    remember_keys(server, client, cmd.lock_keys(args, db), caching);
+    mine.reading.lock().extend(cmd.lock_keys(args, db));
 }
 
 /// Tracks the keys of a script's command (EVAL's declared KEYS) once the
@@ -175,25 +201,33 @@ pub fn remember_script_keys(server: &Server, client: &ClientInfo, db: u8, keys: 
     remember_keys(server, client, keys, false);
 }
 
-fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, caching: bool) {
-    let mine = &client.tracking;
-    if !mine.is_on() {
-        return;
-    }
-    let flags = mine.flags();
+/// Whether a tracking client's read now remembers its keys: never in BCAST
+/// mode, under OPTIN only with CLIENT CACHING yes, under OPTOUT unless
+/// CLIENT CACHING no.
+fn remembers(client: &ClientInfo, caching: bool) -> bool {
+    let flags = client.tracking.flags();
     if flags & BCAST != 0 {
-        return;
-    }
-    let remember = if flags & OPTIN != 0 {
+        false
+    } else if flags & OPTIN != 0 {
         caching
     } else if flags & OPTOUT != 0 {
         !caching
     } else {
         true
-    };
-    if !remember || keys.is_empty() {
+    }
+}
+
+fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, caching: bool) {
+    if !client.tracking.is_on() || keys.is_empty() || !remembers(client, caching) {
         return;
     }
+    remember(server, client, keys);
+}
+
+/// Enters `keys` in the table for `client`; an eviction past
+/// `tracking-table-max-keys` sends its invalidations now, before the reply
+/// of the command that caused it.
+fn remember(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>) {
     let max_keys = server.config().tracking_table_max_keys;
     let evicted = {
         let mut state = server.tracking.state.lock();
@@ -215,7 +249,7 @@ fn remember_keys(server: &Server, client: &ClientInfo, keys: Vec<(u8, Bytes)>, c
         server.tracking.publish_totals(&state);
         evicted
     };
-    send_all(server, evicted);
+    send_all(server, evicted, 0);
 }
 
 /// A lowered `tracking-table-max-keys` takes effect at once: the oldest
@@ -228,7 +262,7 @@ pub fn apply_limit(server: &Server, max_keys: u64) {
         server.tracking.publish_totals(&state);
         evicted
     };
-    send_all(server, evicted);
+    send_all(server, evicted, 0);
 }
 
 /// Drops the oldest keys while the table holds more than `max_keys` (0 =
@@ -286,67 +320,37 @@ fn invalidations_for(
     }
 }
 
-/// Reads the change stream while some client tracks; stops when the last
-/// one turns tracking off.
-async fn invalidation_task(server: Arc<Server>, mut changes: firn_storage::ChangeReceiver) {
-    loop {
-        let first = tokio::select! {
-            change = changes.recv() => change,
-            _ = server.tracking.stop.notified() => {
-                let mut state = server.tracking.state.lock();
-                if server.tracking.clients_on() == 0 {
-                    state.task_running = false;
-                    return;
-                }
-                continue;
-            }
-        };
-        // Everything already committed is handled in one go, so BCAST
-        // clients get one message per prefix, as per Redis event-loop turn.
-        let mut batch = Vec::new();
-        let mut lagged = false;
-        match first {
-            Ok(change) => batch.push(change),
-            Err(RecvError::Lagged(_)) => lagged = true,
-            Err(RecvError::Closed) => {
-                server.tracking.state.lock().task_running = false;
-                return;
-            }
-        }
-        loop {
-            match changes.try_recv() {
-                Ok(change) => batch.push(change),
-                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
-                Err(_) => break,
-            }
-        }
-        let invalidations = apply_changes(&server, &batch, lagged);
-        send_all(&server, invalidations);
+/// A batch was submitted (firn-storage signals.rs): its submitter still
+/// holds its keys' locks, so the invalidations are queued before the
+/// write's reply can leave and before any later command on those keys runs.
+pub fn on_submit(server: &Server, batch: &firn_storage::Submitted<'_>) {
+    if server.tracking.clients_on() == 0 {
+        return;
     }
+    let invalidations = apply_changes(server, batch);
+    send_all(server, invalidations, batch.client);
 }
 
-/// What a run of committed changes invalidates. A lagged stream (changes
-/// were lost) is treated as a flush: every client drops everything.
+/// What a submitted batch invalidates: each key it modified, in the order
+/// its commands modified them, for the clients that read it; BCAST
+/// prefixes get one message each with the batch's keys, sorted; a flush
+/// invalidates everything.
 fn apply_changes(
     server: &Server,
-    changes: &[Arc<Change>],
-    lagged: bool,
+    batch: &firn_storage::Submitted<'_>,
 ) -> Vec<Invalidation<ClientInfo>> {
     let tracking = &server.tracking;
     let mut state = tracking.state.lock();
     let mut out = Vec::new();
-    // BCAST: prefix → changed key → its writer (0 once several wrote it).
+    // BCAST: prefix → changed key → its writer.
     let mut broadcast: BTreeMap<Bytes, BTreeMap<Bytes, u64>> = BTreeMap::new();
-    let mut flushed = lagged;
-    for change in changes {
-        if is_flush(change) {
-            flushed = true;
-            continue;
-        }
-        for (_, key) in &change.keys {
+    let flushed = batch.flushed;
+    let origin = batch.client;
+    if !flushed {
+        for (_, key) in &batch.signals.modified {
             if let Some(ids) = state.table.remove(key) {
                 state.items -= ids.len();
-                invalidations_for(&state, key, ids, change.client, &mut out);
+                invalidations_for(&state, key, ids, origin, &mut out);
             }
             for (prefix, _) in state
                 .prefixes
@@ -359,13 +363,7 @@ fn apply_changes(
                 broadcast
                     .entry(prefix.clone())
                     .or_default()
-                    .entry(key.clone())
-                    .and_modify(|writer| {
-                        if *writer != change.client {
-                            *writer = 0;
-                        }
-                    })
-                    .or_insert(change.client);
+                    .insert(key.clone(), origin);
             }
         }
     }
@@ -414,21 +412,18 @@ fn apply_changes(
     out
 }
 
-/// A flush (not a SWAPDB alone, which Redis 7.0 does not signal).
-fn is_flush(change: &Change) -> bool {
-    change.flushed
-}
-
-fn send_all(server: &Server, invalidations: Vec<Invalidation<ClientInfo>>) {
+/// Sends each invalidation; one caused by `origin`'s own write (0: none)
+/// to `origin` itself follows its command's reply, as Redis 7.0 sends it.
+fn send_all(server: &Server, invalidations: Vec<Invalidation<ClientInfo>>, origin: u64) {
     for invalidation in invalidations {
-        send(server, &invalidation.client, invalidation.keys);
+        send(server, &invalidation.client, invalidation.keys, origin);
     }
 }
 
 /// Redis's sendTrackingMessage: to the client itself in RESP3, or to its
 /// redirection target (RESP3 push, or a RESP2 subscriber's message on
 /// `__redis__:invalidate`); nothing for a RESP2 client without one.
-fn send(server: &Server, client: &Arc<ClientInfo>, keys: Option<Vec<Bytes>>) {
+fn send(server: &Server, client: &Arc<ClientInfo>, keys: Option<Vec<Bytes>>, origin: u64) {
     let mine = &client.tracking;
     if !mine.is_on() {
         return;
@@ -445,7 +440,7 @@ fn send(server: &Server, client: &Arc<ClientInfo>, keys: Option<Vec<Bytes>>) {
                         Reply::Bulk(Bytes::from_static(b"tracking-redir-broken")),
                         Reply::Integer(redirect as i64),
                     ]);
-                    deliver(server, client, notice, MESSAGE_OVERHEAD_BYTES);
+                    deliver(server, client, notice, MESSAGE_OVERHEAD_BYTES, false);
                 }
                 return;
             }
@@ -462,6 +457,7 @@ fn send(server: &Server, client: &Arc<ClientInfo>, keys: Option<Vec<Bytes>>) {
         None => Reply::Null,
     };
     let to = target.as_ref().unwrap_or(client);
+    let after_reply = origin != 0 && to.id == origin;
     let message = if protocol_of(to) == Protocol::Resp3 {
         Reply::Push(vec![
             Reply::Bulk(Bytes::from_static(b"invalidate")),
@@ -476,7 +472,7 @@ fn send(server: &Server, client: &Arc<ClientInfo>, keys: Option<Vec<Bytes>>) {
     } else {
         return;
     };
-    deliver(server, to, message, bytes);
+    deliver(server, to, message, bytes, after_reply);
 }
 
 fn protocol_of(client: &ClientInfo) -> Protocol {
@@ -492,8 +488,9 @@ fn protocol_of(client: &ClientInfo) -> Protocol {
 /// that never reads can cost (Redis would buffer without bound).
 const UNLIMITED_CLASS_CAP_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Queues a message under the target's output-limit class.
-fn deliver(server: &Server, to: &ClientInfo, message: Reply, bytes: u64) {
+/// Queues a message under the target's output-limit class; `after_reply`:
+/// behind the reply of the command the target is running.
+fn deliver(server: &Server, to: &ClientInfo, message: Reply, bytes: u64, after_reply: bool) {
     let limits = server.config().client_output_buffer_limit;
     let mut limit = if to.pubsub.subscribed() {
         limits.pubsub
@@ -503,33 +500,12 @@ fn deliver(server: &Server, to: &ClientInfo, message: Reply, bytes: u64) {
     if limit.hard_bytes == 0 {
         limit.hard_bytes = UNLIMITED_CLASS_CAP_BYTES;
     }
-    crate::pubsub::deliver::deliver(to, &Arc::new(message), bytes, limit);
+    crate::pubsub::deliver::deliver(to, &Arc::new(message), bytes, limit, after_reply);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn change(keys: &[&str], whole: &[u8], flushed: bool, client: u64) -> Arc<Change> {
-        Arc::new(Change {
-            keys: keys
-                .iter()
-                .map(|k| (0, Bytes::copy_from_slice(k.as_bytes())))
-                .collect(),
-            whole_dbs: whole.to_vec(),
-            flushed,
-            client,
-            ..Default::default()
-        })
-    }
-
-    #[test]
-    fn only_flushes_invalidate_everything() {
-        assert!(is_flush(&change(&[], &[0], true, 1)));
-        assert!(is_flush(&change(&[], &[0, 1], true, 1)));
-        assert!(!is_flush(&change(&[], &[0, 1], false, 1)));
-        assert!(!is_flush(&change(&["k"], &[], false, 1)));
-    }
 
     #[test]
     fn eviction_drops_the_oldest_live_keys() {

@@ -8,7 +8,6 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::sync::Notify;
 
 /// Option flags of a tracking client.
 pub const BCAST: u8 = 1;
@@ -32,6 +31,10 @@ pub struct ClientTracking {
     pub(super) caching: AtomicBool,
     /// BCAST prefixes, sorted.
     pub(super) prefixes: Mutex<Vec<Bytes>>,
+    /// The keys of the read-only commands about to run (decided before
+    /// they run, per OPTIN/OPTOUT and CLIENT CACHING), entered in the
+    /// table once their run takes effect, under their keys' locks.
+    pub(super) reading: Mutex<Vec<(u8, Bytes)>>,
 }
 
 impl ClientTracking {
@@ -65,8 +68,6 @@ pub struct Tracking<C> {
     /// Clients with tracking on; zero = nothing to remember, no task.
     pub(super) clients_on: AtomicUsize,
     pub(super) state: Mutex<State<C>>,
-    /// Tells the task to check whether it is still needed.
-    pub(super) stop: Notify,
     /// INFO tracking_total_keys / items / prefixes, kept outside the lock.
     pub(super) total_keys: AtomicUsize,
     pub(super) total_items: AtomicUsize,
@@ -74,7 +75,9 @@ pub struct Tracking<C> {
 }
 
 pub(super) struct State<C> {
-    pub(super) task_running: bool,
+    /// Held while any client tracks: submits then hand their signals to
+    /// `tracking::state::on_submit` (firn-storage signals.rs).
+    pub(super) listening: Option<firn_storage::SubmitListening>,
     /// Tracking clients by id (the ones invalidations may be for).
     pub(super) clients: HashMap<u64, Arc<C>>,
     /// Key → ids of the clients that may cache it.
@@ -132,7 +135,6 @@ impl<C> Default for Tracking<C> {
         Tracking {
             clients_on: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
-            stop: Notify::new(),
             total_keys: AtomicUsize::new(0),
             total_items: AtomicUsize::new(0),
             total_prefixes: AtomicUsize::new(0),
@@ -143,7 +145,7 @@ impl<C> Default for Tracking<C> {
 impl<C> Default for State<C> {
     fn default() -> Self {
         State {
-            task_running: false,
+            listening: None,
             clients: HashMap::new(),
             table: HashMap::new(),
             items: 0,
