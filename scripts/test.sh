@@ -4,8 +4,7 @@
 # tests that compare Firn with Debian's redis-server byte for byte.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/install-deps.sh"
-"$here/install-deps.sh" --check
+"$here/install-deps.sh" test
 source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
