@@ -35,43 +35,56 @@ enum LogTo {
 }
 
 fn init_logging(config: &Config, to: LogTo) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let level = match config.loglevel.as_str() {
-        "debug" => "debug",
-        "verbose" => "info",
-        "warning" | "nothing" => "warn",
-        _ => "info",
+        "debug" => LevelFilter::DEBUG,
+        "verbose" => LevelFilter::INFO,
+        "warning" | "nothing" => LevelFilter::WARN,
+        _ => LevelFilter::INFO,
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // FIRN_LOG overrides loglevel: a level, or `target=level` directives
+    // (`FIRN_LOG=info,firn_storage=debug`). tracing-subscriber's Targets
+    // filter reads them; its EnvFilter would also take span and field
+    // filters, at the price of the regex crates in every first build.
+    let filter = std::env::var("FIRN_LOG")
+        .ok()
+        .and_then(|text| text.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(level));
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(LevelFilter::TRACE)
         .with_target(false);
-    if config.logfile.is_empty() {
-        let _ = match to {
-            LogTo::Stdout => builder.try_init(),
-            LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),
-        };
+    let _ = if config.logfile.is_empty() {
+        match to {
+            LogTo::Stdout => builder.finish().with(filter).try_init(),
+            LogTo::Stderr => builder
+                .with_writer(std::io::stderr)
+                .finish()
+                .with(filter)
+                .try_init(),
+        }
     } else {
         match std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&config.logfile)
         {
-            Ok(file) => {
-                let _ = builder
-                    .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(file))
-                    .try_init();
-            }
+            Ok(file) => builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .finish()
+                .with(filter)
+                .try_init(),
             Err(e) => {
                 eprintln!(
                     "cannot open logfile {}: {e}; logging to stdout",
                     config.logfile
                 );
-                let _ = tracing_subscriber::fmt().try_init();
+                builder.finish().with(filter).try_init()
             }
         }
-    }
+    };
 }
 
 /// Raises RLIMIT_NOFILE to fit maxclients, as Redis does, and returns the
