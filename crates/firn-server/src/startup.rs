@@ -58,8 +58,9 @@ fn init_logging(config: &Config, to: LogTo) {
     let _ = if config.logfile.is_empty() {
         match to {
             LogTo::Stdout => builder.finish().with(filter).try_init(),
+            // Printed above import-rdb's progress bar, if one is shown.
             LogTo::Stderr => builder
-                .with_writer(std::io::stderr)
+                .with_writer(crate::cli_progress::StderrLog)
                 .finish()
                 .with(filter)
                 .try_init(),
@@ -216,7 +217,8 @@ pub fn run(mut config: Config) -> Result<(), String> {
 /// `firn import-rdb <file>`: loads an RDB file into the data directory of
 /// `config` (see `rdb_import`) and exits, listening on no port. The server
 /// state is the one `run` serves, without its listeners and background
-/// threads; every write is durable when this returns.
+/// threads; every write is durable when this returns. Its progress is
+/// shown on standard error (cli_progress.rs).
 pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, String> {
     crate::allocator::configure();
     init_logging(&config, LogTo::Stderr);
@@ -224,13 +226,22 @@ pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, Strin
         std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     std::fs::create_dir_all(&config.dir)
         .map_err(|e| format!("cannot create dir {}: {e}", config.dir.display()))?;
+    let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let server = open_server(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("firn-import")
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let result = runtime.block_on(crate::rdb_import::import_rdb(&server, file));
+    // The bytes of the file read so far are the progress shown (a bar on a
+    // terminal, log lines otherwise).
+    let operation = server.progress.start("rdb-import", "bytes", file_bytes);
+    let shown =
+        crate::cli_progress::show(operation.clone(), format!("Importing {}", path.display()));
+    let reader = crate::progress::CountedRead::new(file, operation.clone());
+    let result = runtime.block_on(crate::rdb_import::import_rdb(&server, reader));
+    shown.finish(result.is_ok());
+    operation.finish();
     server.request_shutdown();
     runtime.shutdown_timeout(Duration::from_secs(2));
     server.engine.shutdown();
