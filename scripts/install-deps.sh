@@ -35,6 +35,11 @@
 #                  checker/go.mod names Go 1.26 (go-redis v9.23 needs it):
 #                  Go >= 1.21 fetches that toolchain from the Go module
 #                  proxy by itself; Debian 12's 1.19 cannot.
+#   cargo-deb      scripts/package_deb.sh builds the Debian package; built
+#                  with `cargo install` (about a minute on 2 cores, once)
+#   dpkg-shlibdeps what cargo-deb derives the package's Depends with
+#   systemd-analyze      scripts/package_test.sh verifies its unit (systemd)
+#   logrotate      scripts/package_test.sh rotates the installed log
 #
 #   install-deps.sh run      install what run.sh needs, then check it
 #   install-deps.sh test     install everything, then check it (exit 1 if
@@ -94,6 +99,10 @@ promtool|command promtool|prometheus|test
 prometheus|command prometheus|prometheus|test
 redis_exporter|command prometheus-redis-exporter|prometheus-redis-exporter|test
 chromium|command chromium|chromium|test
+cargo-deb|command cargo-deb|cargo install --locked cargo-deb@3.8.0|test
+dpkg-shlibdeps|command dpkg-shlibdeps|dpkg-dev|test
+systemd-analyze|command systemd-analyze|systemd|test
+logrotate|command logrotate|logrotate|test
 EOF
 }
 
@@ -151,9 +160,14 @@ case "${1:-}" in
 esac
 
 need=()
+crates=()
 while IFS='|' read -r name how pkg set; do
     [ -n "$pkg" ] || continue
     if ! locate "$how" >/dev/null 2>&1; then
+        if [[ "$pkg" == "cargo install "* ]]; then
+            crates+=("$pkg")
+            continue
+        fi
         [[ " ${need[*]-} " == *" $pkg "* ]] || need+=("$pkg")
     fi
 done < <(requirements_of "$set_name")
@@ -165,6 +179,11 @@ if ((${#need[@]})); then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+
+for install in "${crates[@]}"; do
+    echo "install-deps.sh: $install"
+    $install >&2
+done
 
 # Debian's redis-server, redis-sentinel and prometheus packages start
 # system instances (6379, 26379, 9090, 9121); Firn's tests start their own
