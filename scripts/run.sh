@@ -9,5 +9,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 "$here/install-deps.sh" run
 source "$here/env.sh"
-cargo build --release --locked -p firn-server --manifest-path "$here/../Cargo.toml"
+# From the repository, whose .cargo/config.toml sets the cfg flags.
+(cd "$here/.." && cargo build --release --locked -p firn-server)
 exec "$CARGO_TARGET_DIR/release/firn" "$@"
