@@ -37,7 +37,8 @@
 # Every server started here is stopped on exit, even on failure, and the
 # temporary work dir ($work, under $bench_tmp if set, else $TMPDIR or /tmp)
 # is removed; a script with more to undo defines bench_cleanup.
-"$here/../scripts/install-deps.sh" >&2
+# The test set: redis-server and redis-benchmark are the reference side.
+"$here/../scripts/install-deps.sh" test >&2
 source "$here/../scripts/env.sh"
 
 work="$(mktemp -d "${bench_tmp:-${TMPDIR:-/tmp}}/firn-bench.XXXXXX")"

@@ -13,6 +13,11 @@ export CXX="ccache c++"
 unset RUSTFLAGS
 export ROCKSDB_PORTABLE=1
 export PORTABLE=1
+# RocksDB's C++ is compiled by crates/firn-rocksdb (without the files Firn
+# never links, beside the Rust crates): librocksdb-sys only links it. Any
+# directory will do; without the variable librocksdb-sys builds it all.
+export ROCKSDB_LIB_DIR="$CARGO_TARGET_DIR"
+unset ROCKSDB_STATIC
 mkdir -p "$CARGO_TARGET_DIR" "$CCACHE_DIR"
 # Go for checker/ (installed by install-deps.sh; an official tarball's
 # /usr/local/go is used when present).

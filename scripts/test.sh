@@ -4,8 +4,7 @@
 # tests that compare Firn with Debian's redis-server byte for byte.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-"$here/install-deps.sh"
-"$here/install-deps.sh" --check
+"$here/install-deps.sh" test
 source "$here/env.sh"
 cd "$here/.."
 cargo fmt --all -- --check
@@ -29,6 +28,10 @@ done
 FIRN_DIFF_COLD=1 FIRN_DIFF_WRITERS=2 cargo test --locked -p firn-server \
     "${cold_suites[@]}" -- --test-threads=2
 python3 scripts/gen_command_table.py --check
+# The Debian package: built, installed with dpkg -i, its unit verified,
+# firn started as the unit starts it and PINGed, its log rotated, purged
+# (scripts/package_test.sh cleans up whatever happens).
+bash scripts/package_test.sh
 # The concurrent history checker (checker/, Go): many clients against the
 # firn that cargo test built, in rounds of histories with new seeds, in the
 # default mode and with every read cold and two writers: the single-key

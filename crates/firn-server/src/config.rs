@@ -2296,6 +2296,42 @@ mod tests {
         assert!(on_disk == rendered, "docs/configuration.md is stale: run FIRN_WRITE_DOCS=1 cargo test -p firn-server config");
     }
 
+    /// The Debian package's /etc/firn/firn.conf (packaging/debian/): it
+    /// loads with no start-up warning, sets what the unit relies on, and
+    /// each option it shows commented out (`# name value`) parses as
+    /// written, so uncommenting one never stops the server.
+    #[test]
+    fn the_packaged_firn_conf_loads_and_its_examples_parse() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../packaging/debian/firn.conf"
+        );
+        let config = Config::from_args(&[path.to_string()]).expect("firn.conf loads");
+        assert_eq!(config.warnings(), Vec::<String>::new());
+        assert_eq!(config.dir, PathBuf::from("/var/lib/firn"));
+        assert_eq!(config.logfile, "/var/log/firn/firn.log");
+        assert!(!config.daemonize, "the unit is Type=simple");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut examples = Vec::new();
+        for line in text.lines() {
+            let Some(example) = line.strip_prefix("# ") else {
+                continue;
+            };
+            let name = example.split_whitespace().next().unwrap_or_default();
+            if find_option(name).is_none() && name != "rename-command" {
+                continue;
+            }
+            let mut config = Config::default();
+            config
+                .apply_text(example)
+                .unwrap_or_else(|e| panic!("firn.conf's example `{example}`: {e}"));
+            examples.push(name);
+        }
+        assert!(examples.len() >= 20, "only {examples:?}");
+        // A line that does not parse is caught.
+        assert!(Config::default().apply_text("maxmemory lots").is_err());
+    }
+
     #[test]
     fn kept_options_check_and_print_as_redis() {
         let mut c = Config::default();

@@ -8,6 +8,7 @@ mod allocator;
 pub mod args;
 pub mod blocking;
 pub mod bookkeeping;
+pub mod cli_progress;
 pub mod coldlog;
 pub mod coldpool;
 pub mod command_table;

@@ -9,9 +9,11 @@
 //! registry keeps only a `Weak` to it, taken under a lock once, at the
 //! start. The operation ends when it is finished or its last `Arc` is
 //! dropped (an early return, an error); its final state is then kept as
-//! `last_finished`.
+//! `last_finished`. An offline command shows its operation on the terminal
+//! with cli_progress.rs.
 
 use parking_lot::Mutex;
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -150,6 +152,27 @@ impl OperationSnapshot {
     }
 }
 
+/// A reader that counts the bytes read through it as its operation's
+/// progress (`firn import-rdb` reading its file).
+pub struct CountedRead<R> {
+    inner: R,
+    operation: Arc<Operation>,
+}
+
+impl<R> CountedRead<R> {
+    pub fn new(inner: R, operation: Arc<Operation>) -> CountedRead<R> {
+        CountedRead { inner, operation }
+    }
+}
+
+impl<R: Read> Read for CountedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.operation.advance(n as u64);
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +240,19 @@ mod tests {
         assert!(last
             .finished_unix_ms
             .is_some_and(|at| at >= last.started_unix_ms));
+    }
+
+    #[test]
+    fn a_counted_read_advances_its_operation() {
+        let progress = Progress::default();
+        let operation = progress.start("rdb-import", "bytes", 11);
+        let mut reader = CountedRead::new(&b"hello world"[..], operation.clone());
+        let mut first = [0u8; 4];
+        reader.read_exact(&mut first).unwrap();
+        assert_eq!(operation.snapshot().done, 4);
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).unwrap();
+        assert_eq!(operation.snapshot().done, 11);
     }
 
     #[test]

@@ -35,43 +35,57 @@ enum LogTo {
 }
 
 fn init_logging(config: &Config, to: LogTo) {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let level = match config.loglevel.as_str() {
-        "debug" => "debug",
-        "verbose" => "info",
-        "warning" | "nothing" => "warn",
-        _ => "info",
+        "debug" => LevelFilter::DEBUG,
+        "verbose" => LevelFilter::INFO,
+        "warning" | "nothing" => LevelFilter::WARN,
+        _ => LevelFilter::INFO,
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // FIRN_LOG overrides loglevel: a level, or `target=level` directives
+    // (`FIRN_LOG=info,firn_storage=debug`). tracing-subscriber's Targets
+    // filter reads them; its EnvFilter would also take span and field
+    // filters, at the price of the regex crates in every first build.
+    let filter = std::env::var("FIRN_LOG")
+        .ok()
+        .and_then(|text| text.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(level));
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(LevelFilter::TRACE)
         .with_target(false);
-    if config.logfile.is_empty() {
-        let _ = match to {
-            LogTo::Stdout => builder.try_init(),
-            LogTo::Stderr => builder.with_writer(std::io::stderr).try_init(),
-        };
+    let _ = if config.logfile.is_empty() {
+        match to {
+            LogTo::Stdout => builder.finish().with(filter).try_init(),
+            // Printed above import-rdb's progress bar, if one is shown.
+            LogTo::Stderr => builder
+                .with_writer(crate::cli_progress::StderrLog)
+                .finish()
+                .with(filter)
+                .try_init(),
+        }
     } else {
         match std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&config.logfile)
         {
-            Ok(file) => {
-                let _ = builder
-                    .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(file))
-                    .try_init();
-            }
+            Ok(file) => builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .finish()
+                .with(filter)
+                .try_init(),
             Err(e) => {
                 eprintln!(
                     "cannot open logfile {}: {e}; logging to stdout",
                     config.logfile
                 );
-                let _ = tracing_subscriber::fmt().try_init();
+                builder.finish().with(filter).try_init()
             }
         }
-    }
+    };
 }
 
 /// Raises RLIMIT_NOFILE to fit maxclients, as Redis does, and returns the
@@ -203,7 +217,8 @@ pub fn run(mut config: Config) -> Result<(), String> {
 /// `firn import-rdb <file>`: loads an RDB file into the data directory of
 /// `config` (see `rdb_import`) and exits, listening on no port. The server
 /// state is the one `run` serves, without its listeners and background
-/// threads; every write is durable when this returns.
+/// threads; every write is durable when this returns. Its progress is
+/// shown on standard error (cli_progress.rs).
 pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, String> {
     crate::allocator::configure();
     init_logging(&config, LogTo::Stderr);
@@ -211,13 +226,22 @@ pub fn import_rdb_file(config: Config, path: &Path) -> Result<ImportStats, Strin
         std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     std::fs::create_dir_all(&config.dir)
         .map_err(|e| format!("cannot create dir {}: {e}", config.dir.display()))?;
+    let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let server = open_server(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("firn-import")
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let result = runtime.block_on(crate::rdb_import::import_rdb(&server, file));
+    // The bytes of the file read so far are the progress shown (a bar on a
+    // terminal, log lines otherwise).
+    let operation = server.progress.start("rdb-import", "bytes", file_bytes);
+    let shown =
+        crate::cli_progress::show(operation.clone(), format!("Importing {}", path.display()));
+    let reader = crate::progress::CountedRead::new(file, operation.clone());
+    let result = runtime.block_on(crate::rdb_import::import_rdb(&server, reader));
+    shown.finish(result.is_ok());
+    operation.finish();
     server.request_shutdown();
     runtime.shutdown_timeout(Duration::from_secs(2));
     server.engine.shutdown();

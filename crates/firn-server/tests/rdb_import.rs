@@ -7,8 +7,8 @@
 //! both servers must then hold the same: every key of every database
 //! (SCAN), its type, TTL and contents, and FUNCTION LIST. Also: keys of
 //! the same name are replaced and others kept, expired keys are skipped,
-//! and truncated, corrupt or foreign files end in an error exit, never a
-//! panic.
+//! truncated, corrupt or foreign files end in an error exit, never a
+//! panic, and the progress is a bar on a terminal and log lines elsewhere.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -531,6 +531,99 @@ fn broken_files_are_errors_not_panics() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("cannot open"));
     assert!(started.elapsed() < Duration::from_secs(120));
+}
+
+/// `firn import-rdb` with its standard error on a new pseudo-terminal
+/// (100 columns): what the terminal shows, and the exit status.
+fn import_on_a_terminal(rdb: &Path, dir: &Path) -> (String, std::process::ExitStatus) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (-1, -1);
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors into the ints it is given.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = Command::new(firn_binary())
+        .arg("import-rdb")
+        .arg(rdb)
+        .arg("--dir")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::from(slave))
+        .spawn()
+        .expect("run firn import-rdb");
+    // The child holds the only slave end now: reading ends (EIO) once it exits.
+    let reader = std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut shown = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&shown).into_owned()
+    });
+    let status = child.wait().unwrap();
+    (reader.join().unwrap(), status)
+}
+
+#[test]
+fn progress_is_a_bar_on_a_terminal_and_log_lines_elsewhere() {
+    let redis = Server::redis();
+    let dump = small_dump(&redis);
+    let dir = tempfile::tempdir().unwrap();
+    let rdb = dir.path().join("dump.rdb");
+    std::fs::write(&rdb, &dump).unwrap();
+
+    // Off a terminal (a pipe): a log line once it is done, with every byte.
+    let output = import(&rdb, &dir.path().join("piped"), &[]);
+    assert_imported(&output);
+    let log = stderr(&output);
+    let done = format!(
+        "Importing {}: done, {} bytes in ",
+        rdb.display(),
+        dump.len()
+    );
+    assert!(log.contains(&done), "expected {done:?} in {log}");
+
+    // On a terminal: indicatif's bar, complete, and no log line of it.
+    let (shown, status) = import_on_a_terminal(&rdb, &dir.path().join("terminal"));
+    assert!(status.success(), "{status}\n{shown}");
+    let size = if dump.len() < 1024 {
+        format!("{} B/{} B", dump.len(), dump.len())
+    } else {
+        format!(
+            "{:.2} KiB/{:.2} KiB",
+            dump.len() as f64 / 1024.0,
+            dump.len() as f64 / 1024.0
+        )
+    };
+    assert!(
+        shown.contains(&format!("Importing {}", rdb.display())) && shown.contains(&size),
+        "expected a bar with {size:?} on the terminal, got {shown:?}"
+    );
+    assert!(shown.contains('█') || shown.contains('#'), "{shown:?}");
+    assert!(!shown.contains(": done, "), "{shown:?}");
+    if std::env::var_os("FIRN_SHOW_BAR").is_some() {
+        eprintln!("{shown:?}");
+    }
 }
 
 /// The import's speed on 200k small keys (DEBUG POPULATE): run with
