@@ -1235,7 +1235,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "maxmemory-policy",
         alias: None,
         mutable: true,
-        doc: "Firn never evicts data (it lives on disk; only caches are trimmed to `maxmemory`). The policy chooses what is tracked per key: an LFU policy (`allkeys-lfu`, `volatile-lfu`) keeps Redis's access-frequency counters (OBJECT FREQ, `redis-cli --hotkeys`; `lfu-log-factor`, `lfu-decay-time`), any other keeps last-access times (OBJECT IDLETIME). Switching forgets what was tracked.",
+        doc: "Firn never evicts data (it lives on disk; only caches are trimmed to `maxmemory`). The policy chooses what is tracked per key: an LFU policy (`allkeys-lfu`, `volatile-lfu`) keeps Redis's access-frequency counters (OBJECT FREQ, `redis-cli --hotkeys`; `lfu-log-factor`, `lfu-decay-time`), any other keeps last-access times (OBJECT IDLETIME). A switch keeps what was tracked, read in the other policy's terms until the key's next access (docs/compatibility.md, OBJECT FREQ).",
         get: |c| c.maxmemory_policy.to_string(),
         set: |c, a| {
             let v = one(a)?.to_ascii_lowercase();
