@@ -434,6 +434,14 @@ impl Engine {
     }
 
     /// Every key lock's place, taken now (see [`Engine::request_keys`]).
+    /// [`Engine::request_all`] for a request that outlives the borrow (a
+    /// script's all-locks run, placed as it is queued for the script
+    /// thread).
+    pub fn request_all_owned(&self) -> crate::locks::LockRequest<'static> {
+        let all: Vec<usize> = (0..crate::locks::STRIPES).collect();
+        self.inner.locks.request_owned(&all, LockMode::Exclusive)
+    }
+
     pub fn request_all(&self) -> crate::locks::LockRequest<'_> {
         let all: Vec<usize> = (0..crate::locks::STRIPES).collect();
         self.inner.locks.request(&all, LockMode::Exclusive)
@@ -1008,6 +1016,19 @@ impl OwnedKeysRequest {
                 }
             }
         }
+    }
+
+    /// Parks the calling thread until the stripes are held in this place,
+    /// or `None` when a SWAPDB moved the keys meanwhile: the place this
+    /// request had is gone, and waiting for one at the back of the queues
+    /// could wait behind a request the caller must run before (the script
+    /// thread's later jobs). Never call it on a network thread.
+    pub fn wait_blocking_in_place(self) -> Option<KeyGuard<'static>> {
+        let guard = self.request.wait_blocking();
+        let locks = &self.engine.inner.locks;
+        let pairs: Vec<(u8, &[u8])> = self.keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
+        (locks.epoch() == self.epoch || self.engine.stripes_of(&pairs) == self.stripes)
+            .then_some(guard)
     }
 
     /// Parks the calling thread until the stripes are held. Never call it

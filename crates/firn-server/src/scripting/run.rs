@@ -24,6 +24,7 @@
 
 use bytes::Bytes;
 use firn_resp::{Protocol, Reply};
+use firn_storage::locks::LockRequest;
 use firn_storage::{LockMode, OwnedKeysRequest, ReadMode, Ticket};
 use mlua::{Function, Lua, Value};
 use std::cell::RefCell;
@@ -101,6 +102,15 @@ fn ensure_compiled(vm: &mut Vm, shared: &Shared, sha: &str, body: &Bytes) -> Res
     Ok(())
 }
 
+/// A run's place in the lock queues, taken as its job is queued for the
+/// script thread (see [`run_rounds`]).
+pub enum Place {
+    /// The declared keys'.
+    Keys(OwnedKeysRequest),
+    /// Every stripe: a run that needs all the locks.
+    All(LockRequest<'static>),
+}
+
 /// EVAL, FCALL and friends for a client: runs until a run is done.
 pub async fn run_rounds(
     server: &Arc<Server>,
@@ -113,28 +123,40 @@ pub async fn run_rounds(
         blocking_reads: false,
     };
     let mut cold_rounds = 0;
-    // The declared keys' place in their lock queues is taken here, on the
-    // connection's thread as the command is read, before the job crosses
-    // to the script thread: a command on one of them read after this one
-    // runs after the script, as in Redis. A run abandoned (for a lock or a
-    // cold read) runs again from the back of the queues.
+    // Every run's place in the lock queues is taken here, on the
+    // connection's thread, in the same step that queues its job for the
+    // script thread (`on_thread_in_line`): the declared keys' place, or
+    // every stripe for a run that needs all the locks. So a command on one
+    // of those keys read after this one runs after the script, as in
+    // Redis, and the script thread, which runs jobs in the order they were
+    // queued, only ever waits for a place ahead of every later job's: a run
+    // that took its locks on the thread instead waited there for a place a
+    // job queued behind it held (the checker's mixed workload: a script
+    // that calls FLUSHDB, run again with every lock, stalled every client).
+    // A run abandoned (for a lock or a cold read) runs again from the back
+    // of the queues.
     let declared: Vec<(u8, Bytes)> = request
         .keys()
         .iter()
         .map(|key| (session.db, key.clone()))
         .collect();
-    let mut first = true;
     loop {
         let job_server = server.clone();
         let job_client = client.clone();
         let job_session = session.clone();
         let job_request = request.clone();
         let take_place = || {
-            (std::mem::take(&mut first) && !declared.is_empty()).then(|| {
-                server
-                    .engine
-                    .request_keys_owned(&declared, LockMode::Exclusive)
-            })
+            if mode.all_locks {
+                Some(Place::All(server.engine.request_all_owned()))
+            } else if declared.is_empty() {
+                None
+            } else {
+                Some(Place::Keys(
+                    server
+                        .engine
+                        .request_keys_owned(&declared, LockMode::Exclusive),
+                ))
+            }
         };
         let outcome = on_thread_in_line(
             server,
@@ -236,7 +258,7 @@ fn eval_on_thread(
     session: &Session,
     request: &EvalRequest,
     mode: RunMode,
-    place: Option<OwnedKeysRequest>,
+    place: Option<Place>,
 ) -> Outcome {
     let shared = server.scripting.shared.clone();
     if let Some(body) = &request.body {
@@ -291,7 +313,7 @@ fn fcall_on_thread(
     session: &Session,
     request: &FcallRequest,
     mode: RunMode,
-    place: Option<OwnedKeysRequest>,
+    place: Option<Place>,
 ) -> Outcome {
     let shared = server.scripting.shared.clone();
     let found = vm
@@ -369,15 +391,21 @@ fn run_function(
     target: Target<'_>,
     read_only: bool,
     mode: RunMode,
-    place: Option<OwnedKeysRequest>,
+    place: Option<Place>,
 ) -> Outcome {
     let engine = &server.engine;
     let db = session.db;
     let key_pairs: Vec<(u8, &[u8])> = target.keys.iter().map(|k| (db, k.as_ref())).collect();
     let guard = match place {
+        Some(Place::All(request)) => firn_storage::locks::growing(request.wait_blocking(), true),
         _ if mode.all_locks => engine.lock_all_growing(),
-        Some(place) if place.is_for(&key_pairs) => {
-            firn_storage::locks::growing(place.wait_blocking(), false)
+        Some(Place::Keys(place)) if place.is_for(&key_pairs) => {
+            match place.wait_blocking_in_place() {
+                Some(guard) => firn_storage::locks::growing(guard, false),
+                // A SWAPDB moved the keys: run again with every lock, placed
+                // as that run is queued.
+                None => return Outcome::Abandoned(Abandoned::AllLocks),
+            }
         }
         _ => engine.lock_keys_growing(&key_pairs),
     };
