@@ -262,18 +262,8 @@ impl Drop for LogLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::tests::snapshot;
     use crate::progress::Progress;
-
-    fn snapshot(total: u64, done: u64) -> OperationSnapshot {
-        OperationSnapshot {
-            kind: "rdb-import",
-            unit: "bytes",
-            started_unix_ms: 10_000,
-            total,
-            done,
-            finished_unix_ms: None,
-        }
-    }
 
     #[test]
     fn a_progress_line_gives_the_share_and_the_time_left() {

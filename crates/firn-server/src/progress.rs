@@ -174,10 +174,12 @@ impl<R: Read> Read for CountedRead<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn snapshot(total: u64, done: u64) -> OperationSnapshot {
+    /// A snapshot of an import started at 10 s, `done` of `total` bytes
+    /// (also cli_progress.rs's tests).
+    pub(crate) fn snapshot(total: u64, done: u64) -> OperationSnapshot {
         OperationSnapshot {
             kind: "import",
             unit: "bytes",
