@@ -927,7 +927,7 @@ fn register_wait(
             let held = server.engine.stripes_of(&pairs);
             server
                 .blocking
-                .served_in_turn(client.id, &server.engine, &held);
+                .served_in_turn(client.id, Some(&server.engine), &held);
         } else {
             server.blocking.waits_on(client.id);
         }

@@ -246,6 +246,42 @@ fn a_woken_client_is_served_before_a_command_read_after_the_push() {
     }
 }
 
+/// One push of three elements, three blocked clients (two of them moving
+/// to a destination the push does not name), and a pop read after the
+/// push: all three are served within the push's turn, as Redis serves
+/// them, and the pop finds nothing. (A woken BLMOVE whose destination its
+/// waker did not hold was once placed behind the pop, and the checker's
+/// queue workload saw the pop take the element.)
+#[test]
+fn a_push_serves_every_waiter_it_can_before_a_later_pop() {
+    let mut d = Diff::new();
+    let c = clients(&mut d, 6);
+    for round in 0..ROUNDS {
+        let key = format!("s{round}");
+        let (d1, d2) = (format!("s{round}.d1"), format!("s{round}.d2"));
+        let waits: [Vec<&str>; 3] = [
+            vec!["BLPOP", &key, "0"],
+            vec!["BRPOPLPUSH", &key, &d1, "0"],
+            vec!["BLMOVE", &key, &d2, "LEFT", "RIGHT", "0"],
+        ];
+        for (n, wait) in waits.iter().enumerate() {
+            send_on(&mut d, c[n], wait);
+            d.wait_blocked(c[5], c[5], n as i64 + 1);
+        }
+        hold(&mut d, c[5], &[&key]);
+        send_in_turn(&mut d, c[3], &["RPUSH", &key, "a", "b", "c"]);
+        send_in_turn(&mut d, c[4], &["LPOP", &key]);
+        release(&mut d, c[5]);
+        read_on(&mut d, c[3]);
+        read_on(&mut d, c[4]);
+        for &waiter in &c[..3] {
+            read_on(&mut d, waiter);
+        }
+        cmd_on(&mut d, c[4], &["LRANGE", &d1, "0", "-1"]);
+        cmd_on(&mut d, c[4], &["LRANGE", &d2, "0", "-1"]);
+    }
+}
+
 /// DEL, SET, FLUSHDB and SWAPDB read right after a blocking list pop: the
 /// pop is blocked before each runs, stays blocked through it (a string is
 /// passed over, as in Redis) and is served by the push that follows.

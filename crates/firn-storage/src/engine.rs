@@ -404,18 +404,14 @@ impl Engine {
     }
 
     /// An owned place for `keys` first in line behind their current holder
-    /// (see [`KeyLocks::request_next_owned`]): only when the caller holds
-    /// all their stripes exclusively and they are among `held`; otherwise
-    /// at the back of the queues.
+    /// (see [`KeyLocks::request_next_owned`]): the caller holds the stripes
+    /// of `held` exclusively, and any other stripe of `keys` is taken at
+    /// once if it is free; when one is not, at the back of the queues.
     pub fn request_keys_next(&self, keys: &[(u8, Bytes)], held: &[usize]) -> OwnedKeysRequest {
         let pairs: Vec<(u8, &[u8])> = keys.iter().map(|(db, k)| (*db, k.as_ref())).collect();
         let epoch = self.inner.locks.epoch();
         let stripes = self.stripes_of(&pairs);
-        let next = stripes
-            .iter()
-            .all(|s| held.contains(s))
-            .then(|| self.inner.locks.request_next_owned(&stripes))
-            .flatten();
+        let next = self.inner.locks.request_next_owned(&stripes, held);
         let request = match next {
             Some(request) => request,
             None => self

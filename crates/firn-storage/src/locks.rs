@@ -208,38 +208,55 @@ impl LockTable {
         }
     }
 
-    /// See [`KeyLocks::request_next_owned`]: `None` when one of `stripes`
-    /// is not held exclusively.
+    /// See [`KeyLocks::request_next_owned`]: `None` when a stripe of
+    /// `held` is not held exclusively, or another stripe is taken or has
+    /// requests waiting.
     fn request_next(
         &self,
         this: TableRef<'static>,
         stripes: &[usize],
+        held: &[usize],
     ) -> Option<LockRequest<'static>> {
         let stripes: Vec<usize> = stripes.iter().map(|&s| s % STRIPES).collect();
         let _order = self.order.lock();
-        let mut held: Vec<parking_lot::MutexGuard<'_, Stripe>> =
-            stripes.iter().map(|&s| self.stripes[s].lock()).collect();
-        if held.iter().any(|stripe| !stripe.exclusive) {
+        let mut locked: Vec<(bool, parking_lot::MutexGuard<'_, Stripe>)> = stripes
+            .iter()
+            .map(|&s| (held.contains(&s), self.stripes[s].lock()))
+            .collect();
+        let possible = locked.iter().all(|(behind_caller, stripe)| {
+            if *behind_caller {
+                stripe.exclusive
+            } else {
+                stripe.queue.is_empty() && stripe.admits(LockMode::Exclusive)
+            }
+        });
+        if !possible {
             return None;
         }
-        let waiting = Arc::new(Waiting {
-            pending: AtomicUsize::new(stripes.len()),
-            wakeup: Mutex::new(Wakeup::None),
+        let behind = locked.iter().filter(|(behind, _)| *behind).count();
+        let waiting = (behind > 0).then(|| {
+            Arc::new(Waiting {
+                pending: AtomicUsize::new(behind),
+                wakeup: Mutex::new(Wakeup::None),
+            })
         });
-        for stripe in held.iter_mut() {
-            stripe.queue.push_front(Queued {
-                request: waiting.clone(),
-                mode: LockMode::Exclusive,
-            });
+        for (behind_caller, stripe) in locked.iter_mut() {
+            match (&waiting, *behind_caller) {
+                (Some(waiting), true) => stripe.queue.push_front(Queued {
+                    request: waiting.clone(),
+                    mode: LockMode::Exclusive,
+                }),
+                _ => stripe.hold(LockMode::Exclusive),
+            }
         }
-        drop(held);
+        drop(locked);
         Some(LockRequest {
             held: Some(Held {
                 table: this,
                 stripes,
                 mode: LockMode::Exclusive,
             }),
-            waiting: Some(waiting),
+            waiting,
         })
     }
 
@@ -478,16 +495,24 @@ impl KeyLocks {
     /// An exclusive place *first* in the queues of `stripes`, for the
     /// request that must follow their current holder before anyone already
     /// waiting: the blocked client that holder's write wakes, served in the
-    /// write's own turn as Redis serves it. The caller must hold every one
-    /// of `stripes` exclusively itself (a writer at submit), which is what
-    /// keeps it free of deadlock: the new request waits for the caller
-    /// alone, who waits for nothing, and every request queued behind it was
-    /// queued behind the caller already. `None` (nothing queued) when a
-    /// stripe is not held exclusively. Requests placed so by one holder
-    /// end up in the reverse of the order they were placed.
-    pub fn request_next_owned(&self, stripes: &[usize]) -> Option<LockRequest<'static>> {
+    /// write's own turn as Redis serves it. The caller holds the stripes of
+    /// `held` exclusively (a writer at submit); the new request queues
+    /// first behind it on those, and is granted at once every other stripe
+    /// of `stripes`, which must be free with nobody waiting (BLMOVE's
+    /// destination). That keeps it free of deadlock: the new request waits
+    /// for the caller alone, who waits for nothing, every request queued
+    /// behind it was queued behind the caller already, and what it holds
+    /// nobody was waiting for. `None` (nothing taken) when a stripe of
+    /// `held` is not held exclusively or another one is not free. Requests
+    /// placed so by one holder end up in the reverse of the order they
+    /// were placed.
+    pub fn request_next_owned(
+        &self,
+        stripes: &[usize],
+        held: &[usize],
+    ) -> Option<LockRequest<'static>> {
         self.table
-            .request_next(TableRef::Owned(self.table.clone()), stripes)
+            .request_next(TableRef::Owned(self.table.clone()), stripes, held)
     }
 
     /// Locks `stripes` (sorted and deduplicated) exclusively, awaiting
@@ -695,8 +720,11 @@ mod tests {
         let locks = KeyLocks::default();
         let holder = locks.lock(&[3, 4]).await;
         let waiting = locks.request(&[3], LockMode::Exclusive);
-        assert!(locks.request_next_owned(&[3, 5]).is_none(), "5 is not held");
-        let next = locks.request_next_owned(&[3, 4]).expect("held");
+        assert!(
+            locks.request_next_owned(&[3, 5], &[3, 4, 5]).is_none(),
+            "5 is not held"
+        );
+        let next = locks.request_next_owned(&[3, 4], &[3, 4]).expect("held");
         assert!(!next.is_granted());
         drop(holder);
         assert!(next.is_granted(), "it follows the holder");
@@ -704,6 +732,32 @@ mod tests {
         let next = next.await;
         drop(next);
         assert!(waiting.is_granted());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_next_request_takes_a_free_stripe_its_caller_does_not_hold() {
+        let locks = KeyLocks::default();
+        let holder = locks.lock(&[3]).await;
+        let waiting = locks.request(&[3], LockMode::Exclusive);
+        let other = locks.lock(&[7]).await;
+        assert!(
+            locks.request_next_owned(&[3, 7], &[3]).is_none(),
+            "7 is taken by another"
+        );
+        let next = locks.request_next_owned(&[3, 6], &[3]).expect("6 is free");
+        let later = locks.request(&[6], LockMode::Exclusive);
+        assert!(!later.is_granted(), "6 is the next request's already");
+        drop(holder);
+        assert!(next.is_granted(), "it follows the holder");
+        assert!(!waiting.is_granted());
+        drop(next.await);
+        assert!(waiting.is_granted());
+        assert!(later.is_granted());
+        drop(other);
+        let alone = locks.request_next_owned(&[8], &[]).expect("8 is free");
+        assert!(alone.is_granted());
+        drop(alone);
+        assert!(locks.request(&[8], LockMode::Exclusive).is_granted());
     }
 
     #[test]

@@ -365,27 +365,32 @@ impl Blocking {
     /// the served client left, a waiter came after a command read after
     /// the push, and a pop sent after a push of three elements took one
     /// while a client waited on: the history checker's queue workload.)
-    pub fn served_in_turn(&self, client_id: u64, engine: &Engine, held: &[usize]) {
-        let state = self.state.lock();
+    pub fn served_in_turn(&self, client_id: u64, engine: Option<&Engine>, held: &[usize]) {
+        let mut state = self.state.lock();
         let Some(waiter) = state.by_client.get(&client_id).cloned() else {
             return;
         };
         let mut next: Vec<Arc<Waiter>> = Vec::new();
         for key in &waiter.keys {
-            let Some(queues) = state.by_key.get(key) else {
+            let Some(queues) = state.by_key.get_mut(key) else {
                 continue;
             };
-            let Some((_, queue)) = queues.iter().find(|(db, _)| *db == waiter.db) else {
+            let Some(at) = queues.iter().position(|(db, _)| *db == waiter.db) else {
                 continue;
             };
-            let others = |w: &&Arc<Waiter>| !Arc::ptr_eq(w, &waiter);
+            // Served, it waits no more: it leaves the queues now, not when
+            // its task gets to drop the registration. (Left in line until
+            // then, it was found first by the next served client or the
+            // next push, whose wake-up it took and never used: the third
+            // waiter of a push of three timed out with the element there.)
+            let queue = &mut queues[at].1;
+            queue.retain(|w| !Arc::ptr_eq(w, &waiter));
             let found = match &waiter.wake {
-                Wake::First => queue.iter().find(others),
+                Wake::First => queue.front(),
                 // Its wake-up reached every other reader too.
                 Wake::Every => None,
                 Wake::Group(group) => queue
                     .iter()
-                    .filter(others)
                     .find(|w| matches!(&w.wake, Wake::Group(g) if g == group)),
             };
             if let Some(found) = found {
@@ -393,11 +398,19 @@ impl Blocking {
                     next.push(found.clone());
                 }
             }
+            if queue.is_empty() {
+                queues.swap_remove(at);
+            }
+            if queues.is_empty() {
+                state.by_key.remove(key);
+            }
         }
         drop(state);
         waiter.passed_on.store(true, Ordering::Release);
-        for next in next.iter().rev() {
-            next.reserve(engine, held);
+        if let Some(engine) = engine {
+            for next in next.iter().rev() {
+                next.reserve(engine, held);
+            }
         }
         for next in &next {
             next.wake();
@@ -574,6 +587,30 @@ mod tests {
         drop(second);
         assert_eq!(registry.blocked_clients(), 0);
         assert_eq!(registry.clients_with_timeout(), 0);
+        assert!(registry.state.lock().by_key.is_empty());
+    }
+
+    #[test]
+    fn each_served_waiter_wakes_the_next_one_not_served() {
+        let registry = Arc::new(Blocking::default());
+        let waiters: Vec<Registration> = (1..=3)
+            .map(|id| register(&registry, id, 0, &on(&[key("q")], false, Wake::First)))
+            .collect();
+        let woken = |r: &Registration| r.waiter().woken.load(Ordering::Acquire);
+        ready(&registry, &["q"]);
+        assert!(woken(&waiters[0]) && !woken(&waiters[1]));
+        // Served runs follow one another before the served clients' tasks
+        // drop their registrations.
+        registry.served_in_turn(1, None, &[]);
+        assert!(woken(&waiters[1]) && !woken(&waiters[2]));
+        registry.served_in_turn(2, None, &[]);
+        assert!(woken(&waiters[2]), "the first two were served already");
+        // A push now finds the third first in line.
+        waiters[2].waiter().take_wake();
+        ready(&registry, &["q"]);
+        assert!(woken(&waiters[2]));
+        drop(waiters);
+        assert_eq!(registry.blocked_clients(), 0);
         assert!(registry.state.lock().by_key.is_empty());
     }
 
