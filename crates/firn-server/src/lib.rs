@@ -6,6 +6,7 @@ pub mod acl;
 pub mod after_call;
 mod allocator;
 pub mod args;
+pub mod arrival;
 pub mod blocking;
 pub mod bookkeeping;
 pub mod cli_progress;

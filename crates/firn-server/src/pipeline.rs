@@ -106,6 +106,18 @@ pub(crate) async fn run_one(
         *client.last_cmd.lock() = name;
     }
     client.db.store(session.db, Ordering::Relaxed);
+    // Ran (or was refused): the read it came in no longer holds back the
+    // connections read after it, whatever the command waits for next. A
+    // script ends it once its place is taken (scripting/run.rs).
+    if !matches!(
+        &executed.deferred,
+        Some(Deferred::Script(
+            crate::scripting::request::Request::Eval(_)
+                | crate::scripting::request::Request::Fcall(_)
+        ))
+    ) {
+        client.end_arrival();
+    }
 
     let Executed {
         reply,

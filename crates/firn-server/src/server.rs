@@ -85,6 +85,9 @@ pub struct ClientInfo {
     /// sent (Redis's CLIENT_CLOSE_AFTER_COMMAND: ACL DELUSER or ACL LOAD of
     /// the caller's own user).
     pub close_after_reply: AtomicBool,
+    /// Where its running commands stand in the order connections were
+    /// read (arrival.rs).
+    pub arrival: Mutex<crate::arrival::Arrival>,
 }
 
 pub const ROLE_NONE: u8 = 0;
@@ -145,7 +148,16 @@ impl ClientInfo {
             last_write: Mutex::new(None),
             user_name: Mutex::new(Bytes::from_static(b"default")),
             close_after_reply: AtomicBool::new(false),
+            arrival: Mutex::new(Default::default()),
         }
+    }
+
+    /// Its command has its place in line: the stamp of the read it came in
+    /// ends, and the connections read after it may go (arrival.rs). True
+    /// when a command was waiting for it.
+    pub fn end_arrival(&self) -> bool {
+        let ticket = self.arrival.lock().ticket.take();
+        ticket.is_some_and(crate::arrival::Ticket::end)
     }
 
     pub fn request_kill(&self) {
@@ -719,6 +731,8 @@ pub struct Server {
     pub last_bgsave_ok: AtomicBool,
     pub monitor_feed: broadcast::Sender<Bytes>,
     pub pause: crate::pause::ClientPause,
+    /// The order connections' commands were read in (arrival.rs).
+    pub arrivals: Arc<crate::arrival::Arrivals>,
     pub scan_cursors: Mutex<crate::cursors::ScanCursors>,
     pub access_times: AccessTimes,
     /// Clients blocked on keys and their wake-ups (blocking/state.rs).

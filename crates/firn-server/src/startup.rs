@@ -304,6 +304,7 @@ fn open_server(config: &Config) -> Result<Arc<Server>, String> {
         last_bgsave_ok: AtomicBool::new(true),
         monitor_feed: monitor_tx,
         pause: Default::default(),
+        arrivals: Default::default(),
         scan_cursors: Mutex::new(Default::default()),
         access_times: crate::server::AccessTimes::new(budget.access_times_bytes()),
         blocking: Default::default(),

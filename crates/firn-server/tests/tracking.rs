@@ -211,6 +211,41 @@ fn redirection_broken_and_disconnection() {
     });
 }
 
+/// A redirection target that QUIT is gone by the time its OK is read: a
+/// write right after it tells the tracking client its redirection broke.
+/// (Redis's "RESP3 based basic tracking-redir-broken with client reply
+/// off" hung twice in ten suite runs at this step. The target used to
+/// leave the client table only after its OK was written, a race such a
+/// write could win; this test did not catch it in 50 rounds on an idle
+/// machine, and guards the order since the target leaves first.)
+#[test]
+fn a_target_that_quit_is_gone_before_its_ok_arrives() {
+    let server = Server::firn();
+    let mut writer = server.conn();
+    for round in 0..50 {
+        let key = format!("q{round}");
+        let mut target = server.conn();
+        let target_id = target.cmd(&["CLIENT", "ID"]).as_int().unwrap_or(0);
+        let mut reader = resp3(&server);
+        ok(reader.cmd(&[
+            "CLIENT",
+            "TRACKING",
+            "on",
+            "REDIRECT",
+            &target_id.to_string(),
+        ]));
+        reader.cmd(&["GET", &key]);
+        ok(target.cmd(&["QUIT"]));
+        ok(writer.cmd(&["SET", &key, "v"]));
+        let (_, notice) = reader.read_reply();
+        assert_eq!(
+            notice,
+            R::Push(vec![R::bulk(b"tracking-redir-broken"), R::Int(target_id)]),
+            "round {round}"
+        );
+    }
+}
+
 #[test]
 fn a_script_that_reads_tracks_its_declared_keys_for_its_caller() {
     let server = Server::firn();

@@ -45,6 +45,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+use crate::arrival::stamped;
 use crate::command_table::Flags;
 use crate::config::OutputLimit;
 use crate::monitor::mode::{monitor_loop, Monitored};
@@ -143,11 +144,19 @@ pub async fn serve(
             .await;
         }
     }
-    server.pubsub.forget_client(&client);
-    crate::tracking::state::disable(&server, &client);
-    crate::multi::transaction::unwatch(&server, &client);
-    server.unregister_client(client.id);
+    leave(&server, &client);
     server.connected.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Takes the client out of everything that can reach it: its
+/// subscriptions, tracking, watched keys and the client table (a
+/// redirection to it is broken from here on). Once is enough; again is
+/// harmless.
+fn leave(server: &Server, client: &Arc<ClientInfo>) {
+    server.pubsub.forget_client(client);
+    crate::tracking::state::disable(server, client);
+    crate::multi::transaction::unwatch(server, client);
+    server.unregister_client(client.id);
 }
 
 /// The batches the held replies depend on: the connection's own writes
@@ -172,6 +181,8 @@ pub struct Connection {
     last_io: Instant,
     /// Since when the output has been above the soft limit.
     over_soft_since: Option<Instant>,
+    /// Stamps the wake that ends a wait for input (arrival.rs).
+    read_waker: Arc<crate::arrival::ReadWaker>,
 }
 
 impl Connection {
@@ -185,6 +196,7 @@ impl Connection {
         let (reader, writer) = stream.into_split();
         let session = server.new_session();
         let shutdown = server.shutdown.subscribe();
+        let read_waker = crate::arrival::ReadWaker::new(server.arrivals.clone());
         Connection {
             server,
             client,
@@ -199,6 +211,7 @@ impl Connection {
             shutdown,
             last_io: Instant::now(),
             over_soft_since: None,
+            read_waker,
         }
     }
 
@@ -220,16 +233,23 @@ impl Connection {
                 self.read().await
             };
             match read {
-                Ok(()) => {}
+                Ok(()) => *self.client.arrival.lock() = self.read_waker.take(),
                 Err(Ended::Eof) => {
+                    self.read_waker.disarm();
                     let _ = self.finish().await;
                     return None;
                 }
-                Err(Ended::Abort) => return None,
+                Err(Ended::Abort) => {
+                    self.read_waker.disarm();
+                    return None;
+                }
             }
             // A RESET that ends MONITOR mode hands back the requests still
             // buffered behind it: run them before reading more.
             let mut flow = self.run_buffered().await;
+            // A read that completed no command (a large value still
+            // arriving) holds nobody back while the rest comes.
+            self.client.end_arrival();
             while let Flow::Monitor = flow {
                 if !self.monitor().await {
                     return None;
@@ -240,6 +260,11 @@ impl Connection {
                 Flow::Continue | Flow::Monitor => {}
                 Flow::Drop => return None,
                 Flow::Close => {
+                    // Gone before its last reply (QUIT's OK) can be read:
+                    // a command another client sends on reading it finds
+                    // no subscriber, tracking redirect or client here, as
+                    // Redis frees a closing client before reading more.
+                    leave(&self.server, &self.client);
                     let _ = self.finish().await;
                     return None;
                 }
@@ -325,6 +350,7 @@ impl Connection {
                 return Err(Ended::Abort);
             }
             if self.output.has_released() || self.tls_wants_write() {
+                crate::arrival::arm(&self.read_waker, self.writer.as_ref()).await;
                 self.write_ready().map_err(|_| Ended::Abort)?;
             }
             if self.output_over_limit() {
@@ -332,6 +358,8 @@ impl Connection {
             }
             let room = crate::config::pending_writes_limit(self.server.config().maxmemory);
             if self.server.engine.pending_bytes() > room {
+                // Waiting for the writers, not for input.
+                self.read_waker.disarm();
                 tokio::select! {
                     _ = self.server.engine.wait_for_room(room) => {}
                     _ = self.client.kill.notified() => return Err(Ended::Abort),
@@ -339,6 +367,10 @@ impl Connection {
                 }
             }
             let can_read = (self.output.len as u64) <= self.output_bound();
+            if !can_read {
+                // Not waiting for input: a wake now is no arrival.
+                self.read_waker.disarm();
+            }
             let plain = self.tls.is_none();
             if can_read && plain {
                 self.inbuf.reserve(self.read_size());
@@ -347,8 +379,8 @@ impl Connection {
             let soft_deadline = self.soft_limit_deadline();
             let want_write = self.output.has_released() || self.tls_wants_write();
             let woke = tokio::select! {
-                read = self.reader.read_buf(&mut self.inbuf), if can_read && plain => Woke::Read(read),
-                ready = self.writer.as_ref().readable(), if can_read && !plain => Woke::TlsReadable(ready),
+                read = stamped(&self.read_waker, self.reader.read_buf(&mut self.inbuf)), if can_read && plain => Woke::Read(read),
+                ready = stamped(&self.read_waker, self.writer.as_ref().readable()), if can_read && !plain => Woke::TlsReadable(ready),
                 ready = self.writer.writable(), if want_write => Woke::Writable(ready),
                 _ = sleep_until(idle_deadline), if idle_deadline.is_some() => Woke::Idle,
                 _ = sleep_until(soft_deadline), if soft_deadline.is_some() => Woke::Timer,
@@ -484,6 +516,9 @@ impl Connection {
                 .query_buffer
                 .store(buffered as u64, Ordering::Relaxed);
             let flow = self.run_one(&args).await;
+            // The read's first command has taken its place: the stamp
+            // ends, whatever the command was.
+            self.client.end_arrival();
             if !matches!(flow, Flow::Continue) {
                 return flow;
             }

@@ -289,6 +289,14 @@ pub fn storage_section(server: &Server, out: &mut String) {
         "streamed_replies",
         server.stats.streamed_replies.load(Ordering::Relaxed),
     );
+    // Writes that waited for connections read before them (arrival.rs),
+    // and waits that ran out of time.
+    line(out, "arrival_waits", get(&server.arrivals.waits));
+    line(
+        out,
+        "arrival_waits_given_up",
+        get(&server.arrivals.given_up),
+    );
     line(out, "io_threads", server.config().io_threads);
     line(out, "io_queue_length", pool.queued.load(Ordering::Relaxed));
     line(out, "io_queue_max", pool.max_queued.load(Ordering::Relaxed));

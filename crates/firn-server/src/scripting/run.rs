@@ -146,7 +146,7 @@ pub async fn run_rounds(
         let job_session = session.clone();
         let job_request = request.clone();
         let take_place = || {
-            if mode.all_locks {
+            let place = if mode.all_locks {
                 Some(Place::All(server.engine.request_all_owned()))
             } else if declared.is_empty() {
                 None
@@ -156,7 +156,10 @@ pub async fn run_rounds(
                         .engine
                         .request_keys_owned(&declared, LockMode::Exclusive),
                 ))
-            }
+            };
+            // In line: the connections read after this one may go.
+            client.end_arrival();
+            place
         };
         let outcome = on_thread_in_line(
             server,
