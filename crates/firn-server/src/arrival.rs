@@ -163,8 +163,9 @@ impl Arrivals {
         }
     }
 
-    /// How many stamps are outstanding now (INFO).
-    pub fn outstanding(&self) -> usize {
+    /// How many stamps are outstanding now.
+    #[cfg(test)]
+    fn outstanding(&self) -> usize {
         self.inner.lock().outstanding.len()
     }
 }

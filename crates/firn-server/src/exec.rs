@@ -473,13 +473,21 @@ fn reads_only(body: Body<'_>, all: bool, keys: &[(u8, &[u8])]) -> bool {
     }
 }
 
-/// Whether a body may change what other clients see: a command that
-/// neither is read-only nor blocks, or a transaction.
+/// Whether a keyless body may change what other clients see: a write, a
+/// blocking or pub/sub command, one that may replicate (PUBLISH, a script
+/// with no declared keys), an admin command (CLIENT UNBLOCK, FLUSHALL), or
+/// a transaction. PING, ECHO or INFO need not wait for anyone.
 fn may_write(body: Body<'_>) -> bool {
     match body {
-        Body::Command(cmd, _) => {
-            !cmd.has(Flags::READONLY) || cmd.has(Flags::WRITE) || cmd.has(Flags::BLOCKING)
-        }
+        Body::Command(cmd, _) => [
+            Flags::WRITE,
+            Flags::BLOCKING,
+            Flags::PUBSUB,
+            Flags::MAY_REPLICATE,
+            Flags::ADMIN,
+        ]
+        .into_iter()
+        .any(|flag| cmd.has(flag)),
         Body::Transaction { .. } => true,
     }
 }

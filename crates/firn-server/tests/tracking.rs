@@ -27,6 +27,17 @@ fn ok(reply: R) {
     assert_eq!(reply, R::Simple("OK".into()), "{}", reply.render());
 }
 
+/// Turns tracking on for `reader`, redirected to client `target_id`.
+fn track_into(reader: &mut Conn, target_id: i64) {
+    ok(reader.cmd(&[
+        "CLIENT",
+        "TRACKING",
+        "on",
+        "REDIRECT",
+        &target_id.to_string(),
+    ]));
+}
+
 /// The next message: an `invalidate` push, its keys (None = flush).
 fn invalidation(conn: &mut Conn) -> Option<Vec<String>> {
     let (raw, reply) = conn.read_reply();
@@ -176,13 +187,7 @@ fn redirection_broken_and_disconnection() {
     let target_id = target.cmd(&["CLIENT", "ID"]).as_int().unwrap_or(0);
     let mut reader = resp3(&server);
     let mut writer = server.conn();
-    ok(reader.cmd(&[
-        "CLIENT",
-        "TRACKING",
-        "on",
-        "REDIRECT",
-        &target_id.to_string(),
-    ]));
+    track_into(&mut reader, target_id);
     reader.cmd(&["GET", "k"]);
     target.shutdown();
     poll_until("the target to disconnect", || {
@@ -227,13 +232,7 @@ fn a_target_that_quit_is_gone_before_its_ok_arrives() {
         let mut target = server.conn();
         let target_id = target.cmd(&["CLIENT", "ID"]).as_int().unwrap_or(0);
         let mut reader = resp3(&server);
-        ok(reader.cmd(&[
-            "CLIENT",
-            "TRACKING",
-            "on",
-            "REDIRECT",
-            &target_id.to_string(),
-        ]));
+        track_into(&mut reader, target_id);
         reader.cmd(&["GET", &key]);
         ok(target.cmd(&["QUIT"]));
         ok(writer.cmd(&["SET", &key, "v"]));
