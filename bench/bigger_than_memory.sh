@@ -5,10 +5,13 @@
 #
 #   sudo bench/bigger_than_memory.sh [keys] [limit_mb] [budget_mb]
 #   sudo KVROCKS=../shared/peers/kvrocks/kvrocks bench/bigger_than_memory.sh
+#   sudo KVROCKS=... FIRN_BENCH_REPLICA=0 bench/bigger_than_memory.sh 10000000 1024 512
 #
 # Defaults: 1,500,000 keys of 1,000 bytes (about 1.5 GB), a 640 MB memory
 # cgroup per server, a 256 MB budget (firn --maxmemory, Kvrocks's block
-# cache). A quick check of the script rather than a measurement:
+# cache). The larger size, data ten times the group: 10,000,000 keys
+# (about 10 GB) in 1 GB groups with a 512 MB budget. A quick check of the
+# script rather than a measurement:
 #   sudo FIRN_BENCH_SECONDS=5 KVROCKS=... bench/bigger_than_memory.sh 100000 200 64
 #
 # 1. Each server runs alone in its own cgroup-v1 memory group limited to
@@ -43,6 +46,17 @@
 #    in the data (memtier's values, more compressible) for later ones,
 #    the same for both servers. ops/s and the GET latency percentiles (ms)
 #    come from memtier's JSON; "hit %" is GETs that found their key.
+#    Mixes: read-only, 10:1, 1:1 and write-only (SETs of existing keys).
+#    Then, unless FIRN_BENCH_REPLICA=0, the Redis-on-Flash paper's
+#    replication workload: G:G 10:1 with a replica of the same server
+#    attached, in a group of its own with the same limit, started after
+#    the primary's cold start and synced (master_link_status up, no sync
+#    in progress) before the run.
+#    Before the runs, fio measures the disk's random-read rate for 16 KiB
+#    and 4 KiB blocks (direct I/O, 32 in flight), the ceiling a cold read
+#    path can reach. During Firn's load its WAL bytes
+#    (firn_rocksdb_wal_bytes_total on the metrics port) are divided by the
+#    value bytes loaded.
 # 4. Prints a load table and a run table with Firn/Kvrocks ratio rows.
 #    As evidence that the limit held, each run's row also gives the
 #    group's peak (memory.max_usage_in_bytes) and what the server read
@@ -89,7 +103,10 @@ bench_cleanup() {
         rmdir "${cg[$s]}" 2>/dev/null || echo "could not remove ${cg[$s]}" >&2
     done
 }
-for s in "${servers[@]}"; do
+replica="${FIRN_BENCH_REPLICA:-1}"
+groups=("${servers[@]}")
+[ "$replica" = 1 ] && for s in "${servers[@]}"; do groups+=("$s-replica"); done
+for s in "${groups[@]}"; do
     port[$s]=$(free_port)
     cg[$s]="$cgroot-$s"
     mkdir "${cg[$s]}"
@@ -100,16 +117,43 @@ for s in "${servers[@]}"; do
         echo "$((limit_mb * 1024 * 1024))" > "${cg[$s]}/memory.memsw.limit_in_bytes" 2>/dev/null || true
     fi
 done
+metrics_port=$(free_port)
 
 pid=""
 start() { # server: starts it in its group (server_pid, pid)
     server_wrapper=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "${cg[$1]}")
     case "$1" in
-        firn) start_firn firn "${port[$1]}" --maxmemory "${budget_mb}mb" ;;
-        kvrocks) start_kvrocks kvrocks "${port[$1]}" "$budget_mb" ;;
+        firn) start_firn firn "${port[$1]}" --maxmemory "${budget_mb}mb" --metrics-port "$metrics_port" ;;
+        firn-replica) start_firn firn-replica "${port[$1]}" --maxmemory "${budget_mb}mb" ;;
+        kvrocks*) start_kvrocks "$1" "${port[$1]}" "$budget_mb" ;;
     esac
     server_wrapper=()
     pid=$server_pid
+}
+# A replica of `server` in its own group, synced: its pid in replica_pid.
+replica_pid=""
+start_replica() { # server
+    local r="$1-replica" info
+    rm -rf "${work:?}/$r"
+    local primary_pid=$pid
+    start "$r"
+    replica_pid=$pid
+    pid=$primary_pid
+    redis-cli -p "${port[$r]}" REPLICAOF 127.0.0.1 "${port[$1]}" >/dev/null
+    for _ in $(seq 1 1800); do
+        info=$(redis-cli -p "${port[$r]}" INFO replication 2>/dev/null | tr -d '\r')
+        if grep -q '^master_link_status:up' <<<"$info" && ! grep -q '^master_sync_in_progress:1' <<<"$info"; then
+            return 0
+        fi
+        sleep 1
+    done
+    echo "$r: not in sync after 30 minutes" >&2
+}
+wal_bytes() { # firn's WAL bytes so far, from its metrics port
+    python3 -c '
+import sys, urllib.request
+text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]).read().decode()
+print(sum(float(l.split()[-1]) for l in text.splitlines() if l.startswith("firn_rocksdb_wal_bytes_total")))' "$metrics_port"
 }
 stop() { [ -n "$pid" ] && stop_server "$pid"; pid=""; }
 cold_start() { # server: stopped before, caches dropped, started again
@@ -148,7 +192,11 @@ except (OSError, ValueError, KeyError):
 }
 stored=$(python3 -c "import sys; n = int(sys.argv[1]); print(sum(1000 + len(f'memtier-{i}') for i in range(1, n + 1)))" "$keys")
 
+echo "fio: the disk's random-read rate..." >&2
+fio16=$(disk_randread_iops 16k)
+fio4=$(disk_randread_iops 4k)
 declare -A load_rate load_secs disk sst peak_load peak_runs
+wal_per_value="-"
 for s in "${servers[@]}"; do
     echo "$s: loading $keys keys of 1000 bytes..." >&2
     reset_peak "$s"
@@ -158,6 +206,9 @@ for s in "${servers[@]}"; do
     [ "$(field "$json" errors)" = 0 ] || { echo "$s: the load got errors: $json" >&2; exit 1; }
     found=$(redis-cli -p "${port[$s]}" EXISTS memtier-1 "memtier-$(((keys + 1) / 2))" "memtier-$keys")
     [ "$found" = 3 ] || { echo "$s: loaded keys missing after the load ($found of 3 found)" >&2; exit 1; }
+    if [ "$s" = firn ]; then
+        wal_per_value=$(ratio "$(wal_bytes)" "$((keys * 1000))" 3)
+    fi
     load_rate[$s]=$(field "$json" ops_per_sec)
     load_secs[$s]=$(field "$json" seconds)
     peak_load[$s]=$(peak_mb "$s")
@@ -170,15 +221,21 @@ for s in "${servers[@]}"; do
     stop
 done
 
-mixes=("read-only|0:1" "10 GET : 1 SET|1:10" "1 GET : 1 SET|1:1")
-declare -A result
+mixes=("read-only|0:1" "10 GET : 1 SET|1:10" "1 GET : 1 SET|1:1" "write-only|1:0")
+runs=()
 for pattern in G:G R:R; do
-    for m in "${mixes[@]}"; do
+    for m in "${mixes[@]}"; do runs+=("$pattern|$m"); done
+done
+[ "$replica" = 1 ] && runs+=("G:G|10 GET : 1 SET, a replica attached|1:10")
+declare -A result
+for run in "${runs[@]}"; do
+        pattern="${run%%|*}"; m="${run#*|}"
         mix="${m%%|*}"; ratio_arg="${m#*|}"
         for s in "${servers[@]}"; do
             echo "$s: $pattern $mix, ${seconds}s from cold..." >&2
             reset_peak "$s"
             cold_start "$s"
+            [[ "$mix" == *replica* ]] && start_replica "$s"
             out="$work/memtier-$s-${pattern%%:*}-${ratio_arg/:/-}"
             rm -f "$out.json"
             if ! timeout $((seconds + 120)) "$memtier" -s 127.0.0.1 -p "${port[$s]}" --protocol=redis \
@@ -198,9 +255,12 @@ for pattern in G:G R:R; do
             read_mb=$(awk '$1 == "read_bytes:" {printf "%.0f", $2 / 1048576}' "/proc/$pid/io" 2>/dev/null || echo -)
             [ "$peak" -gt "${peak_runs[$s]:-0}" ] && peak_runs[$s]=$peak
             stop
+            if [ -n "$replica_pid" ]; then
+                stop_server "$replica_pid"
+                replica_pid=""
+            fi
             result[$pattern/$mix/$s]="$(summary "$out.json") ${read_mb:--} $peak"
         done
-    done
 done
 
 echo "| server | load keys/s | load s | disk bytes (du -sb, after restart) | disk bytes per stored byte | SST bytes per stored byte |"
@@ -214,8 +274,8 @@ fi
 echo
 echo "| pattern | mix | server | ops/s | GET hit % | GET p50 ms | GET p99 ms | GET p99.9 ms | disk reads MB | cgroup peak MB |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for pattern in G:G R:R; do
-    for m in "${mixes[@]}"; do
+for run in "${runs[@]}"; do
+        pattern="${run%%|*}"; m="${run#*|}"
         mix="${m%%|*}"
         for s in "${servers[@]}"; do
             read -r ops hit p50 p99 p999 reads peak <<<"${result[$pattern/$mix/$s]}"
@@ -226,7 +286,6 @@ for pattern in G:G R:R; do
             read -r ko _ k50 k99 k999 _ _ <<<"${result[$pattern/$mix/kvrocks]}"
             echo "| $pattern | $mix | firn/kvrocks | $(ratio "$fo" "$ko") | | $(ratio "$f50" "$k50") | $(ratio "$f99" "$k99") | $(ratio "$f999" "$k999") | | |"
         fi
-    done
 done
 echo
 echo "| server | cgroup limit MB | peak MB, load | peak MB, runs | charges over the limit (failcnt) | OOM kills |"
@@ -238,4 +297,5 @@ for s in "${servers[@]}"; do
     echo "| $s | $limit_mb | ${peak_load[$s]} | ${peak_runs[$s]:-0} | $fails | ${ooms:--} |"
 done
 echo
+echo "disk random reads (fio, direct, 32 in flight): ${fio16}/s of 16 KiB, ${fio4}/s of 4 KiB; firn's WAL bytes per value byte during the load: $wal_per_value"
 echo "keys=$keys x 1000 B (stored bytes $stored), firn --maxmemory ${budget_mb}mb, kvrocks block cache ${budget_mb} MB, memory cgroup ${limit_mb} MB per server, ${seconds}s per run from cold (page cache dropped), memtier -t 4 -c 8, $(nproc) cores"

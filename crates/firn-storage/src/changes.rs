@@ -114,6 +114,25 @@ pub(crate) fn command_heads(commands: &[Vec<Bytes>]) -> Vec<Vec<Bytes>> {
 }
 
 pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {
+    encode_log_record_with(db, commands, |_, _| None)
+}
+
+/// Values shorter than this are written out even where a reference could
+/// replace them: a reference costs about as much.
+pub(crate) const MIN_REFERENCED_BYTES: usize = 32;
+
+/// [`encode_log_record`] for the WAL, where the batch's writes sit beside
+/// the record: an argument that is the value the batch writes for the
+/// argument before it (SET's and MSET's key and value), as that key's
+/// inline string, is written as a reference to that meta record instead
+/// of a second copy: `&<pdb>:<n>\r\n`, the value of the `n`-th put (from
+/// 0) of the key's meta record in physical database `pdb` in the same WAL
+/// batch. `reference(key, value)` says whether and where.
+pub(crate) fn encode_log_record_with(
+    db: u8,
+    commands: &[Vec<Bytes>],
+    mut reference: impl FnMut(&[u8], &[u8]) -> Option<(u8, u32)>,
+) -> Vec<u8> {
     let size: usize = commands
         .iter()
         .map(|c| 16 + c.iter().map(|a| a.len() + 16).sum::<usize>())
@@ -122,7 +141,18 @@ pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {
     out.push(db);
     for command in commands {
         push_header(&mut out, b'*', command.len());
-        for arg in command {
+        for (i, arg) in command.iter().enumerate() {
+            let referenced = (i >= 2 && arg.len() >= MIN_REFERENCED_BYTES)
+                .then(|| reference(&command[i - 1], arg))
+                .flatten();
+            if let Some((pdb, n)) = referenced {
+                out.push(b'&');
+                push_decimal(&mut out, pdb as usize);
+                out.push(b':');
+                push_decimal(&mut out, n as usize);
+                out.extend_from_slice(b"\r\n");
+                continue;
+            }
             push_header(&mut out, b'$', arg.len());
             out.extend_from_slice(arg);
             out.extend_from_slice(b"\r\n");
@@ -133,9 +163,15 @@ pub fn encode_log_record(db: u8, commands: &[Vec<Bytes>]) -> Vec<u8> {
 
 /// `<tag><n>\r\n` in decimal.
 fn push_header(out: &mut Vec<u8>, tag: u8, n: usize) {
+    out.push(tag);
+    push_decimal(out, n);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
-    let mut n = n;
     loop {
         at -= 1;
         digits[at] = b'0' + (n % 10) as u8;
@@ -144,20 +180,37 @@ fn push_header(out: &mut Vec<u8>, tag: u8, n: usize) {
             break;
         }
     }
-    out.push(tag);
     out.extend_from_slice(&digits[at..]);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// Decodes [`encode_log_record`]; `None` if the record is malformed.
 pub fn decode_log_record(raw: &[u8]) -> Option<(u8, Vec<Vec<Bytes>>)> {
+    decode_log_record_with(raw, |_, _, _| None)
+}
+
+/// [`decode_log_record`] of a WAL record, whose references
+/// (`encode_log_record_with`) `resolve(pdb, key, n)` turns back into the
+/// values they name; `None` if one cannot be resolved.
+pub(crate) fn decode_log_record_with(
+    raw: &[u8],
+    mut resolve: impl FnMut(u8, &[u8], u32) -> Option<Bytes>,
+) -> Option<(u8, Vec<Vec<Bytes>>)> {
     let (&db, mut rest) = raw.split_first()?;
     let mut commands = Vec::new();
     while !rest.is_empty() {
         let (count, after) = read_header(rest, b'*')?;
         rest = after;
-        let mut command = Vec::with_capacity(count.min(1024));
+        let mut command: Vec<Bytes> = Vec::with_capacity(count.min(1024));
         for _ in 0..count {
+            if rest.first() == Some(&b'&') {
+                let end = rest.windows(2).position(|w| w == b"\r\n")?;
+                let text = std::str::from_utf8(&rest[1..end]).ok()?;
+                let (pdb, n) = text.split_once(':')?;
+                let key = command.last()?;
+                command.push(resolve(pdb.parse().ok()?, key, n.parse().ok()?)?);
+                rest = &rest[end + 2..];
+                continue;
+            }
             let (len, after) = read_header(rest, b'$')?;
             let arg = after.get(..len)?;
             if after.get(len..len + 2)? != b"\r\n" {
@@ -180,12 +233,20 @@ fn read_header(raw: &[u8], tag: u8) -> Option<(usize, &[u8])> {
     Some((n, &raw[end + 2..]))
 }
 
-/// The log-data blobs of a RocksDB `WriteBatch` in its serialized form
+/// What a RocksDB `WriteBatch` holds that Firn reads back: its log-data
+/// blobs and its puts `(column family id, key, value)`, in batch order.
+#[derive(Default)]
+pub struct BatchContents<'a> {
+    pub log_data: Vec<&'a [u8]>,
+    pub puts: Vec<(u32, &'a [u8], &'a [u8])>,
+}
+
+/// The contents of a `WriteBatch` in its serialized form
 /// (`WriteBatch::data`, or a batch read back from the WAL). The format is
 /// RocksDB's (db/write_batch.cc): an 8-byte sequence, a 4-byte count, then
 /// tagged records. Only the record kinds Firn writes are understood; any
 /// other tag is reported as an error rather than guessed at.
-pub fn log_data_in_batch(data: &[u8]) -> Result<Vec<&[u8]>, &'static str> {
+pub fn batch_contents(data: &[u8]) -> Result<BatchContents<'_>, &'static str> {
     const DELETION: u8 = 0x0;
     const VALUE: u8 = 0x1;
     const MERGE: u8 = 0x2;
@@ -196,27 +257,39 @@ pub fn log_data_in_batch(data: &[u8]) -> Result<Vec<&[u8]>, &'static str> {
     const CF_RANGE_DELETION: u8 = 0xE;
     const RANGE_DELETION: u8 = 0xF;
     let mut rest = data.get(12..).ok_or("truncated header")?;
-    let mut blobs = Vec::new();
+    let mut contents = BatchContents::default();
     while let Some((&tag, after)) = rest.split_first() {
         rest = after;
+        let mut cf = 0;
         if matches!(tag, CF_DELETION | CF_VALUE | CF_MERGE | CF_RANGE_DELETION) {
-            rest = read_varint(rest)?.1;
+            (cf, rest) = read_varint(rest)?;
         }
         let strings = match tag {
             DELETION | CF_DELETION | LOG_DATA => 1,
             VALUE | CF_VALUE | MERGE | CF_MERGE | RANGE_DELETION | CF_RANGE_DELETION => 2,
             _ => return Err("unexpected record type"),
         };
-        for i in 0..strings {
+        let mut parts: [&[u8]; 2] = [&[], &[]];
+        for part in parts.iter_mut().take(strings) {
             let (len, after) = read_varint(rest)?;
-            let blob = after.get(..len as usize).ok_or("truncated record")?;
-            if tag == LOG_DATA && i == 0 {
-                blobs.push(blob);
-            }
+            *part = after.get(..len as usize).ok_or("truncated record")?;
             rest = &after[len as usize..];
         }
+        match tag {
+            LOG_DATA => contents.log_data.push(parts[0]),
+            VALUE | CF_VALUE => contents.puts.push((cf, parts[0], parts[1])),
+            _ => {}
+        }
     }
-    Ok(blobs)
+    Ok(contents)
+}
+
+/// The id RocksDB gives column family `handle`, read from a batch's
+/// serialized form (the `rocksdb` crate does not expose it).
+pub(crate) fn column_family_id(handle: &rocksdb::ColumnFamily) -> Option<u32> {
+    let mut probe = rocksdb::WriteBatch::default();
+    probe.put_cf(handle, b"", b"");
+    batch_contents(probe.data()).ok()?.puts.first().map(|p| p.0)
 }
 
 fn read_varint(raw: &[u8]) -> Result<(u32, &[u8]), &'static str> {
@@ -244,5 +317,37 @@ mod tests {
         assert_eq!(decode_log_record(&raw), Some((3, commands)));
         assert_eq!(decode_log_record(&raw[..raw.len() - 1]), None);
         assert_eq!(decode_log_record(&[]), None);
+    }
+
+    #[test]
+    fn a_referred_value_decodes_from_the_record_it_names() {
+        let big = Bytes::from(vec![b'v'; 100]);
+        let commands = vec![
+            vec![
+                Bytes::from("MSET"),
+                Bytes::from("a"),
+                big.clone(),
+                Bytes::from("b"),
+                big.clone(),
+            ],
+            vec![Bytes::from("SET"), Bytes::from("c"), Bytes::from("short")],
+        ];
+        // `a` is referred to (pdb 2, its second put); `b` is not.
+        let raw = encode_log_record_with(1, &commands, |key, _| (key == b"a").then_some((2, 1)));
+        // Written out, both values would make it over 250 bytes.
+        assert!(raw.len() < 200, "{}", raw.len());
+        let resolved = decode_log_record_with(&raw, |pdb, key, n| {
+            assert_eq!((pdb, key, n), (2, &b"a"[..], 1));
+            Some(big.clone())
+        });
+        assert_eq!(resolved, Some((1, commands.clone())));
+        // A reference that names nothing makes the record malformed.
+        assert_eq!(decode_log_record_with(&raw, |_, _, _| None), None);
+        assert_eq!(decode_log_record(&raw), None);
+        // Without references the two forms are the same bytes.
+        assert_eq!(
+            encode_log_record_with(1, &commands, |_, _| None),
+            encode_log_record(1, &commands)
+        );
     }
 }

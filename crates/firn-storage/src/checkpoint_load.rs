@@ -28,6 +28,7 @@ use crate::engine::{file_options, Engine};
 use crate::error::{Result, StorageError};
 use crate::keys::{parse_member_key, PAST_EVERY_KEY};
 use crate::member_filter::PinMembers;
+use crate::meta::Facts;
 use crate::state::Inner;
 use crate::system::{SystemRecords, VERSION_KEY};
 use crate::Cf;
@@ -122,7 +123,7 @@ impl Engine {
                     &mut max_member_version,
                 )?;
             }
-            Ok(())
+            crate::facts::mark_complete(&inner.db)
         });
         drop(source);
         if let Err(e) = &loaded {
@@ -153,8 +154,11 @@ fn open_checkpoint(inner: &Inner, dir: &Path) -> Result<DB> {
         )));
     }
     let cache = inner.block_cache.lock().clone();
+    // The facts are derived from the meta records (copy_column_family),
+    // so a checkpoint made before they existed loads too.
     let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
         .iter()
+        .filter(|&&cf| cf != Cf::Facts)
         .map(|&cf| ColumnFamilyDescriptor::new(cf.name(), file_options(cf, &cache)))
         .collect();
     DB::open_cf_descriptors_read_only(&Options::default(), dir, descriptors, false).map_err(|e| {
@@ -221,7 +225,10 @@ fn copy_column_family(
     copied: &mut LoadedCheckpoint,
     max_member_version: &mut u64,
 ) -> Result<()> {
-    let from = source.cf_handle(cf.name()).ok_or_else(|| {
+    // The facts are the meta records' headers, read from the source's meta.
+    let facts = cf == Cf::Facts;
+    let read_from = if facts { Cf::Meta } else { cf };
+    let from = source.cf_handle(read_from.name()).ok_or_else(|| {
         StorageError::Rocks(format!("the checkpoint has no column family {}", cf.name()))
     })?;
     let to = live_cf(inner, cf)?;
@@ -248,9 +255,17 @@ fn copy_column_family(
                 writer.insert(sst)
             }
         };
+        let value = if facts {
+            &value[..Facts::header_len(value).unwrap_or(value.len())]
+        } else {
+            value
+        };
         sst.put(key, value)?;
-        copied.entries += 1;
-        copied.bytes += (key.len() + value.len()) as u64;
+        if !facts {
+            // (A fact is a copy of part of an entry, not one of its own.)
+            copied.entries += 1;
+            copied.bytes += (key.len() + value.len()) as u64;
+        }
         if members {
             if let Some((_, _, version)) = parse_member_key(key) {
                 *max_member_version = (*max_member_version).max(version);

@@ -78,7 +78,9 @@ impl Engine {
         std::fs::create_dir_all(&config.path).map_err(|e| {
             StorageError::Rocks(format!("cannot create {}: {e}", config.path.display()))
         })?;
-        let cache = Cache::new_lru_cache(config.block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        let (cache_bytes, facts_bytes) = split_block_cache(config.block_cache_bytes);
+        let cache = Cache::new_lru_cache(cache_bytes);
+        let facts_cache = Cache::new_lru_cache(facts_bytes);
         // No stall (`allow_stall` false): the manager flushes memtables
         // when they pass its limit, on the next write. A stalled write
         // triggers no further flush, so a limit lowered below what the
@@ -112,13 +114,20 @@ impl Engine {
         let descriptors: Vec<ColumnFamilyDescriptor> = Cf::ALL
             .iter()
             .map(|&cf| {
+                let cache = if cf == Cf::Facts {
+                    &facts_cache
+                } else {
+                    &cache
+                };
                 ColumnFamilyDescriptor::new(
                     cf.name(),
-                    cf_options(cf, config, &cache, &weak, &members_pinned),
+                    cf_options(cf, config, cache, &weak, &members_pinned),
                 )
             })
             .collect();
         let db = DB::open_cf_descriptors(&db_opts, &config.path, descriptors)?;
+        // A database from before the facts column family: built now.
+        crate::facts::ensure_complete(&db)?;
 
         let records = SystemRecords::read(&db)?;
         let counts = Counts::new();
@@ -139,6 +148,7 @@ impl Engine {
             counts,
             sync: AtomicU8::new(config.sync as u8),
             block_cache: Mutex::new(cache.clone()),
+            facts_cache: Mutex::new((facts_cache, facts_bytes)),
             write_buffers: Mutex::new(write_buffers),
             stats: EngineStats::default(),
             databases: config.databases.clamp(1, MAX_DATABASES),
@@ -166,7 +176,7 @@ impl Engine {
         // go to an SST file, where they are sorted once. Without it, a
         // FLUSHALL loop made every GET on a network thread slower and
         // slower (bench/isolation.sh).
-        for cf in [Cf::Meta, Cf::Data, Cf::ZScore, Cf::Stream] {
+        for cf in [Cf::Meta, Cf::Facts, Cf::Data, Cf::ZScore, Cf::Stream] {
             if let Some(handle) = inner.cf(cf) {
                 inner.db.set_options_cf(
                     handle,
@@ -286,10 +296,13 @@ impl Engine {
         write_buffer_bytes: usize,
         hot_cache_bytes: u64,
     ) {
-        self.inner
-            .block_cache
-            .lock()
-            .set_capacity(block_cache_bytes.max(MIN_BLOCK_CACHE_BYTES));
+        let (cache_bytes, facts_bytes) = split_block_cache(block_cache_bytes);
+        self.inner.block_cache.lock().set_capacity(cache_bytes);
+        {
+            let mut facts = self.inner.facts_cache.lock();
+            facts.0.set_capacity(facts_bytes);
+            facts.1 = facts_bytes;
+        }
         self.inner
             .write_buffers
             .lock()
@@ -537,9 +550,9 @@ impl Engine {
                 .lock(&[keys::stripe_of_key(*pdb, key)])
                 .await;
             let mut txn = self.maintenance_txn();
-            match txn.raw_meta(*pdb, key) {
-                Ok(Some(meta)) if meta.expire_at_ms == *at && meta.is_expired(txn.now_ms()) => {
-                    txn.remove_meta_physical(*pdb, key, Some(&meta));
+            match txn.raw_facts(*pdb, key) {
+                Ok(Some(facts)) if facts.expire_at_ms == *at && facts.is_expired(txn.now_ms()) => {
+                    txn.remove_meta_physical(*pdb, key, Some(&facts));
                     let db = self.inner.db_map.logical(*pdb);
                     txn.set_db(db);
                     txn.set_replay(vec![vec![Bytes::from_static(b"DEL"), key.clone()]]);
@@ -621,13 +634,33 @@ impl Engine {
     /// in commit order: `(rocksdb sequence, logical db, commands)`. Only
     /// the WAL files RocksDB still keeps are visible. Blocking.
     pub fn wal_records_since(&self, since: u64) -> Result<Vec<crate::changes::WalRecord>> {
+        let meta_cf = self
+            .inner
+            .cf(Cf::Meta)
+            .and_then(crate::changes::column_family_id)
+            .ok_or(StorageError::Corrupt("missing column family"))?;
         let mut out = Vec::new();
         for item in self.inner.db.get_updates_since(since)? {
             let (seq, batch) = item?;
-            let blobs =
-                crate::changes::log_data_in_batch(batch.data()).map_err(StorageError::Corrupt)?;
-            for blob in blobs {
-                let (db, commands) = crate::changes::decode_log_record(blob)
+            let contents =
+                crate::changes::batch_contents(batch.data()).map_err(StorageError::Corrupt)?;
+            // A record's references name the meta records the same batch
+            // puts (changes.rs `encode_log_record_with`).
+            let mut meta_puts: std::collections::HashMap<&[u8], Vec<&[u8]>> =
+                std::collections::HashMap::new();
+            for &(cf, key, value) in &contents.puts {
+                if cf == meta_cf {
+                    meta_puts.entry(key).or_default().push(value);
+                }
+            }
+            let resolve = |pdb: u8, key: &[u8], n: u32| {
+                let record = *meta_puts
+                    .get(&keys::meta_key(pdb, key)[..])?
+                    .get(n as usize)?;
+                crate::meta::inline_string_body(record).map(Bytes::copy_from_slice)
+            };
+            for blob in contents.log_data {
+                let (db, commands) = crate::changes::decode_log_record_with(blob, resolve)
                     .ok_or(StorageError::Corrupt("malformed replay record in the WAL"))?;
                 out.push((seq, db, commands));
             }
@@ -837,6 +870,17 @@ impl Engine {
 
 const MIN_BLOCK_CACHE_BYTES: usize = 8 << 20;
 
+/// The `facts` column family's cache: a quarter of the block cache's
+/// share, at least 4 MiB (1.5M keys' facts are about 30 MB of blocks).
+const MIN_FACTS_CACHE_BYTES: usize = 4 << 20;
+
+/// `(block cache, facts cache)` capacities out of the block cache's share.
+fn split_block_cache(block_cache_bytes: usize) -> (usize, usize) {
+    let facts = (block_cache_bytes / 4).max(MIN_FACTS_CACHE_BYTES);
+    let rest = block_cache_bytes.saturating_sub(facts);
+    (rest.max(MIN_BLOCK_CACHE_BYTES), facts)
+}
+
 /// See `memtable_max_range_deletions` in `Engine::open`.
 const MEMTABLE_MAX_RANGE_DELETIONS: &str = "32";
 
@@ -866,7 +910,16 @@ pub(crate) fn file_options(cf: Cf, cache: &Cache) -> Options {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
     table.set_bloom_filter(10.0, false);
-    table.set_block_size(16 << 10);
+    // Point reads of keys larger than memory read one block from disk per
+    // miss: in `meta` (values up to 64 KiB inline) and `facts` (a dozen
+    // bytes each) a 4 KiB block, a quarter of the I/O and of the page
+    // cache a 16 KiB one costs for a 1 KB value. Members keep 16 KiB:
+    // collections are mostly read in ranges.
+    table.set_block_size(if matches!(cf, Cf::Meta | Cf::Facts) {
+        4 << 10
+    } else {
+        16 << 10
+    });
     // Index and filter blocks live in the block cache, so they are bounded
     // by it however large the dataset grows. Partitioned, only the small
     // top level of each file stays pinned (with L0's, which every read
@@ -879,7 +932,13 @@ pub(crate) fn file_options(cf: Cf, cache: &Cache) -> Options {
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     opts.set_block_based_table_factory(&table);
     opts.set_compression_type(DBCompressionType::Lz4);
-    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    // The facts are read on the write path: LZ4 at every level (each
+    // block read from disk is decompressed on the way into the cache).
+    opts.set_bottommost_compression_type(if cf == Cf::Facts {
+        DBCompressionType::Lz4
+    } else {
+        DBCompressionType::Zstd
+    });
     if cf == Cf::System {
         opts.set_merge_operator_associative("firn-system", system_merge);
     }

@@ -50,8 +50,8 @@ impl ExpireCycle {
                 match self.expire_one(*at, *pdb, key, now) {
                     Err(StorageError::Incomplete) if attempt == 0 => {
                         // Warm the block cache without holding the lock.
-                        if let Some(meta_cf) = inner.cf(Cf::Meta) {
-                            let _ = inner.db.get_cf(meta_cf, meta_key(*pdb, key));
+                        if let Some(facts_cf) = inner.cf(Cf::Facts) {
+                            let _ = inner.db.get_cf(facts_cf, meta_key(*pdb, key));
                         }
                     }
                     Err(StorageError::Incomplete) => break,
@@ -69,9 +69,9 @@ impl ExpireCycle {
         let inner = self.engine.inner();
         let _guard = self.engine.lock_physical_blocking(pdb, key);
         let mut txn = self.engine.maintenance_txn();
-        match txn.raw_meta(pdb, key)? {
-            Some(meta) if meta.expire_at_ms == at && at <= now => {
-                txn.remove_meta_physical(pdb, key, Some(&meta));
+        match txn.raw_facts(pdb, key)? {
+            Some(facts) if facts.expire_at_ms == at && at <= now => {
+                txn.remove_meta_physical(pdb, key, Some(&facts));
                 inner.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
                 // Replicas and the change stream see an expiry as a DEL.
                 let db = inner.db_map.logical(pdb);

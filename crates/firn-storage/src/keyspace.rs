@@ -26,13 +26,14 @@ const STAGED_COPY_ENTRIES: usize = 4096;
 pub type KeyInfo = Meta;
 
 impl Txn<'_> {
+    /// Whether `key` exists (its facts only: no value is read).
     pub fn exists(&mut self, db: u8, key: &[u8]) -> Result<bool> {
-        Ok(self.meta(db, key)?.is_some())
+        Ok(self.facts(db, key)?.is_some())
     }
 
     /// Deletes a key of any type in O(1); returns whether it existed.
     pub fn delete_key(&mut self, db: u8, key: &[u8]) -> Result<bool> {
-        if self.meta(db, key)?.is_none() {
+        if self.facts(db, key)?.is_none() {
             return Ok(false);
         }
         self.remove_meta(db, key)
@@ -56,7 +57,7 @@ impl Txn<'_> {
     pub fn watch_probe(&mut self, db: u8, key: &[u8]) -> Result<WatchedState> {
         let pdb = self.physical(db);
         let now = self.now_ms();
-        Ok(match self.raw_meta(pdb, key)? {
+        Ok(match self.raw_facts(pdb, key)? {
             None => WatchedState::default(),
             Some(meta) if meta.is_expired(now) => WatchedState {
                 exists: false,

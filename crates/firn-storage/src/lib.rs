@@ -17,6 +17,7 @@ mod dbmap;
 mod engine;
 mod error;
 mod expire;
+mod facts;
 mod figures;
 mod hash;
 mod hotcache;
@@ -64,7 +65,7 @@ pub use keyspace::KeyInfo;
 pub use limits::EncodingLimits;
 pub use locks::{GrowingGuard, KeyGuard, LockMode};
 pub use memory::MemoryUsage;
-pub use meta::{Body, Collection, EncodingHint, ExpireAction, List, Meta, ValueType};
+pub use meta::{Body, Collection, EncodingHint, ExpireAction, Facts, List, Meta, ValueType};
 pub use set::intset_value;
 pub use signals::{SignalMode, Signals, SubmitListener, Submitted};
 pub use state::{EngineStats, SyncPolicy};
@@ -93,16 +94,20 @@ pub enum Cf {
     ZScore = 3,
     Stream = 4,
     Expire = 5,
+    /// Each key's meta header alone (`Facts`): what a write of a key whose
+    /// value is not in memory consults instead of the whole record.
+    Facts = 6,
 }
 
 impl Cf {
-    pub const ALL: [Cf; 6] = [
+    pub const ALL: [Cf; 7] = [
         Cf::System,
         Cf::Meta,
         Cf::Data,
         Cf::ZScore,
         Cf::Stream,
         Cf::Expire,
+        Cf::Facts,
     ];
 
     pub fn name(self) -> &'static str {
@@ -113,6 +118,7 @@ impl Cf {
             Cf::ZScore => "zscore",
             Cf::Stream => "stream",
             Cf::Expire => "expire",
+            Cf::Facts => "facts",
         }
     }
 

@@ -1,8 +1,9 @@
 //! What the engine's memory holds, each component counted once (INFO
 //! `memory` and `storage`).
 //!
-//! RocksDB's column families share one block cache, so its usage is read
-//! from the cache itself, never summed over column families. That usage
+//! RocksDB's column families share one block cache (the `facts` column
+//! family has one of its own, carved out of the same share), so its usage
+//! is read from the caches themselves, never summed over column families. That usage
 //! already contains the memtables (charged through the write-buffer
 //! manager) and the index and filter blocks; they are reported as parts of
 //! it, not added to it.
@@ -47,8 +48,13 @@ impl MemoryUsage {
     pub(crate) fn of(inner: &Inner) -> MemoryUsage {
         let (block_cache_bytes, block_cache_pinned_bytes) = {
             let cache = inner.block_cache.lock();
-            (cache.get_usage() as u64, cache.get_pinned_usage() as u64)
+            let facts = inner.facts_cache.lock();
+            (
+                (cache.get_usage() + facts.0.get_usage()) as u64,
+                (cache.get_pinned_usage() + facts.0.get_pinned_usage()) as u64,
+            )
         };
+        let facts_capacity = inner.facts_cache.lock().1 as u64;
         let index_filter_bytes = inner
             .db
             .property_value("rocksdb.block-cache-entry-stats")
@@ -63,7 +69,8 @@ impl MemoryUsage {
                 .property_int_value("rocksdb.block-cache-capacity")
                 .ok()
                 .flatten()
-                .unwrap_or(0),
+                .unwrap_or(0)
+                + facts_capacity,
             block_cache_pinned_bytes,
             memtable_bytes: inner.property_sum("rocksdb.cur-size-all-mem-tables"),
             index_filter_bytes,

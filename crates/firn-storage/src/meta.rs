@@ -204,6 +204,68 @@ impl Meta {
     }
 }
 
+/// The facts a whole-value write needs of the key it replaces: whether it
+/// exists, its type and its expiry. They are the meta record's header (its
+/// first two or ten bytes), which the writer also stores alone in the
+/// `facts` column family, so that a write of a key whose value is on disk
+/// reads a small record from small blocks that stay cached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Facts {
+    pub value_type: ValueType,
+    /// Absolute expiry in Unix milliseconds; 0 means no expiry.
+    pub expire_at_ms: u64,
+}
+
+impl Facts {
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
+    }
+
+    /// The facts of a whole meta record or of its header alone.
+    pub fn decode(raw: &[u8]) -> Result<Facts> {
+        let corrupt = StorageError::Corrupt("meta record");
+        let (&kind, &flags) = match raw {
+            [kind, flags, ..] => (kind, flags),
+            _ => return Err(corrupt),
+        };
+        let value_type = ValueType::from_u8(kind).ok_or(corrupt.clone())?;
+        let expire_at_ms = if flags & FLAG_EXPIRE != 0 {
+            read_u64(raw, 2).ok_or(corrupt)?
+        } else {
+            0
+        };
+        Ok(Facts {
+            value_type,
+            expire_at_ms,
+        })
+    }
+
+    /// The length of the header of the encoded meta record `raw` (what the
+    /// `facts` column family stores of it), or `None` if `raw` is too short.
+    pub fn header_len(raw: &[u8]) -> Option<usize> {
+        let flags = *raw.get(1)?;
+        let len = if flags & FLAG_EXPIRE != 0 { 10 } else { 2 };
+        (raw.len() >= len).then_some(len)
+    }
+}
+
+/// The value of an encoded meta record that holds a string inline (what
+/// a WAL replay record may refer to instead of repeating it).
+pub(crate) fn inline_string_body(record: &[u8]) -> Option<&[u8]> {
+    let header = Facts::header_len(record)?;
+    let inline = record[0] == ValueType::String as u8 && record[1] & FLAG_CHUNKED == 0;
+    inline.then(|| &record[header..])
+}
+
+impl From<&Meta> for Facts {
+    fn from(meta: &Meta) -> Facts {
+        Facts {
+            value_type: meta.value_type,
+            expire_at_ms: meta.expire_at_ms,
+        }
+    }
+}
+
 /// What a write does to the key's expiry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExpireAction {
@@ -397,6 +459,34 @@ mod tests {
             let encoded = Bytes::from(meta.encode());
             assert_eq!(Meta::decode(&encoded).unwrap(), meta);
         }
+    }
+
+    #[test]
+    fn facts_read_the_same_from_a_record_and_from_its_header() {
+        let with_ttl = Meta {
+            expire_at_ms: 1_700_000_000_123,
+            ..Meta::inline_string(Bytes::from_static(b"value"))
+        };
+        let collection = Meta {
+            value_type: ValueType::Hash,
+            expire_at_ms: 0,
+            encoding: EncodingHint::Raw,
+            body: Body::Collection {
+                version: 7,
+                size: 3,
+                extra: Bytes::new(),
+            },
+        };
+        for meta in [with_ttl, collection] {
+            let raw = meta.encode();
+            let header = &raw[..Facts::header_len(&raw).unwrap()];
+            assert_eq!(Facts::decode(&raw).unwrap(), Facts::from(&meta));
+            assert_eq!(Facts::decode(header).unwrap(), Facts::from(&meta));
+        }
+        assert!(Facts::decode(&[0]).is_err());
+        assert!(Facts::decode(&[9, 0]).is_err());
+        assert!(Facts::decode(&[0, FLAG_EXPIRE, 1, 2]).is_err());
+        assert_eq!(Facts::header_len(&[0, FLAG_EXPIRE, 1]), None);
     }
 
     #[test]

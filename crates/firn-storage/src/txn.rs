@@ -27,7 +27,7 @@ use crate::changes::{notify_class, Event};
 use crate::error::{Result, StorageError};
 use crate::keys::{self, expire_key, meta_key, MAX_DATABASES};
 use crate::member_filter::PinMembers;
-use crate::meta::{Meta, ValueType};
+use crate::meta::{Facts, Meta, ValueType};
 use crate::overlay::{overlay_key, pdb_of_raw, Lookup};
 use crate::signals::{SignalMode, Signals};
 use crate::state::Inner;
@@ -67,8 +67,10 @@ pub struct Txn<'e> {
     /// `write_meta`'s), and the second read answers from here. Own writes
     /// and flushes are consulted before it, and nothing else can change a
     /// meta record this transaction holds the lock of (an unlocked pool
-    /// run is validated by its keys' write stamps).
-    meta_memo: Option<(Vec<u8>, Option<Bytes>)>,
+    /// run is validated by its keys' write stamps). The third field says
+    /// whether the record is whole: `raw_facts` leaves only its header
+    /// there (an absent record is absent either way).
+    meta_memo: Option<(Vec<u8>, Option<Bytes>, bool)>,
 }
 
 impl TxnParts {
@@ -497,13 +499,13 @@ impl<'e> Txn<'e> {
         if let Some(own) = self.own_view(Cf::Meta, &key) {
             return Ok(own);
         }
-        if let Some((memo_key, value)) = &self.meta_memo {
-            if *memo_key == key {
+        if let Some((memo_key, value, whole)) = &self.meta_memo {
+            if *memo_key == key && (*whole || value.is_none()) {
                 return Ok(value.clone());
             }
         }
         let found = self.get_outside(Cf::Meta, &key)?;
-        self.meta_memo = Some((key, found.clone()));
+        self.meta_memo = Some((key, found.clone(), true));
         Ok(found)
     }
 
@@ -523,6 +525,14 @@ impl<'e> Txn<'e> {
     /// `get` past the transaction's own writes and flushes: the overlay,
     /// the hot tier, RocksDB.
     fn get_outside(&mut self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
+        self.get_outside_from(cf, key, cf)
+    }
+
+    /// [`Txn::get_outside`] that reads RocksDB's column family `from`
+    /// (`Facts` for a meta record's header) after the overlay and the hot
+    /// tier have been asked for `cf`'s record. Only a whole meta record
+    /// read fills the hot tier.
+    fn get_outside_from(&mut self, cf: Cf, key: &[u8], from: Cf) -> Result<Option<Bytes>> {
         match self.inner.overlay.get(cf, key) {
             Lookup::Pending(pending) => {
                 self.depend_on(&pending.ticket);
@@ -544,7 +554,7 @@ impl<'e> Txn<'e> {
         }
         let handle = self
             .inner
-            .cf(cf)
+            .cf(from)
             .ok_or(StorageError::Corrupt("missing column family"))?;
         let blocking = self.mode == ReadMode::Blocking;
         let blocks_before = if blocking {
@@ -564,7 +574,7 @@ impl<'e> Txn<'e> {
                 self.inner
                     .stats
                     .count_read(blocking && blocks_read_from_files() > blocks_before);
-                if let (Cf::Meta, true, Some(record)) = (cf, self.locked, &found) {
+                if let (Cf::Meta, Cf::Meta, true, Some(record)) = (cf, from, self.locked, &found) {
                     // Safe: we hold the key's lock and no write is pending.
                     self.inner.hot.put(key, record);
                 }
@@ -861,40 +871,89 @@ impl<'e> Txn<'e> {
         }
     }
 
+    /// The facts of the meta record physically present (possibly
+    /// expired): from this transaction's writes, the record it last read,
+    /// the overlay or the hot tier when they have the whole record, else
+    /// from the `facts` column family, whose small blocks stay in the
+    /// block cache when the values' do not. So a write that replaces a
+    /// value does not read it.
+    pub(crate) fn raw_facts(&mut self, pdb: u8, key: &[u8]) -> Result<Option<Facts>> {
+        let raw = meta_key(pdb, key);
+        let record = match self.own_view(Cf::Meta, &raw) {
+            Some(own) => own,
+            None => match &self.meta_memo {
+                Some((memo_key, value, _)) if *memo_key == raw => value.clone(),
+                _ => {
+                    let found = self.get_outside_from(Cf::Meta, &raw, Cf::Facts)?;
+                    self.meta_memo = Some((raw, found.clone(), false));
+                    found
+                }
+            },
+        };
+        record.map(|r| Facts::decode(&r)).transpose()
+    }
+
     /// The live meta record of `key` in logical database `db`. An expired
     /// key is deleted on the spot (lazy expiry) and reported missing.
     pub fn meta(&mut self, db: u8, key: &[u8]) -> Result<Option<Meta>> {
         let pdb = self.physical(db);
-        let paused = self.st.now_ms < self.inner.expiry_paused_until_ms.load(Ordering::Relaxed);
         let found = match self.raw_meta(pdb, key)? {
-            // Expired while expiries are paused: missing, not deleted.
-            Some(meta) if paused && meta.is_expired(self.st.now_ms) => None,
-            Some(meta) if meta.is_expired(self.st.now_ms) => {
-                // Whatever the command, an expiry signals what a deletion
-                // does (Redis's deleteExpiredKeyAndPropagate: modified, and
-                // ready for a stream's XREADGROUP readers), even inside
-                // XACK or an XREADGROUP.
-                let mode = std::mem::take(&mut self.st.signal_mode);
-                self.remove_meta_physical(pdb, key, Some(&meta));
-                self.st.signal_mode = mode;
-                self.st
-                    .effects
-                    .expired
-                    .push((pdb, Bytes::copy_from_slice(key), meta.expire_at_ms));
-                // Replicas see the lazy expiry as a DEL, before the command.
-                self.st.effects.implied.push(vec![
-                    Bytes::from_static(b"DEL"),
-                    Bytes::copy_from_slice(key),
-                ]);
-                self.notify(notify_class::EXPIRED, "expired", db, key);
-                // Counted in INFO expired_keys by the commit: a run that is
-                // thrown away (a pool run whose keys changed, a run under
-                // shared locks) deleted nothing.
-                None
-            }
+            Some(meta) if self.expire_lazily(db, pdb, key, &Facts::from(&meta)) => None,
             other => other,
         };
-        if found.is_some() {
+        self.count_lookup(db, key, found.is_some());
+        Ok(found)
+    }
+
+    /// [`Txn::meta`] that reads only the key's facts (whether it exists,
+    /// its type and expiry), with the same lazy expiry and counts.
+    pub fn facts(&mut self, db: u8, key: &[u8]) -> Result<Option<Facts>> {
+        let pdb = self.physical(db);
+        let found = match self.raw_facts(pdb, key)? {
+            Some(facts) if self.expire_lazily(db, pdb, key, &facts) => None,
+            other => other,
+        };
+        self.count_lookup(db, key, found.is_some());
+        Ok(found)
+    }
+
+    /// Whether a key found with `facts` reads as missing because it
+    /// expired; deletes it on the spot unless expiries are paused.
+    fn expire_lazily(&mut self, db: u8, pdb: u8, key: &[u8], facts: &Facts) -> bool {
+        if !facts.is_expired(self.st.now_ms) {
+            return false;
+        }
+        let paused = self.st.now_ms < self.inner.expiry_paused_until_ms.load(Ordering::Relaxed);
+        if paused {
+            // Expired while expiries are paused: missing, not deleted.
+            return true;
+        }
+        // Whatever the command, an expiry signals what a deletion does
+        // (Redis's deleteExpiredKeyAndPropagate: modified, and ready for a
+        // stream's XREADGROUP readers), even inside XACK or an XREADGROUP.
+        let mode = std::mem::take(&mut self.st.signal_mode);
+        self.remove_meta_physical(pdb, key, Some(facts));
+        self.st.signal_mode = mode;
+        self.st
+            .effects
+            .expired
+            .push((pdb, Bytes::copy_from_slice(key), facts.expire_at_ms));
+        // Replicas see the lazy expiry as a DEL, before the command.
+        self.st.effects.implied.push(vec![
+            Bytes::from_static(b"DEL"),
+            Bytes::copy_from_slice(key),
+        ]);
+        self.notify(notify_class::EXPIRED, "expired", db, key);
+        // Counted in INFO expired_keys by the commit: a run that is thrown
+        // away (a pool run whose keys changed, a run under shared locks)
+        // deleted nothing.
+        true
+    }
+
+    /// Counts a lookup toward INFO keyspace_hits/misses (a miss of a
+    /// read-only command's lookup is a `keymiss` event).
+    fn count_lookup(&mut self, db: u8, key: &[u8], found: bool) {
+        if found {
             self.st.key_hits += 1;
         } else {
             self.st.key_misses += 1;
@@ -902,7 +961,6 @@ impl<'e> Txn<'e> {
                 self.notify(notify_class::KEY_MISS, "keymiss", db, key);
             }
         }
-        Ok(found)
     }
 
     /// Stores `meta` for `key`, keeping counters and the expire index exact.
@@ -912,7 +970,9 @@ impl<'e> Txn<'e> {
     }
 
     pub(crate) fn write_meta_physical(&mut self, pdb: u8, key: &[u8], meta: &Meta) -> Result<()> {
-        let old = self.raw_meta(pdb, key)?;
+        // The old record's facts are all a write needs of it: a write of a
+        // key whose value is on disk reads no value.
+        let old = self.raw_facts(pdb, key)?;
         let old_expire = old.as_ref().map_or(0, |m| m.expire_at_ms);
         let key_delta = if old.is_some() { 0 } else { 1 };
         if self.notifies(notify_class::NEW | notify_class::EXPIRED) {
@@ -950,17 +1010,17 @@ impl<'e> Txn<'e> {
     /// left to the compaction filter. Returns whether a live key was removed.
     pub(crate) fn remove_meta(&mut self, db: u8, key: &[u8]) -> Result<bool> {
         let pdb = self.physical(db);
-        match self.raw_meta(pdb, key)? {
-            Some(meta) => {
-                let live = !meta.is_expired(self.st.now_ms);
-                self.remove_meta_physical(pdb, key, Some(&meta));
+        match self.raw_facts(pdb, key)? {
+            Some(facts) => {
+                let live = !facts.is_expired(self.st.now_ms);
+                self.remove_meta_physical(pdb, key, Some(&facts));
                 Ok(live)
             }
             None => Ok(false),
         }
     }
 
-    pub(crate) fn remove_meta_physical(&mut self, pdb: u8, key: &[u8], old: Option<&Meta>) {
+    pub(crate) fn remove_meta_physical(&mut self, pdb: u8, key: &[u8], old: Option<&Facts>) {
         if old.is_some_and(|m| m.value_type == ValueType::Stream) {
             // Whatever the command, deleting a stream ends its XREADGROUP
             // readers' waits (Redis's dbGenericDelete signals it ready):
@@ -1002,7 +1062,7 @@ impl<'e> Txn<'e> {
             Some(end) => end,
             None => vec![0xFF; 4],
         };
-        for cf in [Cf::Meta, Cf::Data, Cf::ZScore, Cf::Stream] {
+        for cf in [Cf::Meta, Cf::Facts, Cf::Data, Cf::ZScore, Cf::Stream] {
             self.st.range_deletes.push((cf, start.clone(), end.clone()));
         }
         self.st.count_deltas.retain(|(db, _, _)| *db != pdb);

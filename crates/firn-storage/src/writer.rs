@@ -31,14 +31,17 @@
 use bytes::Bytes;
 use crossbeam_channel::Receiver;
 use rocksdb::{WriteBatch, WriteOptions};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::batch::CommitBatch;
-use crate::changes::{encode_log_record, Change};
+use crate::changes::{encode_log_record, encode_log_record_with, Change};
 use crate::commit_queue::{Completion, Job};
+use crate::keys::meta_key;
+use crate::meta::{inline_string_body, Facts};
+use crate::overlay::overlay_key;
 use crate::state::{Inner, SyncPolicy};
 use crate::Cf;
 
@@ -209,14 +212,7 @@ fn commit_group(
     } else {
         RETRIES
     };
-    // Built once, shared by the WAL and (while replication listens) the
-    // replay sink.
-    let records: Vec<Option<Bytes>> = group
-        .iter()
-        .map(|b| {
-            (!b.commands.is_empty()).then(|| Bytes::from(encode_log_record(b.db, &b.commands)))
-        })
-        .collect();
+    let (records, replays) = replay_records(inner, group);
     let mut attempt = 0;
     loop {
         let mut wb = WriteBatch::default();
@@ -318,11 +314,10 @@ fn commit_group(
         .stats
         .commits
         .fetch_add(group.len() as u64, Ordering::Relaxed);
-    let replaying = inner.completions.replaying();
-    let replays = records
+    let replays = replays
         .into_iter()
         .zip(group)
-        .map(|(record, batch)| record.filter(|_| replaying).map(|r| (batch.client, r)));
+        .map(|(record, batch)| record.map(|r| (batch.client, r)));
     inner
         .completions
         .finish(
@@ -334,6 +329,55 @@ fn commit_group(
                 }),
         );
     inner.drained.notify_waiters();
+}
+
+/// Each batch's replay record twice over: the WAL's, in which a value
+/// the batch also writes as a string's meta record is a reference to that
+/// record (so the WAL holds each SET's value once: changes.rs
+/// `encode_log_record_with`), and, while replication listens, the replay
+/// sink's, whole.
+#[allow(clippy::type_complexity)]
+fn replay_records(
+    inner: &Inner,
+    group: &[CommitBatch],
+) -> (Vec<Option<Bytes>>, Vec<Option<Bytes>>) {
+    let replaying = inner.completions.replaying();
+    // Puts of each meta key by the group's batches so far: a reference
+    // names the n-th put of its key in the WAL batch.
+    let mut meta_puts: HashMap<&[u8], u32> = HashMap::new();
+    let mut wal = Vec::with_capacity(group.len());
+    let mut sink = Vec::with_capacity(group.len());
+    for batch in group {
+        if batch.commands.is_empty() {
+            wal.push(None);
+            sink.push(None);
+        } else {
+            let pdb = inner.db_map.physical(batch.db);
+            let mut referred = false;
+            let record = encode_log_record_with(batch.db, &batch.commands, |key, value| {
+                let raw = overlay_key(Cf::Meta, &meta_key(pdb, key));
+                let written = batch.writes.get(&raw)?.as_deref()?;
+                let same = inline_string_body(written)? == value;
+                referred |= same;
+                same.then(|| (pdb, meta_puts.get(&raw[1..]).copied().unwrap_or(0)))
+            });
+            let record = Bytes::from(record);
+            sink.push(replaying.then(|| {
+                if referred {
+                    Bytes::from(encode_log_record(batch.db, &batch.commands))
+                } else {
+                    record.clone()
+                }
+            }));
+            wal.push(Some(record));
+        }
+        for (key, value) in &batch.writes {
+            if key.first() == Some(&(Cf::Meta as u8)) && value.is_some() {
+                *meta_puts.entry(&key[1..]).or_default() += 1;
+            }
+        }
+    }
+    (wal, sink)
 }
 
 /// Links a cut's checkpoint (hard links to the SST files, the manifest and
@@ -401,20 +445,34 @@ fn completions<'a>(
 }
 
 /// Adds `writes` to `wb` in key order (each key's writes in their original
-/// order) and empties it.
+/// order) and empties it. Each meta record written also writes its header
+/// to the `facts` column family (removed with it), in the same batch: the
+/// two never disagree in RocksDB.
 fn put_sorted(inner: &Inner, wb: &mut WriteBatch, writes: &mut Vec<(&[u8], &Option<Bytes>)>) {
     writes.sort_by(|a, b| a.0.cmp(b.0));
+    let facts = inner.cf(Cf::Facts);
     for (key, value) in writes.drain(..) {
-        let Some(handle) = key
-            .first()
-            .and_then(|&b| Cf::from_u8(b))
-            .and_then(|cf| inner.cf(cf))
-        else {
+        let Some(cf) = key.first().and_then(|&b| Cf::from_u8(b)) else {
             continue;
         };
+        let Some(handle) = inner.cf(cf) else {
+            continue;
+        };
+        let facts = facts.filter(|_| cf == Cf::Meta);
         match value {
-            Some(v) => wb.put_cf(handle, &key[1..], v),
-            None => wb.delete_cf(handle, &key[1..]),
+            Some(v) => {
+                wb.put_cf(handle, &key[1..], v);
+                if let Some(facts) = facts {
+                    let header = Facts::header_len(v).unwrap_or(v.len());
+                    wb.put_cf(facts, &key[1..], &v[..header]);
+                }
+            }
+            None => {
+                wb.delete_cf(handle, &key[1..]);
+                if let Some(facts) = facts {
+                    wb.delete_cf(facts, &key[1..]);
+                }
+            }
         }
     }
 }

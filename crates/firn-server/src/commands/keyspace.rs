@@ -114,8 +114,8 @@ fn key_type(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let db = ctx.db();
     let name = ctx
         .txn
-        .meta(db, &args[1])?
-        .map_or("none", |m| m.value_type.name());
+        .facts(db, &args[1])?
+        .map_or("none", |f| f.value_type.name());
     Ok(Reply::Simple(Bytes::from_static(name.as_bytes())))
 }
 
