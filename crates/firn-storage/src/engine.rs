@@ -910,16 +910,11 @@ pub(crate) fn file_options(cf: Cf, cache: &Cache) -> Options {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);
     table.set_bloom_filter(10.0, false);
-    // Point reads of keys larger than memory read one block from disk per
-    // miss: in `meta` (values up to 64 KiB inline) and `facts` (a dozen
-    // bytes each) a 4 KiB block, a quarter of the I/O and of the page
-    // cache a 16 KiB one costs for a 1 KB value. Members keep 16 KiB:
-    // collections are mostly read in ranges.
-    table.set_block_size(if matches!(cf, Cf::Meta | Cf::Facts) {
-        4 << 10
-    } else {
-        16 << 10
-    });
+    // Facts are a dozen bytes each: a 4 KiB block holds a hundred of
+    // them. `meta` keeps 16 KiB blocks: measured with 4 KiB ones
+    // (bench/README.md, "Writes that read no value"), its index grew
+    // fourfold and cold reads got slower, not faster.
+    table.set_block_size(if cf == Cf::Facts { 4 << 10 } else { 16 << 10 });
     // Index and filter blocks live in the block cache, so they are bounded
     // by it however large the dataset grows. Partitioned, only the small
     // top level of each file stays pinned (with L0's, which every read
