@@ -5,9 +5,12 @@
 //! sits on top of the crate: the shared state is `Inner` (state.rs), which
 //! every other module uses without going through here.
 //!
-//! RocksDB's memory is one block cache: data blocks, index and filter
-//! blocks and (through the write-buffer manager) the memtables are all
-//! charged to it, so its capacity bounds RocksDB's share of `maxmemory`.
+//! RocksDB's memory is the block cache's share: data blocks, index and
+//! filter blocks and (through the write-buffer manager) the memtables are
+//! all charged to one block cache, but for the `facts` column family's
+//! blocks, which have a cache of their own carved out of the same share
+//! (`split_block_cache`), so the two capacities bound RocksDB's share of
+//! `maxmemory`.
 
 use bytes::Bytes;
 use parking_lot::Mutex;

@@ -193,7 +193,7 @@ pub(crate) struct Inner {
     pub(crate) sync: AtomicU8,
     pub(crate) block_cache: Mutex<Cache>,
     /// The `facts` column family's own block cache, carved out of the
-    /// block cache's share (`facts_share`), and its capacity: the facts of
+    /// block cache's share (`split_block_cache`), and its capacity: the facts of
     /// every key a write may meet stay here while values come and go
     /// through the other one.
     pub(crate) facts_cache: Mutex<(Cache, usize)>,
